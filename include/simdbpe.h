@@ -1,0 +1,197 @@
+/*
+ * simdbpe.h - the public API of simdbpe, an exact byte-level BPE encoder.
+ *
+ * simdbpe turns UTF-8 text into token ids exactly as HF `tokenizers` (GPT-2
+ * `tokenizer.json` semantics) and tiktoken `gpt2` do, and turns ids back
+ * into bytes.
+ *
+ * Objects:
+ *   simdbpe_model    immutable once loaded; safe to share between threads.
+ *   simdbpe_encoder  per-thread scratch (pre-token cache, merge heap, output
+ *                    buffer) bound to one model; never share one between
+ *                    threads.
+ *
+ * Conventions:
+ *   - Every function that can fail returns a simdbpe_status; SIMDBPE_OK is 0.
+ *   - Results are written through out-parameters.
+ *   - A simdbpe_error (optional, may be NULL) receives where the failure is
+ *     (byte offset, line, index) and a one-line message.
+ *   - The library never prints, never exits and never aborts on bad input.
+ *   - *_free(NULL) is a no-op.
+ */
+#ifndef SIMDBPE_H
+#define SIMDBPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SIMDBPE_VERSION_MAJOR 0
+#define SIMDBPE_VERSION_MINOR 1
+#define SIMDBPE_VERSION_PATCH 0
+#define SIMDBPE_VERSION_STRING "0.1.0"
+
+/* Returns SIMDBPE_VERSION_STRING of the library actually linked. */
+const char *simdbpe_version(void);
+
+/*
+ * Status codes, generated from one list so the enum, simdbpe_strerror() and
+ * simdbpe_status_name() cannot drift apart. Values are explicit and are
+ * never renumbered.
+ */
+#define SIMDBPE_STATUS_LIST(X)                                                 \
+    X(OK, 0, "success")                                                        \
+    X(ERR_NOMEM, 1, "out of memory")                                           \
+    X(ERR_INVALID_ARG, 2, "invalid argument")                                  \
+    X(ERR_IO, 3, "cannot read or write a file")                                \
+    X(ERR_INVALID_UTF8, 4, "invalid UTF-8 in input text")                      \
+    X(ERR_SPECIAL_TOKEN, 5, "disallowed special token in input text")          \
+    X(ERR_TOKEN_ID, 6, "token id out of range")                                \
+    X(ERR_BUFFER_TOO_SMALL, 7, "output buffer too small")                      \
+    X(ERR_VOCAB, 8, "malformed vocabulary (vocab.json)")                       \
+    X(ERR_MERGES, 9, "malformed merges (merges.txt)")                          \
+    X(ERR_SPECIALS, 10, "malformed special tokens list")                       \
+    X(ERR_MODEL_FILE, 11, "malformed or corrupted compiled model file")        \
+    X(ERR_TOO_LARGE, 12, "input exceeds an internal size limit")               \
+    X(ERR_UNSUPPORTED, 13, "unsupported model or option")
+
+typedef enum simdbpe_status {
+#define SIMDBPE__STATUS_ENUM(name, value, text) SIMDBPE_##name = value,
+    SIMDBPE_STATUS_LIST(SIMDBPE__STATUS_ENUM)
+#undef SIMDBPE__STATUS_ENUM
+} simdbpe_status;
+
+/* A static, human-readable description of a status ("invalid UTF-8 ..."). */
+const char *simdbpe_strerror(simdbpe_status status);
+/* The status' name without prefix ("ERR_INVALID_UTF8"). */
+const char *simdbpe_status_name(simdbpe_status status);
+
+#define SIMDBPE_NO_POSITION UINT64_MAX
+
+/*
+ * Where a failure happened. Fields that do not apply are SIMDBPE_NO_POSITION
+ * (byte_offset, index) or 0 (line). `message` is a complete sentence-like
+ * line such as "merges.txt line 12: token \"Ġx\" is not in vocab.json".
+ */
+typedef struct simdbpe_error {
+    simdbpe_status status;
+    uint64_t byte_offset; /* into the input text or the file being parsed */
+    uint64_t line;        /* 1-based line of the file being parsed */
+    uint64_t index;       /* e.g. the position of a bad id in an id array */
+    char message[256];
+} simdbpe_error;
+
+/* ------------------------------------------------------------------ model */
+
+typedef struct simdbpe_model simdbpe_model;
+
+/* The GPT-2 model embedded in the library (no files needed). */
+simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
+
+/*
+ * A model from the contents of vocab.json and merges.txt (GPT-2 layout: keys
+ * in the byte-level alphabet; merges.txt lines "left right", an optional
+ * first line "#version: ..."). Token ids come from vocab.json and merge ranks
+ * from the line order of merges.txt, so ids need not be 256 + rank.
+ *
+ * `specials` is the text of a special-token list (one token per line, the
+ * literal text of the token; each must be in vocab.json) or NULL. With NULL,
+ * "<|endoftext|>" is the special token if vocab.json has it.
+ */
+simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
+                                         const char *merges_txt, size_t merges_len,
+                                         const char *specials, size_t specials_len,
+                                         simdbpe_model **out, simdbpe_error *err);
+
+/*
+ * Opens a model by name or path:
+ *   "gpt2"                 the embedded GPT-2 model;
+ *   a directory            DIR/vocab.json + DIR/merges.txt and, if present,
+ *                          DIR/special_tokens (one token per line).
+ * Errors name the file in err->message.
+ */
+simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
+                                  simdbpe_error *err);
+
+void simdbpe_model_free(simdbpe_model *model);
+
+/* Number of ids: one more than the largest id. */
+uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
+
+/* The bytes of token `id`; SIMDBPE_ERR_TOKEN_ID when it has none. */
+simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id,
+                                         const uint8_t **bytes, size_t *len);
+
+/* The id of the special token with this exact text; ERR_INVALID_ARG if none. */
+simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
+                                        size_t len, uint32_t *id);
+
+/* How many special tokens the model has, and the i-th one's id and text. */
+size_t simdbpe_model_special_count(const simdbpe_model *model);
+simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
+                                        uint32_t *id, const char **text, size_t *len);
+
+/*
+ * Whether encoding a pre-token that is itself a token may emit that token
+ * directly. The model decides this when it is built, by encoding every token
+ * on its own bytes; 1 for GPT-2.
+ */
+int simdbpe_model_whole_token_exact(const simdbpe_model *model);
+
+/* ---------------------------------------------------------------- encoder */
+
+typedef enum simdbpe_special_policy {
+    SIMDBPE_SPECIAL_AS_TEXT = 0, /* specials are ordinary text (encode_ordinary) */
+    SIMDBPE_SPECIAL_ALLOW = 1,   /* occurrences of the model's specials -> their ids */
+    SIMDBPE_SPECIAL_ERROR = 2    /* an occurrence is SIMDBPE_ERR_SPECIAL_TOKEN */
+} simdbpe_special_policy;
+
+typedef enum simdbpe_utf8_policy {
+    SIMDBPE_UTF8_STRICT = 0, /* invalid UTF-8 is SIMDBPE_ERR_INVALID_UTF8 */
+    SIMDBPE_UTF8_REPLACE = 1 /* each maximal invalid subpart becomes U+FFFD */
+} simdbpe_utf8_policy;
+
+typedef struct simdbpe_encode_options {
+    simdbpe_special_policy special;
+    simdbpe_utf8_policy errors;
+} simdbpe_encode_options;
+
+typedef struct simdbpe_encoder simdbpe_encoder;
+
+/* An encoder for `model`, which must outlive it. */
+simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
+void simdbpe_encoder_free(simdbpe_encoder *enc);
+
+/*
+ * Encodes one document. On success *ids points at *n_ids ids owned by the
+ * encoder, valid until the next call on it. `opts` may be NULL (text
+ * specials, strict UTF-8). On ERR_INVALID_UTF8 and ERR_SPECIAL_TOKEN,
+ * err->byte_offset is the offset in `text` of the first offending byte.
+ */
+simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
+                              const simdbpe_encode_options *opts, const uint32_t **ids,
+                              size_t *n_ids, simdbpe_error *err);
+
+/* The name of the kernel set the encoder uses ("scalar", "sse42", "avx2"). */
+const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
+
+/* ---------------------------------------------------------------- decoder */
+
+/*
+ * Writes the concatenated bytes of `ids` into `out` (capacity `cap`) and the
+ * number of bytes into *out_len. If `cap` is too small, returns
+ * SIMDBPE_ERR_BUFFER_TOO_SMALL with the size needed in *out_len. A bad id is
+ * SIMDBPE_ERR_TOKEN_ID with err->index its position. The output may end
+ * inside a multi-byte character: decoding gives bytes, not text.
+ */
+simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids, size_t n_ids,
+                              uint8_t *out, size_t cap, size_t *out_len,
+                              simdbpe_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* SIMDBPE_H */

@@ -1,0 +1,111 @@
+/*
+ * scalar.c - the portable reference kernels.
+ *
+ * UTF-8 well-formedness follows Unicode Table 3-7:
+ *
+ *   code points         byte 1   byte 2   byte 3   byte 4
+ *   U+0000..U+007F      00..7F
+ *   U+0080..U+07FF      C2..DF   80..BF
+ *   U+0800..U+0FFF      E0       A0..BF   80..BF
+ *   U+1000..U+CFFF      E1..EC   80..BF   80..BF
+ *   U+D000..U+D7FF      ED       80..9F   80..BF
+ *   U+E000..U+FFFF      EE..EF   80..BF   80..BF
+ *   U+10000..U+3FFFF    F0       90..BF   80..BF   80..BF
+ *   U+40000..U+FFFFF    F1..F3   80..BF   80..BF   80..BF
+ *   U+100000..U+10FFFF  F4       80..8F   80..BF   80..BF
+ */
+#include "kernels.h"
+
+/* The allowed range of the second byte for each lead byte, and the
+ * sequence length; length 0 marks a byte that cannot start a sequence. */
+static void lead_info(uint8_t c, unsigned *len, uint8_t *lo, uint8_t *hi)
+{
+    *lo = 0x80;
+    *hi = 0xBF;
+    if (c < 0x80)
+        *len = 1;
+    else if (c < 0xC2)
+        *len = 0;
+    else if (c < 0xE0)
+        *len = 2;
+    else if (c < 0xF0) {
+        *len = 3;
+        if (c == 0xE0)
+            *lo = 0xA0;
+        else if (c == 0xED)
+            *hi = 0x9F;
+    } else if (c < 0xF5) {
+        *len = 4;
+        if (c == 0xF0)
+            *lo = 0x90;
+        else if (c == 0xF4)
+            *hi = 0x8F;
+    } else
+        *len = 0;
+}
+
+/* How many leading bytes of s form a well-formed prefix of one sequence
+ * (1..4), and through *complete whether it is a whole sequence. */
+static size_t valid_prefix(const uint8_t *s, size_t len, int *complete)
+{
+    unsigned need;
+    uint8_t lo, hi;
+    lead_info(s[0], &need, &lo, &hi);
+    *complete = 0;
+    if (need == 0)
+        return 0;
+    size_t n = 1;
+    while (n < need && n < len) {
+        uint8_t c = s[n];
+        if (n == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF))
+            break;
+        n++;
+    }
+    *complete = n == need;
+    return n;
+}
+
+size_t simdbpe__utf8_sequence_len(const uint8_t *s, size_t len)
+{
+    int complete;
+    size_t n = valid_prefix(s, len, &complete);
+    return complete ? n : 0;
+}
+
+size_t simdbpe__utf8_maximal_subpart(const uint8_t *s, size_t len)
+{
+    int complete;
+    size_t n = valid_prefix(s, len, &complete);
+    return n ? n : 1;
+}
+
+static size_t validate_utf8_scalar(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        /* Skip ASCII eight bytes at a time. */
+        while (i + 8 <= len) {
+            uint64_t w;
+            __builtin_memcpy(&w, s + i, 8);
+            if (w & 0x8080808080808080ULL)
+                break;
+            i += 8;
+        }
+        if (i >= len)
+            break;
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t n = simdbpe__utf8_sequence_len(s + i, len - i);
+        if (n == 0)
+            return i;
+        i += n;
+    }
+    return len;
+}
+
+const simdbpe__kernels simdbpe__kernels_scalar = {
+    "scalar",
+    validate_utf8_scalar,
+};

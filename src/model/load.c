@@ -1,0 +1,538 @@
+/*
+ * load.c - building a model from vocab.json + merges.txt (+ specials).
+ *
+ * Semantics follow HF tokenizers' BPE::from_files for GPT-2 style files:
+ *   - vocab.json maps byte-level strings to ids; ids need not be dense.
+ *   - merges.txt: an optional "#version" first line, then "left right"
+ *     per line; rank = index among merge lines; the merged token is
+ *     vocab[left + right]. A pair listed twice keeps its last rank (HF
+ *     collects the list into a hash map, so the later entry wins).
+ *   - special tokens are literal text and must be in vocab.json.
+ * Nothing is half-loaded: on any error everything is freed and the error
+ * names the file, line or key.
+ */
+#include <stdlib.h>
+
+#include <jansson.h>
+
+#include "model.h"
+
+#define MAX_VOCAB_ID (1u << 24)
+
+typedef struct pending_merge {
+    uint32_t left, right, id;
+} pending_merge;
+
+typedef struct loader {
+    simdbpe_model *m;
+    int16_t cp_byte[0x144]; /* byte-level code point -> byte, or -1 */
+    /* every token's bytes -> id, for resolving merges.txt */
+    simdbpe__whole_slot *all;
+    uint64_t all_mask;
+    pending_merge *merges;
+    size_t n_merges, cap_merges;
+} loader;
+
+static uint64_t table_size_for(uint64_t n)
+{
+    uint64_t size = 16;
+    while (size < n * 2)
+        size *= 2;
+    return size;
+}
+
+static const uint8_t *token_ptr(const simdbpe_model *m, uint32_t id, size_t *len)
+{
+    *len = m->tok_off[id + 1] - m->tok_off[id];
+    return m->blob + m->tok_off[id];
+}
+
+/* Inserts id under its bytes into an open-addressing table; returns the id
+ * already there with the same bytes, or SIMDBPE__NO_ID. */
+static uint32_t bytes_table_insert(const simdbpe_model *m, simdbpe__whole_slot *t, uint64_t mask,
+                                   uint32_t id)
+{
+    size_t len;
+    const uint8_t *s = token_ptr(m, id, &len);
+    uint64_t h = simdbpe__hash_bytes(s, len);
+    uint64_t i = h & mask;
+    while (t[i].id != SIMDBPE__NO_ID) {
+        size_t olen;
+        const uint8_t *o = token_ptr(m, t[i].id, &olen);
+        if (t[i].hash32 == (uint32_t)(h >> 32) && olen == len && memcmp(o, s, len) == 0)
+            return t[i].id;
+        i = (i + 1) & mask;
+    }
+    t[i].id = id;
+    t[i].hash32 = (uint32_t)(h >> 32);
+    return SIMDBPE__NO_ID;
+}
+
+static uint32_t bytes_table_find(const simdbpe_model *m, const simdbpe__whole_slot *t,
+                                 uint64_t mask, const uint8_t *s, size_t len)
+{
+    simdbpe_model view = *m;
+    view.whole = (simdbpe__whole_slot *)t;
+    view.whole_mask = mask;
+    return simdbpe__whole_find(&view, s, len, simdbpe__hash_bytes(s, len));
+}
+
+/* Decodes a UTF-8 byte-level string into bytes; returns the number of
+ * bytes, or -1 (with *bad_cp set) if a code point is not in the alphabet.
+ * `s` is valid UTF-8 (jansson and our own checks guarantee it). */
+static long decode_bytelevel(const loader *ld, const uint8_t *s, size_t len, uint8_t *out,
+                             uint32_t *bad_cp)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < len;) {
+        uint32_t cp;
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            cp = c;
+            i += 1;
+        } else if ((c & 0xE0) == 0xC0 && i + 1 < len) {
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+            i += 2;
+        } else {
+            /* 3- and 4-byte sequences are all outside the alphabet. */
+            *bad_cp = c;
+            if ((c & 0xF0) == 0xE0 && i + 2 < len)
+                *bad_cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
+                          (s[i + 2] & 0x3F);
+            else if ((c & 0xF8) == 0xF0 && i + 3 < len)
+                *bad_cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
+                          (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+            return -1;
+        }
+        if (cp >= 0x144 || ld->cp_byte[cp] < 0) {
+            *bad_cp = cp;
+            return -1;
+        }
+        out[n++] = (uint8_t)ld->cp_byte[cp];
+    }
+    return (long)n;
+}
+
+/* ---- specials list ---- */
+
+typedef struct special_text {
+    const uint8_t *s;
+    size_t len;
+    uint32_t id;
+} special_text;
+
+static simdbpe_status parse_specials(const char *text, size_t len, special_text **out,
+                                     size_t *n_out, simdbpe_error *err)
+{
+    static const char default_special[] = "<|endoftext|>";
+    size_t cap = 0, n = 0;
+    special_text *list = NULL;
+    if (!text) {
+        list = malloc(sizeof *list);
+        if (!list)
+            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        list[0] = (special_text){(const uint8_t *)default_special, sizeof default_special - 1,
+                                 SIMDBPE__NO_ID};
+        *out = list;
+        *n_out = 1;
+        return SIMDBPE_OK;
+    }
+    uint64_t line = 0;
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && text[j] != '\n')
+            j++;
+        line++;
+        size_t e = j;
+        if (e > i && text[e - 1] == '\r')
+            e--;
+        if (e > i) {
+            if (memchr(text + i, '\0', e - i)) {
+                free(list);
+                return simdbpe__fail(err, SIMDBPE_ERR_SPECIALS, i, line,
+                                     "special_tokens line %llu: contains a NUL byte",
+                                     (unsigned long long)line);
+            }
+            if (simdbpe__grow((void **)&list, &cap, n + 1, sizeof *list)) {
+                free(list);
+                return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                     "out of memory");
+            }
+            list[n++] = (special_text){(const uint8_t *)text + i, e - i, SIMDBPE__NO_ID};
+        }
+        i = j + 1;
+    }
+    *out = list;
+    *n_out = n;
+    return SIMDBPE_OK;
+}
+
+/* ---- vocab.json ---- */
+
+static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, special_text *sp,
+                                  size_t n_sp, simdbpe_error *err)
+{
+    simdbpe_model *m = ld->m;
+    json_error_t jerr;
+    json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!root)
+        return simdbpe__fail(err, SIMDBPE_ERR_VOCAB, (uint64_t)jerr.position, (uint64_t)jerr.line,
+                             "vocab.json line %d column %d: %s", jerr.line, jerr.column,
+                             jerr.text);
+    simdbpe_status st = SIMDBPE_OK;
+    char q[96];
+    if (!json_is_object(root)) {
+        st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1,
+                           "vocab.json: expected an object mapping tokens to ids");
+        goto done;
+    }
+    /* First pass: ids, sizes. */
+    uint32_t max_id = 0;
+    size_t total = 0, count = 0;
+    const char *key;
+    json_t *val;
+    json_object_foreach(root, key, val)
+    {
+        size_t klen = json_object_iter_key_len(json_object_key_to_iter(key));
+        simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
+        if (!json_is_integer(val) || json_integer_value(val) < 0 ||
+            json_integer_value(val) >= (json_int_t)MAX_VOCAB_ID) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "vocab.json: the id of token %s is not an integer in [0, %u)", q,
+                               MAX_VOCAB_ID);
+            goto done;
+        }
+        if (klen == 0) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "vocab.json: empty token string");
+            goto done;
+        }
+        uint32_t id = (uint32_t)json_integer_value(val);
+        if (id > max_id)
+            max_id = id;
+        total += klen;
+        count++;
+    }
+    if (count == 0) {
+        st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1, "vocab.json: no tokens");
+        goto done;
+    }
+    m->vocab_size = max_id + 1;
+    m->n_tokens = (uint32_t)count;
+    m->tok_off = calloc((size_t)m->vocab_size + 1, sizeof *m->tok_off);
+    m->tok_has = calloc(m->vocab_size, 1);
+    uint8_t *tmp = malloc(total); /* decoded bytes, in object order */
+    uint32_t *tmp_len = malloc(count * sizeof *tmp_len);
+    uint32_t *tmp_id = malloc(count * sizeof *tmp_id);
+    m->blob = malloc(total);
+    m->blob_len = total;
+    if (!m->tok_off || !m->tok_has || !tmp || !tmp_len || !tmp_id || !m->blob) {
+        free(tmp);
+        free(tmp_len);
+        free(tmp_id);
+        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        goto done;
+    }
+    /* Second pass: decode each key, check ids are unique. */
+    size_t k = 0, pos = 0;
+    json_object_foreach(root, key, val)
+    {
+        size_t klen = json_object_iter_key_len(json_object_key_to_iter(key));
+        uint32_t id = (uint32_t)json_integer_value(val);
+        simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
+        if (m->tok_has[id]) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "vocab.json: id %u is given to more than one token (one is %s)",
+                               id, q);
+            break;
+        }
+        m->tok_has[id] = 1;
+        long n = -1;
+        for (size_t s = 0; s < n_sp; s++) {
+            if (sp[s].len == klen && memcmp(sp[s].s, key, klen) == 0) {
+                sp[s].id = id;
+                memcpy(tmp + pos, key, klen); /* specials decode to their literal text */
+                n = (long)klen;
+            }
+        }
+        if (n < 0) {
+            uint32_t bad = 0;
+            n = decode_bytelevel(ld, (const uint8_t *)key, klen, tmp + pos, &bad);
+            if (n < 0) {
+                st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                                   "vocab.json: token %s has code point U+%04X, which is not "
+                                   "in the byte-level alphabet (is it a special token?)",
+                                   q, bad);
+                break;
+            }
+        }
+        tmp_len[k] = (uint32_t)n;
+        tmp_id[k] = id;
+        pos += (size_t)n;
+        k++;
+    }
+    if (st == SIMDBPE_OK) {
+        /* Lay the bytes out in id order. */
+        uint32_t *len_by_id = calloc(m->vocab_size, sizeof *len_by_id);
+        uint32_t *src_by_id = calloc(m->vocab_size, sizeof *src_by_id);
+        if (!len_by_id || !src_by_id) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        } else {
+            size_t off = 0;
+            for (size_t i = 0; i < count; i++) {
+                len_by_id[tmp_id[i]] = tmp_len[i];
+                src_by_id[tmp_id[i]] = (uint32_t)off;
+                off += tmp_len[i];
+            }
+            off = 0;
+            for (uint32_t id = 0; id < m->vocab_size; id++) {
+                m->tok_off[id] = (uint32_t)off;
+                memcpy(m->blob + off, tmp + src_by_id[id], len_by_id[id]);
+                off += len_by_id[id];
+            }
+            m->tok_off[m->vocab_size] = (uint32_t)off;
+            m->blob_len = off;
+        }
+        free(len_by_id);
+        free(src_by_id);
+    }
+    free(tmp);
+    free(tmp_len);
+    free(tmp_id);
+done:
+    json_decref(root);
+    return st;
+}
+
+/* ---- merges.txt ---- */
+
+static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simdbpe_error *err)
+{
+    simdbpe_model *m = ld->m;
+    uint8_t buf[1024];
+    char q[96];
+    uint64_t line = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t start = i;
+        size_t j = i;
+        while (j < len && txt[j] != '\n')
+            j++;
+        line++;
+        size_t e = j;
+        if (e > i && txt[e - 1] == '\r')
+            e--;
+        i = j + 1;
+        if (line == 1 && e - start >= 8 && memcmp(txt + start, "#version", 8) == 0)
+            continue;
+        const char *sp = memchr(txt + start, ' ', e - start);
+        if (e == start || !sp || memchr(sp + 1, ' ', (size_t)(txt + e - sp - 1)) ||
+            sp == txt + start || sp + 1 == txt + e)
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
+                                 "merges.txt line %llu: expected two tokens separated by one "
+                                 "space",
+                                 (unsigned long long)line);
+        const uint8_t *a = (const uint8_t *)txt + start, *b = (const uint8_t *)sp + 1;
+        size_t alen = (size_t)((const uint8_t *)sp - a), blen = (size_t)((const uint8_t *)txt + e - b);
+        if (alen + blen > sizeof buf)
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
+                                 "merges.txt line %llu: tokens too long",
+                                 (unsigned long long)line);
+        /* buf = bytes of a, then bytes of b: the merged token is all of it. */
+        uint32_t bad = 0;
+        long na = decode_bytelevel(ld, a, alen, buf, &bad);
+        long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
+        if (na < 0 || nb < 0) {
+            simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
+                                 "merges.txt line %llu: token %s is not a byte-level string "
+                                 "(code point U+%04X)",
+                                 (unsigned long long)line, q, bad);
+        }
+        const uint8_t *part[3] = {a, b, a};
+        size_t plen[3] = {alen, blen, alen + blen + 1};
+        const uint8_t *dec[3] = {buf, buf + na, buf};
+        size_t dlen[3] = {(size_t)na, (size_t)nb, (size_t)(na + nb)};
+        uint32_t ids[3];
+        for (int p = 0; p < 3; p++) {
+            ids[p] = bytes_table_find(m, ld->all, ld->all_mask, dec[p], dlen[p]);
+            if (ids[p] == SIMDBPE__NO_ID) {
+                simdbpe__quote(q, sizeof q, part[p], plen[p]);
+                return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
+                                     "merges.txt line %llu: %s %s is not in vocab.json",
+                                     (unsigned long long)line,
+                                     p == 2 ? "the merge of" : "token", q);
+            }
+        }
+        if (simdbpe__grow((void **)&ld->merges, &ld->cap_merges, ld->n_merges + 1,
+                          sizeof *ld->merges))
+            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        ld->merges[ld->n_merges++] = (pending_merge){ids[0], ids[1], ids[2]};
+    }
+    return SIMDBPE_OK;
+}
+
+/* ---- finishing ---- */
+
+static simdbpe_status build_merge_table(simdbpe_model *m, const pending_merge *list, size_t n,
+                                        simdbpe_error *err)
+{
+    uint64_t size = table_size_for(n);
+    m->merges = malloc(size * sizeof *m->merges);
+    if (!m->merges)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    for (uint64_t i = 0; i < size; i++)
+        m->merges[i].key = SIMDBPE__EMPTY_KEY;
+    m->merge_mask = size - 1;
+    m->n_merges = (uint32_t)n;
+    for (size_t r = 0; r < n; r++) {
+        uint64_t key = (uint64_t)list[r].left << 32 | list[r].right;
+        uint64_t i = simdbpe__hash_u64(key) & m->merge_mask;
+        while (m->merges[i].key != SIMDBPE__EMPTY_KEY && m->merges[i].key != key)
+            i = (i + 1) & m->merge_mask;
+        m->merges[i] = (simdbpe__merge_slot){key, (uint32_t)r, list[r].id};
+    }
+    return SIMDBPE_OK;
+}
+
+/* Puts into the whole-token map every token that BPE yields from its own
+ * bytes, and records whether that is every non-special token. */
+static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
+{
+    uint64_t size = table_size_for(m->n_tokens);
+    m->whole = malloc(size * sizeof *m->whole);
+    if (!m->whole)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    for (uint64_t i = 0; i < size; i++)
+        m->whole[i].id = SIMDBPE__NO_ID;
+    m->whole_mask = size - 1;
+    size_t max_len = 0;
+    for (uint32_t id = 0; id < m->vocab_size; id++)
+        if (m->tok_off[id + 1] - m->tok_off[id] > max_len)
+            max_len = m->tok_off[id + 1] - m->tok_off[id];
+    uint32_t *out = malloc((max_len + 1) * sizeof *out);
+    simdbpe__bpe_scratch scratch = {0};
+    simdbpe_status st = out ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    uint32_t unreachable = 0;
+    for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
+        size_t len;
+        const uint8_t *s = token_ptr(m, id, &len);
+        if (!m->tok_has[id] || len == 0)
+            continue;
+        int special = 0;
+        for (size_t i = 0; i < m->n_specials; i++)
+            special |= m->specials[i].id == id;
+        size_t n = 0;
+        st = simdbpe__bpe_word(m, &scratch, s, len, out, &n);
+        if (st == SIMDBPE_OK && n == 1 && out[0] == id) {
+            bytes_table_insert(m, m->whole, m->whole_mask, id);
+            m->n_whole++;
+        } else if (!special) {
+            unreachable++;
+        }
+    }
+    free(out);
+    simdbpe__bpe_scratch_free(&scratch);
+    if (st != SIMDBPE_OK)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "out of memory");
+    m->whole_exact = unreachable == 0;
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err)
+{
+    return build_whole_map(m, err);
+}
+
+void simdbpe_model_free(simdbpe_model *m)
+{
+    if (!m)
+        return;
+    free(m->tok_off);
+    free(m->tok_has);
+    free(m->blob);
+    free(m->merges);
+    free(m->whole);
+    free(m->specials);
+    free(m);
+}
+
+simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
+                                         const char *merges_txt, size_t merges_len,
+                                         const char *specials, size_t specials_len,
+                                         simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!out || !vocab_json || !merges_txt)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_load_memory: NULL argument");
+    *out = NULL;
+    loader ld = {0};
+    for (uint32_t cp = 0; cp < 0x144; cp++)
+        ld.cp_byte[cp] = (int16_t)simdbpe__bytelevel_byte(cp);
+    special_text *sp = NULL;
+    size_t n_sp = 0;
+    simdbpe_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    ld.m = m;
+    simdbpe_status st = parse_specials(specials, specials_len, &sp, &n_sp, err);
+    if (st == SIMDBPE_OK)
+        st = parse_vocab(&ld, vocab_json, vocab_len, sp, n_sp, err);
+    if (st == SIMDBPE_OK) {
+        /* Specials: each must be in vocab.json (the default one is optional). */
+        m->specials = calloc(n_sp ? n_sp : 1, sizeof *m->specials);
+        if (!m->specials)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        for (size_t i = 0; st == SIMDBPE_OK && i < n_sp; i++) {
+            if (sp[i].id == SIMDBPE__NO_ID) {
+                if (!specials)
+                    continue;
+                char q[96];
+                simdbpe__quote(q, sizeof q, sp[i].s, sp[i].len);
+                st = simdbpe__fail(err, SIMDBPE_ERR_SPECIALS, SIMDBPE_NO_POSITION, 0,
+                                   "special token %s is not in vocab.json", q);
+                break;
+            }
+            size_t len;
+            const uint8_t *text = token_ptr(m, sp[i].id, &len);
+            m->specials[m->n_specials++] = (simdbpe__special){sp[i].id, (uint32_t)len, text};
+        }
+    }
+    if (st == SIMDBPE_OK) {
+        ld.all_mask = table_size_for(m->n_tokens) - 1;
+        ld.all = malloc((ld.all_mask + 1) * sizeof *ld.all);
+        if (!ld.all)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        for (uint64_t i = 0; st == SIMDBPE_OK && i <= ld.all_mask; i++)
+            ld.all[i].id = SIMDBPE__NO_ID;
+        /* Lower ids first, so that bytes shared by two ids resolve to the lower. */
+        for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++)
+            if (m->tok_has[id])
+                bytes_table_insert(m, ld.all, ld.all_mask, id);
+    }
+    for (int b = 0; st == SIMDBPE_OK && b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        m->byte_id[b] = bytes_table_find(m, ld.all, ld.all_mask, &byte, 1);
+        if (m->byte_id[b] == SIMDBPE__NO_ID)
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "vocab.json: no token for byte 0x%02X (code point U+%04X); a "
+                               "byte-level vocabulary needs all 256",
+                               b, simdbpe__bytelevel_cp(byte));
+    }
+    if (st == SIMDBPE_OK)
+        st = parse_merges(&ld, merges_txt, merges_len, err);
+    if (st == SIMDBPE_OK)
+        st = build_merge_table(m, ld.merges, ld.n_merges, err);
+    if (st == SIMDBPE_OK)
+        st = simdbpe__model_finish(m, err);
+    free(ld.all);
+    free(ld.merges);
+    free(sp);
+    if (st != SIMDBPE_OK) {
+        simdbpe_model_free(m);
+        return st;
+    }
+    *out = m;
+    return SIMDBPE_OK;
+}

