@@ -53,12 +53,12 @@ static void name_file(simdbpe_error *err, const char *dir, const char *file)
 {
     if (!err)
         return;
-    char msg[sizeof err->message];
+    char msg[sizeof err->message + 4200];
     if (strncmp(err->message, file, strlen(file)) == 0)
         snprintf(msg, sizeof msg, "%s/%s", dir, err->message);
     else
         snprintf(msg, sizeof msg, "%s/%s: %s", dir, file, err->message);
-    memcpy(err->message, msg, sizeof msg);
+    snprintf(err->message, sizeof err->message, "%s", msg);
 }
 
 simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
