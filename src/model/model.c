@@ -58,7 +58,11 @@ static void name_file(simdbpe_error *err, const char *dir, const char *file)
         snprintf(msg, sizeof msg, "%s/%s", dir, err->message);
     else
         snprintf(msg, sizeof msg, "%s/%s: %s", dir, file, err->message);
-    snprintf(err->message, sizeof err->message, "%s", msg);
+    size_t n = strlen(msg);
+    if (n >= sizeof err->message)
+        n = sizeof err->message - 1;
+    memcpy(err->message, msg, n);
+    err->message[n] = '\0';
 }
 
 simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
