@@ -1,0 +1,180 @@
+/*
+ * fuzz.h - helpers shared by the fuzz targets in tests/fuzz/.
+ *
+ * Each target is one file fuzz_<name>.c that defines
+ * LLVMFuzzerTestOneInput() and checks one property. It is built twice:
+ * with clang -fsanitize=fuzzer (SIMDBPE_FUZZ=ON) for fuzzing, and with the
+ * ordinary compiler linked to replay_main.c for replaying the committed
+ * corpus under ctest. So targets are plain C11 and use nothing from
+ * libFuzzer beyond the entry point.
+ *
+ * The UTF-8 helpers here are a second, independent implementation written
+ * from the definition (Unicode Table 3-7 as code point ranges), not from
+ * the library's kernels, so that a bug shared by both is unlikely.
+ *
+ * Invariants: every check that fails prints what and where on stderr and
+ * calls abort(), which libFuzzer and the replay driver both report as a
+ * crash with the input that caused it.
+ */
+#ifndef SIMDBPE_FUZZ_H
+#define SIMDBPE_FUZZ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbpe.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_CHECK(cond, ...)                                                  \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__,  \
+                    #cond);                                                    \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fputc('\n', stderr);                                               \
+            abort();                                                           \
+        }                                                                      \
+    } while (0)
+
+/* The embedded GPT-2 model, loaded once and kept for the process: loading
+ * it takes tens of milliseconds, far longer than one fuzz input. */
+static inline const simdbpe_model *fuzz_gpt2(void)
+{
+    static simdbpe_model *model;
+    if (!model) {
+        simdbpe_error err;
+        simdbpe_status st = simdbpe_model_load_gpt2(&model, &err);
+        FUZZ_CHECK(st == SIMDBPE_OK, "cannot load GPT-2: %s", err.message);
+    }
+    return model;
+}
+
+/*
+ * Decodes the bits of the k bytes b[0..k) as the start of an n-byte
+ * sequence whose missing bytes are all `fill` (0x80 gives the smallest
+ * code point with this prefix, 0xBF the largest).
+ */
+static inline uint32_t fuzz_utf8_bits(const uint8_t *b, size_t k, size_t n, uint8_t fill)
+{
+    static const uint8_t lead_mask[5] = {0, 0x7F, 0x1F, 0x0F, 0x07};
+    uint32_t cp = b[0] & lead_mask[n];
+    for (size_t i = 1; i < n; i++)
+        cp = cp << 6 | ((i < k ? b[i] : fill) & 0x3F);
+    return cp;
+}
+
+/* Whether some scalar value encoded in n bytes (shortest form, no
+ * surrogates) lies in [lo, hi]. */
+static inline int fuzz_utf8_range_ok(size_t n, uint32_t lo, uint32_t hi)
+{
+    switch (n) {
+    case 1:
+        return lo <= 0x7F;
+    case 2:
+        return hi >= 0x80 && lo <= 0x7FF;
+    case 3:
+        return (hi >= 0x800 && lo <= 0xD7FF) || (hi >= 0xE000 && lo <= 0xFFFF);
+    default:
+        return hi >= 0x10000 && lo <= 0x10FFFF;
+    }
+}
+
+/*
+ * At s[0] (len >= 1): returns how many bytes form the longest prefix of
+ * some well-formed sequence (at least 1: a byte that starts nothing is
+ * replaced on its own), and sets *complete when that prefix is a whole
+ * sequence. This is Unicode's "maximal subpart" rule, which Python's
+ * bytes.decode("utf-8", "replace") follows.
+ */
+static inline size_t fuzz_utf8_subpart(const uint8_t *s, size_t len, int *complete)
+{
+    size_t n;
+    uint8_t c = s[0];
+    if (c < 0x80)
+        n = 1;
+    else if ((c & 0xE0) == 0xC0)
+        n = 2;
+    else if ((c & 0xF0) == 0xE0)
+        n = 3;
+    else if ((c & 0xF8) == 0xF0)
+        n = 4;
+    else {
+        *complete = 0;
+        return 1;
+    }
+    size_t k = 0; /* longest valid prefix found so far */
+    for (size_t i = 1; i <= n && i <= len; i++) {
+        if (i > 1 && (s[i - 1] & 0xC0) != 0x80)
+            break;
+        uint32_t lo = fuzz_utf8_bits(s, i, n, 0x80), hi = fuzz_utf8_bits(s, i, n, 0xBF);
+        if (!fuzz_utf8_range_ok(n, lo, hi))
+            break;
+        k = i;
+    }
+    *complete = k == n;
+    return k ? k : 1;
+}
+
+/* The offset of the first byte of the first ill-formed sequence, or len. */
+static inline size_t fuzz_utf8_first_invalid(const uint8_t *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        int complete;
+        size_t k = fuzz_utf8_subpart(s + i, len - i, &complete);
+        if (!complete)
+            return i;
+        i += k;
+    }
+    return len;
+}
+
+/*
+ * Python's data.decode("utf-8", "replace").encode("utf-8"): every maximal
+ * invalid subpart becomes U+FFFD. Returns a malloc'ed buffer (at most
+ * 3 * len + 1 bytes) and its length in *out_len.
+ */
+static inline uint8_t *fuzz_utf8_replace(const uint8_t *s, size_t len, size_t *out_len)
+{
+    uint8_t *out = malloc(3 * len + 1);
+    FUZZ_CHECK(out != NULL, "out of memory");
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        int complete;
+        size_t k = fuzz_utf8_subpart(s + i, len - i, &complete);
+        if (complete) {
+            memcpy(out + o, s + i, k);
+            o += k;
+        } else {
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+        }
+        i += k;
+    }
+    *out_len = o;
+    return out;
+}
+
+/* Decodes ids with `model` into a malloc'ed buffer of exactly the size
+ * needed (so an overrun is caught by AddressSanitizer). */
+static inline uint8_t *fuzz_decode(const simdbpe_model *model, const uint32_t *ids, size_t n,
+                                   size_t *out_len)
+{
+    simdbpe_error err;
+    size_t need = 0;
+    simdbpe_status st = simdbpe_decode(model, ids, n, NULL, 0, &need, &err);
+    FUZZ_CHECK(st == SIMDBPE_OK || st == SIMDBPE_ERR_BUFFER_TOO_SMALL, "decode sizing: %s",
+               err.message);
+    uint8_t *out = malloc(need ? need : 1);
+    FUZZ_CHECK(out != NULL, "out of memory");
+    st = simdbpe_decode(model, ids, n, out, need, out_len, &err);
+    FUZZ_CHECK(st == SIMDBPE_OK, "decode: %s", err.message);
+    FUZZ_CHECK(*out_len == need, "decode wrote %zu bytes, sizing said %zu", *out_len, need);
+    return out;
+}
+
+#endif

@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""make_seeds.py - writes the seed corpora of the fuzz targets.
+
+    python3 tests/fuzz/make_seeds.py [GOLDEN_DIR]
+
+GOLDEN_DIR defaults to ../shared/golden beside the repository. The
+selection is fixed (every 97th document of edge.jsonl, the hand-made lines
+of stress.jsonl, the first merges of the golden trained model taylorswift)
+so re-running it rewrites the same files. Seeds are named seed_*; inputs
+found by fuzzing and merged into a corpus are named by their sha1 (as
+libFuzzer names them) and are never touched by this script.
+
+Provenance: ../shared/golden (see its README.md): edge.jsonl and
+stress.jsonl are hand-made edge cases; train/taylorswift is HF tokenizers'
+BpeTrainer output on karpathy/minbpe's taylorswift.txt (CC BY-SA text).
+"""
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+
+# Ill-formed UTF-8 of every kind (Unicode Table 3-7 boundaries), each with
+# valid text around it.
+INVALID = [
+    b"\x80", b"\xbf", b"\xc0\x80", b"\xc1\xbf", b"\xc2", b"\xdf", b"\xe0\x80\x80",
+    b"\xe0\x9f\xbf", b"\xe0\xa0", b"\xed\xa0\x80", b"\xed\xbf\xbf",
+    b"\xed\xa0\xbd\xed\xb8\x80",  # CESU-8 surrogate pair for U+1F600
+    b"\xef\xbf", b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf0\x90", b"\xf0\x90\x80",
+    b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80", b"\xf8\x88\x80\x80\x80", b"\xfe", b"\xff",
+    b"\xc0\xaf", b"\xe0\x80\xaf",  # overlong '/'
+    b"\x00",  # NUL is valid UTF-8
+]
+
+# Characters of 1-4 bytes for block-boundary seeds.
+CHARS = ["a", "\u00e9", "\u4e2d", "\U0001f600", " ", "\u3000", "7"]
+
+
+def write(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed_" + name), "wb") as f:
+        f.write(data)
+
+
+def text_seeds(golden):
+    seeds = {}
+    with open(os.path.join(golden, "edge.jsonl"), encoding="utf-8") as f:
+        for i, line in enumerate(f):
+            if i % 97 == 0:
+                seeds["edge%04d" % i] = json.loads(line)["text"].encode("utf-8")
+    with open(os.path.join(golden, "stress.jsonl"), encoding="utf-8") as f:
+        lines = f.readlines()
+    for i, line in enumerate(lines[:-1]):  # the last record is the whole file
+        seeds["stress%02d" % i] = json.loads(line)["text"].encode("utf-8")
+    for i, bad in enumerate(INVALID):
+        seeds["invalid%02d" % i] = b"ab " + bad + b"cd \xe4\xb8\xad" + bad
+        seeds["invalid%02d_end" % i] = b"x y" + bad
+    seeds["eot"] = b"a<|endoftext|>b <|endoftext|><|endoftext|>\n<|endoftext"
+    return seeds
+
+
+def boundary_seeds():
+    """A character straddling each SIMD block boundary, whole or cut."""
+    seeds = {}
+    for block in (16, 32, 64):
+        for ci, ch in enumerate(CHARS):
+            enc = ch.encode("utf-8")
+            for shift in range(len(enc)):
+                pre = b"a" * (block - shift - 1) + b" "
+                seeds["block%d_c%d_s%d" % (block, ci, shift)] = pre + enc + b"b" * 40
+                if len(enc) > 1 and shift:
+                    seeds["block%d_c%d_cut%d" % (block, ci, shift)] = pre + enc[:shift]
+    return seeds
+
+
+def model_seeds(golden):
+    d = os.path.join(golden, "train", "taylorswift")
+    with open(os.path.join(d, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    with open(os.path.join(d, "merges.txt"), encoding="utf-8") as f:
+        merges = f.read().split("\n")[1:]
+    by_id = sorted(vocab.items(), key=lambda kv: kv[1])
+    seeds = {}
+    for k in (0, 3, 20, 100):
+        kept = [kv for kv in by_id if kv[1] < 256 + k]
+        extra = [kv for kv in kept if kv[1] >= 256]
+        full = dict(kept)
+        full["<|endoftext|>"] = 256 + k
+        mtxt = "#version: 0.2\n" + "".join(m + "\n" for m in merges[:k])
+        vj = json.dumps(full, ensure_ascii=False, separators=(",", ":"))
+        seeds["tswift%d" % k] = vj.encode() + b"\0" + mtxt.encode()
+        seeds["tswift%d_specials" % k] = vj.encode() + b"\0" + mtxt.encode() + b"\0<|endoftext|>\n"
+        plus = ",".join(json.dumps(t, ensure_ascii=False) + ":%d" % i for t, i in extra)
+        plus = (plus + "," if plus else "") + '"<|endoftext|>":%d' % (256 + k)
+        seeds["plus%d" % k] = b"+" + plus.encode() + b"\0" + mtxt.encode()
+        # Ranks out of id order: the same merges listed in reverse.
+        rev = "".join(m + "\n" for m in reversed(merges[:k]))
+        seeds["plus%d_reversed" % k] = b"+" + plus.encode() + b"\0" + rev.encode()
+    # Malformed files, each with a reason to fail (or a corner that must work).
+    base = seeds["plus20"]
+    vpart, mpart = base.split(b"\0", 1)
+    bad = {
+        "empty": b"",
+        "plus_empty": b"+\0",
+        "not_object": b"[1,2,3]\0",
+        "truncated_json": base[: len(base) // 3],
+        "dup_key": b'+"a":300,"a":301\0',
+        "dup_id": b'+"ab":200\0',
+        "neg_id": b'+"ab":-1\0',
+        "float_id": b'+"ab":1.5\0',
+        "huge_id": b'+"ab":16777216\0',
+        "max_id": b'+"ab":16777215\0a b\n',
+        "string_id": b'+"ab":"x"\0',
+        "not_bytelevel": b'+"\xe4\xb8\xad":300\0',
+        "missing_byte": seeds["tswift3"].replace(b'"a":', b'"zz":', 1),
+        "merge_unknown": vpart + b"\0#version: 0.2\nq q\n",
+        "merge_one_token": vpart + b"\0#version: 0.2\nab\n",
+        "merge_three": vpart + b"\0#version: 0.2\na b c\n",
+        "merge_crlf": vpart + b"\0#version: 0.2\r\n" + mpart.split(b"\n", 1)[1].replace(b"\n", b"\r\n"),
+        "merge_no_version": vpart + b"\0" + mpart.split(b"\n", 1)[1],
+        "merge_bad_utf8": vpart + b"\0#version: 0.2\n\xc3 \xa9\n",
+        "merge_invalid_cont": vpart + b"\0#version: 0.2\n\xc3A b\n",
+        "merge_long": vpart + b"\0" + b"a" * 2000 + b" b\n",
+        "special_missing": base + b"\0<|foo|>\n",
+        "special_nul": base + b"\0a\0b",
+        "special_bytelevel": base + b"\0\xc4\xa0\n",
+        "special_is_byte": base + b"\0a\n",
+    }
+    for name, data in bad.items():
+        seeds[name] = data
+    return seeds
+
+
+def main():
+    golden = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "golden")
+    text = text_seeds(golden)
+    blocks = boundary_seeds()
+    for name, data in text.items():
+        write("roundtrip", name, data)
+        write("replace", name, data)
+        write("kernels", name, data)
+    for name, data in blocks.items():
+        write("kernels", name, data)
+        write("roundtrip", name, data)
+    for name, data in model_seeds(golden).items():
+        write("model_load", name, data)
+
+
+if __name__ == "__main__":
+    main()
