@@ -4,7 +4,12 @@
  * Every kernel set fills the same table; the library reaches kernels only
  * through it. A set is chosen when an encoder is created (best supported
  * first) and kept in the encoder; SIMDBPE_KERNEL=scalar|sse42|avx2 forces
- * one. The scalar set is the reference every other set is tested against.
+ * one. The scalar set is the reference every other set is tested against,
+ * and every set gives bit-for-bit the same results.
+ *
+ * Invariants shared by all kernels: they read exactly the bytes they are
+ * given (never past `len`, so a tail is copied into a local block), keep no
+ * state between calls and never fail.
  */
 #ifndef SIMDBPE_KERNELS_H
 #define SIMDBPE_KERNELS_H
@@ -12,15 +17,40 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * The ASCII classes of one 64-byte block, one bit per byte (bit i = byte
+ * i of the block). Bytes past the end of the input are zero bytes, which
+ * are in no mask.
+ *
+ *   letter  A-Z a-z          digit  0-9
+ *   ws      \t \n \v \f \r ' '       space  ' ' only
+ *   apos    '\''             high   0x80-0xFF (part of a multi-byte char)
+ *   cont    0x80-0xBF (a continuation byte, never the start of a char)
+ *
+ * The pre-tokenizer adds the classes of multi-byte code points itself.
+ */
+typedef struct simdbpe__block_masks {
+    uint64_t letter, digit, ws, space, apos, high, cont;
+} simdbpe__block_masks;
+
 typedef struct simdbpe__kernels {
     const char *name;
     /* Returns len if s[0..len) is valid UTF-8 (Unicode 16: no surrogates,
      * no overlong forms, nothing above U+10FFFF), else the offset of the
      * first byte of the first invalid sequence. */
     size_t (*validate_utf8)(const uint8_t *s, size_t len);
+    /* Fills out[0 .. (len + 63) / 64) with the masks of each 64-byte block
+     * of s[0..len). */
+    void (*classify)(const uint8_t *s, size_t len, simdbpe__block_masks *out);
+    /* out[i] = table[s[i]] for i < len: the initial token ids of a word. */
+    void (*map_bytes)(const uint8_t *s, size_t len, const uint32_t table[256], uint32_t *out);
 } simdbpe__kernels;
 
 extern const simdbpe__kernels simdbpe__kernels_scalar;
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+extern const simdbpe__kernels simdbpe__kernels_sse42;
+extern const simdbpe__kernels simdbpe__kernels_avx2;
+#endif
 
 /*
  * The best kernel set this CPU supports, or the one named by `force` (e.g.
@@ -40,5 +70,10 @@ size_t simdbpe__utf8_maximal_subpart(const uint8_t *s, size_t len);
 
 /* Length of the valid sequence at s[0], or 0 if none starts there. */
 size_t simdbpe__utf8_sequence_len(const uint8_t *s, size_t len);
+
+/* The scalar validator from offset `from`, which must be the start of a
+ * code point: what the SIMD kernels fall back to once a block fails, to
+ * find the exact offset. */
+size_t simdbpe__utf8_validate_from(const uint8_t *s, size_t len, size_t from);
 
 #endif

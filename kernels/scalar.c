@@ -79,9 +79,8 @@ size_t simdbpe__utf8_maximal_subpart(const uint8_t *s, size_t len)
     return n ? n : 1;
 }
 
-static size_t validate_utf8_scalar(const uint8_t *s, size_t len)
+size_t simdbpe__utf8_validate_from(const uint8_t *s, size_t len, size_t i)
 {
-    size_t i = 0;
     while (i < len) {
         /* Skip ASCII eight bytes at a time. */
         while (i + 8 <= len) {
@@ -105,7 +104,59 @@ static size_t validate_utf8_scalar(const uint8_t *s, size_t len)
     return len;
 }
 
+static size_t validate_utf8_scalar(const uint8_t *s, size_t len)
+{
+    return simdbpe__utf8_validate_from(s, len, 0);
+}
+
+/* The classes of one byte, as bits in the order of simdbpe__block_masks. */
+enum { C_LETTER = 1, C_DIGIT = 2, C_WS = 4, C_SPACE = 8, C_APOS = 16, C_HIGH = 32, C_CONT = 64 };
+
+static uint8_t byte_classes(uint8_t c)
+{
+    if (c >= 0x80)
+        return (uint8_t)(C_HIGH | (c < 0xC0 ? C_CONT : 0));
+    if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
+        return C_LETTER;
+    if (c >= '0' && c <= '9')
+        return C_DIGIT;
+    if (c == ' ')
+        return C_WS | C_SPACE;
+    if (c >= '\t' && c <= '\r')
+        return C_WS;
+    return c == '\'' ? C_APOS : 0;
+}
+
+static void classify_scalar(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+{
+    for (size_t b = 0; b * 64 < len; b++) {
+        simdbpe__block_masks m = {0, 0, 0, 0, 0, 0, 0};
+        size_t n = len - b * 64 < 64 ? len - b * 64 : 64;
+        for (size_t i = 0; i < n; i++) {
+            uint8_t c = byte_classes(s[b * 64 + i]);
+            uint64_t bit = 1ULL << i;
+            m.letter |= (c & C_LETTER) ? bit : 0;
+            m.digit |= (c & C_DIGIT) ? bit : 0;
+            m.ws |= (c & C_WS) ? bit : 0;
+            m.space |= (c & C_SPACE) ? bit : 0;
+            m.apos |= (c & C_APOS) ? bit : 0;
+            m.high |= (c & C_HIGH) ? bit : 0;
+            m.cont |= (c & C_CONT) ? bit : 0;
+        }
+        out[b] = m;
+    }
+}
+
+static void map_bytes_scalar(const uint8_t *s, size_t len, const uint32_t table[256],
+                             uint32_t *out)
+{
+    for (size_t i = 0; i < len; i++)
+        out[i] = table[s[i]];
+}
+
 const simdbpe__kernels simdbpe__kernels_scalar = {
     "scalar",
     validate_utf8_scalar,
+    classify_scalar,
+    map_bytes_scalar,
 };

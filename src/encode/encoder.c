@@ -6,14 +6,19 @@
  *      offset; replace: rewrite each maximal invalid subpart as U+FFFD);
  *   2. if specials are allowed (or forbidden), cut the text at occurrences
  *      of special tokens;
- *   3. split each stretch into pre-tokens and encode each one:
+ *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
+ *      of piece starts per 64 bytes) and encode each one:
  *        - one byte: its byte token;
- *        - the whole pre-token is a token BPE would produce whole: emit it;
  *        - in the encoder's cache: copy the cached ids;
- *        - otherwise run the BPE merge and cache the result.
+ *        - the whole pre-token is a token BPE would produce whole: emit it;
+ *        - otherwise run the BPE merge;
+ *      and remember the result of the last two in the cache.
  *
- * The cache is direct-mapped and bounded (CACHE_SLOTS * 64 bytes); a new
- * entry simply replaces the one in its slot.
+ * The cache holds pieces of up to 16 bytes that encode to at most 3 ids,
+ * the overwhelming majority of pre-tokens in text. It is direct-mapped and
+ * bounded (CACHE_SLOTS * 32 bytes, sized for L2); a new entry replaces the
+ * one in its slot. Entries store the piece as two zero-padded words, so a
+ * lookup is two loads, a multiply and one compare of two words.
  */
 #include <stdlib.h>
 
@@ -21,16 +26,16 @@
 #include "../model/model.h"
 #include "../pretok/pretok.h"
 
-#define CACHE_SLOTS (1u << 14)
-#define CACHE_KEY_MAX 26
-#define CACHE_IDS 8
+#define CACHE_BITS 15
+#define CACHE_SLOTS (1u << CACHE_BITS)
+#define CACHE_IDS 3
 
 typedef struct cache_slot {
-    uint32_t hash32;
-    uint8_t klen; /* 0 = empty */
-    uint8_t nids;
-    uint8_t key[CACHE_KEY_MAX];
+    uint64_t lo, hi; /* the piece, zero-padded */
     uint32_t ids[CACHE_IDS];
+    uint8_t len; /* 0 = empty */
+    uint8_t n_ids;
+    uint16_t unused;
 } cache_slot;
 
 struct simdbpe_encoder {
@@ -62,6 +67,7 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     }
     e->m = model;
     e->k = k;
+    e->scratch.k = k;
     *out = e;
     return SIMDBPE_OK;
 }
@@ -82,54 +88,120 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *e)
     return e->k->name;
 }
 
-/* Encodes one pre-token; appends to e->out at *n. */
-static simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t *n)
+/* Makes room for `more` ids after the first `n`. */
+static simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
+{
+    if (SIMDBPE_LIKELY(n + more <= e->out_cap))
+        return SIMDBPE_OK;
+    if (simdbpe__grow((void **)&e->out, &e->out_cap, n + more, sizeof *e->out))
+        return SIMDBPE_ERR_NOMEM;
+    return SIMDBPE_OK;
+}
+
+/* A piece that missed the cache (or is too long for it): the whole-token
+ * map, else BPE; short results are cached. */
+static simdbpe_status encode_miss(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
+                                  cache_slot *slot, uint64_t lo, uint64_t hi, size_t *n)
 {
     const simdbpe_model *m = e->m;
-    if (len == 1) {
-        e->out[(*n)++] = m->byte_id[p[0]];
-        return SIMDBPE_OK;
-    }
-    uint64_t h = simdbpe__hash_bytes(p, len);
-    uint32_t id = simdbpe__whole_find(m, p, len, h);
-    if (id != SIMDBPE__NO_ID) {
-        e->out[(*n)++] = id;
-        return SIMDBPE_OK;
-    }
-    cache_slot *slot = NULL;
-    if (len <= CACHE_KEY_MAX) {
-        slot = &e->cache[(h >> 7) & (CACHE_SLOTS - 1)];
-        if (slot->klen == len && slot->hash32 == (uint32_t)h && memcmp(slot->key, p, len) == 0) {
-            memcpy(e->out + *n, slot->ids, slot->nids * sizeof(uint32_t));
-            *n += slot->nids;
-            return SIMDBPE_OK;
-        }
-    }
-    size_t start = *n;
-    simdbpe_status st = simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
+    simdbpe_status st = reserve_out(e, *n, len);
     if (st != SIMDBPE_OK)
         return st;
+    size_t start = *n;
+    uint32_t id = simdbpe__whole_find(m, p, len, h);
+    if (id != SIMDBPE__NO_ID)
+        e->out[(*n)++] = id;
+    else if ((st = simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n)) != SIMDBPE_OK)
+        return st;
     if (slot && *n - start <= CACHE_IDS) {
-        slot->hash32 = (uint32_t)h;
-        slot->klen = (uint8_t)len;
-        slot->nids = (uint8_t)(*n - start);
-        memcpy(slot->key, p, len);
-        memcpy(slot->ids, e->out + start, slot->nids * sizeof(uint32_t));
+        slot->lo = lo;
+        slot->hi = hi;
+        slot->len = (uint8_t)len;
+        slot->n_ids = (uint8_t)(*n - start);
+        memcpy(slot->ids, e->out + start, slot->n_ids * sizeof(uint32_t));
     }
     return SIMDBPE_OK;
 }
 
+/* Byte masks keeping the first k bytes of the 16-byte window, k = 0..16. */
+static const uint64_t keep_lo[17] = {
+    0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL,
+    0xFFFFFFFFFFFFFFULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL};
+static const uint64_t keep_hi[17] = {
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL,
+    0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
+
+/* Encodes the piece s[a..b) (b > a) of a text of length n. The common case
+ * (short piece in the cache) stays in this inline function. */
+static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t n,
+                                          size_t a, size_t b, size_t *n_out)
+{
+    size_t len = b - a;
+    const uint8_t *p = s + a;
+    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
+        uint64_t lo, hi;
+        if (SIMDBPE_LIKELY(a + 16 <= n)) {
+            memcpy(&lo, p, 8);
+            memcpy(&hi, p + 8, 8);
+            lo &= keep_lo[len];
+            hi &= keep_hi[len];
+        } else {
+            simdbpe__short_words(p, len, &lo, &hi);
+        }
+        uint64_t h = simdbpe__hash_short(lo, hi, len);
+        cache_slot *slot = &e->cache[h >> (64 - CACHE_BITS)];
+        if (SIMDBPE_LIKELY(slot->lo == lo && slot->hi == hi && slot->len == len)) {
+            uint32_t *o = e->out + *n_out;
+            o[0] = slot->ids[0];
+            o[1] = slot->ids[1];
+            o[2] = slot->ids[2];
+            *n_out += slot->n_ids;
+            return SIMDBPE_OK;
+        }
+        if (len == 1) {
+            e->out[(*n_out)++] = e->m->byte_id[p[0]];
+            return SIMDBPE_OK;
+        }
+        return encode_miss(e, p, len, h, slot, lo, hi, n_out);
+    }
+    return encode_miss(e, p, len, simdbpe__piece_hash(p, len), NULL, 0, 0, n_out);
+}
+
+/* Splits s[0..len) into pre-tokens and encodes each one. */
 static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
 {
-    size_t i = 0;
-    while (i < len) {
-        size_t j = simdbpe__pretok_piece_end(s, len, i);
-        simdbpe_status st = encode_piece(e, s + i, j - i, n);
-        if (st != SIMDBPE_OK)
-            return st;
-        i = j;
+    simdbpe__pretok_state ps;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, piece = 0;
+    simdbpe_status st = SIMDBPE_OK;
+    simdbpe__pretok_begin(&ps, e->k, s, len);
+    while (st == SIMDBPE_OK && (count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
+        /* The pieces that end in this chunk of 64*count bytes give at most
+         * one id per byte, plus up to 15 bytes of a short piece begun
+         * before it, and the cache path writes CACHE_IDS ids at once: room
+         * for all. Long pieces reserve for themselves. */
+        st = reserve_out(e, *n, 64 * count + 64);
+        for (size_t j = 0; st == SIMDBPE_OK && j < count; j++) {
+            uint64_t bits = starts[j];
+            size_t at = base + 64 * j;
+            if (j == 0 && at == 0)
+                bits &= bits - 1; /* the text's first start opens the first piece */
+            while (bits) {
+                size_t next = at + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                st = encode_piece(e, s, len, piece, next, n);
+                if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
+                    break;
+                piece = next;
+            }
+        }
     }
-    return SIMDBPE_OK;
+    if (st == SIMDBPE_OK && len > 0) {
+        st = reserve_out(e, *n, CACHE_IDS + 1);
+        if (st == SIMDBPE_OK)
+            st = encode_piece(e, s, len, piece, len, n);
+    }
+    return st;
 }
 
 /* Finds the leftmost occurrence of any special at or after `from` (the
@@ -181,6 +253,8 @@ static simdbpe_status encode_text(simdbpe_encoder *e, const uint8_t *s, size_t l
                                "special token %s at byte offset %zu is not allowed", q, at);
             break;
         }
+        if ((st = reserve_out(e, *n, 1)) != SIMDBPE_OK)
+            break;
         e->out[(*n)++] = sp->id;
         i = at + sp->len;
     }
@@ -241,8 +315,9 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
             return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s", simdbpe_strerror(st));
         s = e->clean;
     }
-    /* Every pre-token yields at most one id per byte. */
-    if (simdbpe__grow((void **)&e->out, &e->out_cap, len + 1, sizeof *e->out))
+    /* The special-token paths write one id without asking: keep room for
+     * it; the pre-token paths reserve as they go. */
+    if (reserve_out(e, 0, 64) != SIMDBPE_OK)
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     size_t n = 0;
     simdbpe_status st = encode_text(e, s, len, opts->special, &n, err);

@@ -54,7 +54,7 @@ static uint32_t bytes_table_insert(const simdbpe_model *m, simdbpe__whole_slot *
 {
     size_t len;
     const uint8_t *s = token_ptr(m, id, &len);
-    uint64_t h = simdbpe__hash_bytes(s, len);
+    uint64_t h = simdbpe__piece_hash(s, len);
     uint64_t i = h & mask;
     while (t[i].id != SIMDBPE__NO_ID) {
         size_t olen;
@@ -74,7 +74,7 @@ static uint32_t bytes_table_find(const simdbpe_model *m, const simdbpe__whole_sl
     simdbpe_model view = *m;
     view.whole = (simdbpe__whole_slot *)t;
     view.whole_mask = mask;
-    return simdbpe__whole_find(&view, s, len, simdbpe__hash_bytes(s, len));
+    return simdbpe__whole_find(&view, s, len, simdbpe__piece_hash(s, len));
 }
 
 /* Decodes a UTF-8 byte-level string into bytes; returns the number of

@@ -97,11 +97,49 @@ static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t
     }
 }
 
+/* ---- hashing pre-tokens ---- */
+
+/*
+ * The hash of a piece of text, shared by the encoder's cache and the
+ * model's whole-token map so a piece is hashed once. Pieces of up to 16
+ * bytes are read as two little-endian words zero-padded past the end (the
+ * encoder loads them with two unaligned loads) and mixed with one 64x64 ->
+ * 128-bit multiply folded to 64 bits; longer pieces use XXH3.
+ */
+#define SIMDBPE__SHORT_PIECE 16
+
+static inline uint64_t simdbpe__hash_short(uint64_t lo, uint64_t hi, size_t len)
+{
+    __uint128_t p = (__uint128_t)(lo ^ 0x9E3779B97F4A7C15ULL) *
+                    (hi ^ 0xD6E8FEB86659FD93ULL ^ ((uint64_t)len << 56));
+    return (uint64_t)p ^ (uint64_t)(p >> 64);
+}
+
+/* The zero-padded words of a piece of up to 16 bytes. */
+static inline void simdbpe__short_words(const uint8_t *s, size_t len, uint64_t *lo, uint64_t *hi)
+{
+    uint8_t buf[16] = {0};
+    memcpy(buf, s, len);
+    memcpy(lo, buf, 8);
+    memcpy(hi, buf + 8, 8);
+}
+
+static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
+{
+    if (len <= SIMDBPE__SHORT_PIECE) {
+        uint64_t lo, hi;
+        simdbpe__short_words(s, len, &lo, &hi);
+        return simdbpe__hash_short(lo, hi, len);
+    }
+    return simdbpe__hash_bytes(s, len);
+}
+
 /* ---- BPE merging (bpe.c) ---- */
 
 /* Scratch space for merging one word; owned by an encoder (or a model
  * build), reused across words. */
 typedef struct simdbpe__bpe_scratch {
+    const struct simdbpe__kernels *k; /* for map_bytes; NULL = scalar */
     uint32_t *id, *prev, *next;
     size_t cap;
     struct simdbpe__heap_entry *heap;

@@ -1,8 +1,13 @@
 /*
- * pretok.c - the GPT-2 pre-tokenizer scanner; see pretok.h for the rules.
+ * pretok.c - the GPT-2 pre-tokenizer: a scanner one code point at a time
+ * (the reference) and a block scanner 64 bytes at a time (the fast path);
+ * see pretok.h for the rules. Both need valid UTF-8.
  */
+#include <string.h>
+
 #include "pretok.h"
 
+#include "common.h"
 #include "ucd.h"
 
 #define L SIMDBPE__CP_LETTER
@@ -115,4 +120,183 @@ size_t simdbpe__pretok_piece_end(const uint8_t *s, size_t n, size_t i)
         return n;
     size_t last = last_cp_start(s, j);
     return last > i ? last : j;
+}
+
+/* ------------------------------------------------------- block scanner */
+
+static inline uint64_t bits_below(size_t k)
+{
+    return k >= 64 ? ~0ULL : (1ULL << k) - 1;
+}
+
+/* The bytes of block `b` that are inside the text. */
+static inline uint64_t block_valid(const simdbpe__pretok_state *st, size_t b)
+{
+    return bits_below(st->n - b * 64);
+}
+
+/*
+ * Gives the multi-byte characters of block `b` their class: every byte of
+ * a letter, number or whitespace character gets that class's bit (other
+ * characters get none, which is class "other"), and the leads of 2- and
+ * 3-byte whitespace are noted for the "last whitespace" rule. Bytes of a
+ * character that runs into the next block are carried over to it.
+ */
+static void fix_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
+                      uint64_t *w2, uint64_t *w3)
+{
+    m->letter |= st->carry_letter;
+    m->digit |= st->carry_digit;
+    m->ws |= st->carry_ws;
+    st->carry_letter = st->carry_digit = st->carry_ws = 0;
+    *w2 = *w3 = 0;
+    uint64_t leads = m->high & ~m->cont;
+    const uint8_t *base = st->s + b * 64;
+    while (leads) {
+        unsigned i = (unsigned)__builtin_ctzll(leads);
+        leads &= leads - 1;
+        size_t len;
+        unsigned cls = class_at(base, i, &len);
+        if (cls == O)
+            continue;
+        /* Bits i .. i+len-1, some of them possibly in the next block. */
+        uint64_t here = bits_below(len) << i;
+        uint64_t next = i + len > 64 ? bits_below(i + len - 64) : 0;
+        if (cls == L) {
+            m->letter |= here;
+            st->carry_letter |= next;
+        } else if (cls == N) {
+            m->digit |= here;
+            st->carry_digit |= next;
+        } else {
+            m->ws |= here;
+            st->carry_ws |= next;
+            if (len == 2)
+                *w2 |= 1ULL << i;
+            else
+                *w3 |= 1ULL << i;
+        }
+    }
+}
+
+static void load_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
+                       uint64_t *w2, uint64_t *w3)
+{
+    if (m->high)
+        fix_block(st, b, m, w2, w3);
+    else {
+        m->letter |= st->carry_letter;
+        m->digit |= st->carry_digit;
+        m->ws |= st->carry_ws;
+        st->carry_letter = st->carry_digit = st->carry_ws = 0;
+        *w2 = *w3 = 0;
+    }
+}
+
+void simdbpe__pretok_begin(simdbpe__pretok_state *st, const simdbpe__kernels *k,
+                           const uint8_t *s, size_t n)
+{
+    memset(st, 0, sizeof *st);
+    st->k = k;
+    st->s = s;
+    st->n = n;
+    st->nblocks = (n + 63) / 64;
+    if (n) {
+        k->classify(s, n < 64 ? n : 64, &st->ahead);
+        load_block(st, 0, &st->ahead, &st->ahead_w2, &st->ahead_w3);
+    }
+}
+
+/* Moves the starts that the contraction at byte `at` (a piece start)
+ * implies: no start inside it, one right after it. */
+static inline uint64_t apply_contractions(simdbpe__pretok_state *st, size_t base, uint64_t cand,
+                                          uint64_t starts)
+{
+    while (cand) {
+        unsigned i = (unsigned)__builtin_ctzll(cand);
+        cand &= cand - 1;
+        size_t c = contraction_len(st->s, st->n, base + i);
+        if (!c)
+            continue;
+        /* inside: bits i+1 .. i+c-1; after: bit i+c (0 past the text) */
+        for (size_t j = i + 1; j <= i + c; j++) {
+            int set = j == i + c && base + j < st->n;
+            if (j < 64)
+                starts = set ? starts | 1ULL << j : starts & ~(1ULL << j);
+            else if (set)
+                st->set_next |= 1ULL << (j - 64);
+            else
+                st->clear_next |= 1ULL << (j - 64);
+        }
+    }
+    return starts;
+}
+
+/* The piece starts of block `b` (masks m), given the block after it. */
+static uint64_t block_starts(simdbpe__pretok_state *st, size_t b, const simdbpe__block_masks *m,
+                             uint64_t w2, uint64_t w3, const simdbpe__block_masks *next)
+{
+    uint64_t valid = block_valid(st, b);
+    uint64_t letter = m->letter, digit = m->digit, ws = m->ws;
+    uint64_t p_letter = letter << 1 | st->prev_letter;
+    uint64_t p_digit = digit << 1 | st->prev_digit;
+    uint64_t p_ws = ws << 1 | st->prev_ws;
+    uint64_t p_space = m->space << 1 | st->prev_space;
+    uint64_t change = (letter ^ p_letter) | (digit ^ p_digit) | (ws ^ p_ws);
+    uint64_t nonws = valid & ~ws;
+    uint64_t next_nonws = next ? ~next->ws & block_valid(st, b + 1) : 0;
+    /* bit i: byte i+1 is non-whitespace inside the text */
+    uint64_t nonws_after = nonws >> 1 | next_nonws << 63;
+    uint64_t starts = (nonws & ~p_space & change) | (ws & ~p_ws) | (ws & ~m->high & nonws_after);
+    if (SIMDBPE_UNLIKELY(w2 | w3))
+        starts |= (w2 & (nonws >> 2 | next_nonws << 62)) | (w3 & (nonws >> 3 | next_nonws << 61));
+    if (b == 0)
+        starts |= 1;
+    starts = (starts & ~st->clear_next) | st->set_next;
+    st->clear_next = st->set_next = 0;
+    starts &= valid;
+    if (SIMDBPE_UNLIKELY(m->apos & starts))
+        starts = apply_contractions(st, b * 64, m->apos & starts, starts);
+    st->prev_letter = letter >> 63;
+    st->prev_digit = digit >> 63;
+    st->prev_ws = ws >> 63;
+    st->prev_space = m->space >> 63;
+    return starts;
+}
+
+size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
+                            size_t *base)
+{
+    size_t first = st->next_block;
+    if (first >= st->nblocks)
+        return 0;
+    size_t count = st->nblocks - first;
+    if (count > SIMDBPE__PRETOK_CHUNK)
+        count = SIMDBPE__PRETOK_CHUNK;
+    /* masks[0] is the block looked at ahead last time; classify the rest
+     * of the chunk and the block after it. */
+    simdbpe__block_masks masks[SIMDBPE__PRETOK_CHUNK + 1];
+    uint64_t w2[SIMDBPE__PRETOK_CHUNK + 1], w3[SIMDBPE__PRETOK_CHUNK + 1];
+    masks[0] = st->ahead;
+    w2[0] = st->ahead_w2;
+    w3[0] = st->ahead_w3;
+    size_t have = first + count < st->nblocks ? count + 1 : count;
+    if (have > 1) {
+        size_t from = (first + 1) * 64;
+        size_t to = (first + have) * 64 < st->n ? (first + have) * 64 : st->n;
+        st->k->classify(st->s + from, to - from, masks + 1);
+        for (size_t j = 1; j < have; j++)
+            load_block(st, first + j, &masks[j], &w2[j], &w3[j]);
+    }
+    for (size_t j = 0; j < count; j++)
+        starts[j] = block_starts(st, first + j, &masks[j], w2[j], w3[j],
+                                 j + 1 < have ? &masks[j + 1] : NULL);
+    if (have > count) {
+        st->ahead = masks[count];
+        st->ahead_w2 = w2[count];
+        st->ahead_w3 = w3[count];
+    }
+    st->next_block = first + count;
+    *base = first * 64;
+    return count;
 }

@@ -25,8 +25,62 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The end (exclusive) of the piece that starts at s[i], i < n. */
+#include "../../kernels/kernels.h"
+
+/* The end (exclusive) of the piece that starts at s[i], i < n. One code
+ * point at a time: the reference the block scanner below is tested
+ * against. */
 size_t simdbpe__pretok_piece_end(const uint8_t *s, size_t n, size_t i);
+
+/*
+ * The block scanner: the same pieces, found 64 bytes at a time as a bitmask
+ * of piece starts (bit i of block b set <=> a piece starts at byte
+ * 64*b + i). The kernel set classifies bytes into bitmasks; multi-byte code
+ * points get their class from the Unicode tables (all bytes of a character
+ * carry its class, continuation bytes never start a piece); then the regex
+ * rules become mask arithmetic over the previous and next bytes:
+ *
+ *   a piece starts at a byte that is
+ *     - not whitespace, whose class differs from the previous byte's, and
+ *       whose previous byte is not ' ' (a space joins the piece after it);
+ *     - whitespace after non-whitespace (a whitespace run starts);
+ *     - the last whitespace code point before non-whitespace (\s+(?!\S)
+ *       leaves it to the next piece: a ' ' joins it, anything else stands
+ *       alone and the non-whitespace after it starts a piece by rule 1);
+ *     - the text's first byte;
+ *   and a ' at a piece start followed by s t m d re ve ll is a piece of its
+ *   own: the bytes inside it are not starts and the byte after it is.
+ *
+ * Chunks of SIMDBPE__PRETOK_CHUNK blocks are classified at once so the
+ * kernel runs over whole buffers, and one block is looked at ahead.
+ */
+#define SIMDBPE__PRETOK_CHUNK 16
+
+typedef struct simdbpe__pretok_state {
+    const simdbpe__kernels *k;
+    const uint8_t *s;
+    size_t n, nblocks;
+    size_t next_block; /* the first block of the next chunk */
+    /* the fixed-up masks of block next_block, looked at ahead */
+    simdbpe__block_masks ahead;
+    uint64_t ahead_w2, ahead_w3; /* leads of 2- and 3-byte whitespace */
+    /* class bits of the continuation bytes of a character that starts in
+     * the last fixed-up block and ends in the next one */
+    uint64_t carry_letter, carry_digit, carry_ws;
+    /* bit 0: the last byte of the previous block is letter, digit, ws, ' ' */
+    uint64_t prev_letter, prev_digit, prev_ws, prev_space;
+    /* starts a contraction near a block's end moves into the next block */
+    uint64_t clear_next, set_next;
+} simdbpe__pretok_state;
+
+void simdbpe__pretok_begin(simdbpe__pretok_state *st, const simdbpe__kernels *k,
+                           const uint8_t *s, size_t n);
+
+/* The piece-start masks of the next chunk: fills starts[0..count) and
+ * returns count (0 when the text is done); *base is the offset of the
+ * chunk's first byte. */
+size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
+                            size_t *base);
 
 /* Class of each ASCII byte: SIMDBPE__CP_* from ucd.h. */
 extern const uint8_t simdbpe__ascii_class[128];

@@ -1,0 +1,256 @@
+/*
+ * bench_encode.c - throughput of simdbpe: end to end, by stage, by kernel.
+ *
+ *   bench_encode [-r RUNS] [-m MODEL] [--stages] [--kernels] [--tsv] NAME FILE...
+ *
+ * Reads every FILE into memory (each one document), then times
+ * simdbpe_encode over all of them RUNS times (default 5) with one encoder
+ * on one thread and prints the median: MB/s and tokens/s. The first run
+ * also warms the encoder's cache, as a long bulk job would.
+ *
+ * --stages  also times each stage alone over the same documents: UTF-8
+ *           validation, pre-tokenization (the block scanner, pieces
+ *           counted), and everything (merge = everything - the other two).
+ * --kernels times each kernel of every kernel set this CPU supports over
+ *           the concatenated documents (GB/s).
+ * --tsv     machine-readable lines "NAME\tWHAT\tMB/s\ttokens/s\tpieces".
+ *
+ * Timings are medians because these machines are shared and noisy;
+ * compare ratios within one run, not absolute numbers across runs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "simdbpe.h"
+
+#include "../kernels/kernels.h"
+#include "../src/pretok/pretok.h"
+
+typedef struct doc {
+    char *data;
+    size_t len;
+} doc;
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int read_doc(const char *path, doc *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        return -1;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    d->data = malloc((size_t)n + 1);
+    d->len = (size_t)n;
+    if (!d->data || fread(d->data, 1, d->len, f) != d->len) {
+        fprintf(stderr, "%s: cannot read\n", path);
+        fclose(f);
+        return -1;
+    }
+    fclose(f);
+    return 0;
+}
+
+/* Encodes every document once; returns the number of tokens (0 on error). */
+static size_t encode_all(simdbpe_encoder *enc, const doc *docs, int n_docs)
+{
+    size_t tokens = 0;
+    for (int i = 0; i < n_docs; i++) {
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        if (simdbpe_encode(enc, docs[i].data, docs[i].len, NULL, &ids, &n, &err) != SIMDBPE_OK) {
+            fprintf(stderr, "document %d: %s\n", i, err.message);
+            exit(1);
+        }
+        tokens += n;
+    }
+    return tokens;
+}
+
+static size_t validate_all(const simdbpe__kernels *k, const doc *docs, int n_docs)
+{
+    size_t bad = 0;
+    for (int i = 0; i < n_docs; i++)
+        bad += k->validate_utf8((const uint8_t *)docs[i].data, docs[i].len) != docs[i].len;
+    return bad;
+}
+
+static size_t pretok_all(const simdbpe__kernels *k, const doc *docs, int n_docs)
+{
+    size_t pieces = 0;
+    for (int i = 0; i < n_docs; i++) {
+        simdbpe__pretok_state ps;
+        uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+        size_t base, count;
+        simdbpe__pretok_begin(&ps, k, (const uint8_t *)docs[i].data, docs[i].len);
+        while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0)
+            for (size_t j = 0; j < count; j++)
+                pieces += (size_t)__builtin_popcountll(starts[j]);
+    }
+    return pieces;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5, stages = 0, kernels = 0, tsv = 0, a = 1;
+    const char *model_name = "gpt2";
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (strcmp(argv[a], "-r") == 0 && a + 1 < argc)
+            runs = atoi(argv[++a]);
+        else if (strcmp(argv[a], "-m") == 0 && a + 1 < argc)
+            model_name = argv[++a];
+        else if (strcmp(argv[a], "--stages") == 0)
+            stages = 1;
+        else if (strcmp(argv[a], "--kernels") == 0)
+            kernels = 1;
+        else if (strcmp(argv[a], "--tsv") == 0)
+            tsv = 1;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[a]);
+            return 2;
+        }
+    }
+    if (argc - a < 2 || runs < 1) {
+        fprintf(stderr, "usage: bench_encode [-r RUNS] [-m MODEL] [--stages] [--kernels] [--tsv] "
+                        "NAME FILE...\n");
+        return 2;
+    }
+    const char *name = argv[a++];
+    int n_docs = argc - a;
+    doc *docs = calloc((size_t)n_docs, sizeof *docs);
+    size_t bytes = 0;
+    for (int i = 0; i < n_docs; i++) {
+        if (read_doc(argv[a + i], &docs[i]))
+            return 1;
+        bytes += docs[i].len;
+    }
+    simdbpe_model *model;
+    simdbpe_error err;
+    double t0 = now();
+    if (simdbpe_model_open(model_name, &model, &err) != SIMDBPE_OK) {
+        fprintf(stderr, "model: %s\n", err.message);
+        return 1;
+    }
+    double load_ms = (now() - t0) * 1e3;
+    simdbpe_encoder *enc;
+    if (simdbpe_encoder_new(model, &enc) != SIMDBPE_OK) {
+        fprintf(stderr, "cannot create an encoder\n");
+        return 1;
+    }
+    const char *kname = simdbpe_encoder_kernel_name(enc);
+    double *t = calloc((size_t)runs, sizeof *t);
+    size_t tokens = 0;
+    for (int r = 0; r < runs; r++) {
+        double s = now();
+        tokens = encode_all(enc, docs, n_docs);
+        t[r] = now() - s;
+    }
+    double sec = median(t, runs);
+    if (tsv)
+        printf("%s\tencode\t%.2f\t%.0f\t%zu\n", name, bytes / sec / 1e6, tokens / sec, tokens);
+    else
+        printf("%-14s simdbpe (%s)  %8.1f MB/s  %6.2f Mtokens/s  (%zu bytes, %zu tokens, "
+               "median of %d; model load %.1f ms)\n",
+               name, kname, bytes / sec / 1e6, tokens / sec / 1e6, bytes, tokens, runs, load_ms);
+    if (stages) {
+        const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));
+        double tv[64], tp[64];
+        size_t pieces = 0;
+        int rr = runs < 64 ? runs : 64;
+        for (int r = 0; r < rr; r++) {
+            double s = now();
+            if (validate_all(k, docs, n_docs)) {
+                fprintf(stderr, "invalid UTF-8 in input\n");
+                return 1;
+            }
+            tv[r] = now() - s;
+            s = now();
+            pieces = pretok_all(k, docs, n_docs);
+            tp[r] = now() - s;
+        }
+        double v = median(tv, rr), p = median(tp, rr);
+        double merge = sec - v - p;
+        if (tsv) {
+            printf("%s\tvalidate\t%.2f\n%s\tpretok\t%.2f\t\t%zu\n", name, bytes / v / 1e6, name,
+                   bytes / p / 1e6, pieces);
+        } else {
+            printf("  stages: validate %.1f ms (%.2f GB/s), pre-tokenize %.1f ms (%.2f GB/s, %zu "
+                   "pieces), merge+cache+output %.1f ms (%.0f ns/piece); total %.1f ms\n",
+                   v * 1e3, bytes / v / 1e9, p * 1e3, bytes / p / 1e9, pieces, merge * 1e3,
+                   merge / (double)pieces * 1e9, sec * 1e3);
+        }
+    }
+    if (kernels) {
+        char *all = malloc(bytes + 1);
+        size_t off = 0;
+        for (int i = 0; i < n_docs; i++) {
+            memcpy(all + off, docs[i].data, docs[i].len);
+            off += docs[i].len;
+        }
+        simdbpe__block_masks *masks = malloc(((bytes + 63) / 64 + 1) * sizeof *masks);
+        uint32_t *ids = malloc((1 << 20) * sizeof *ids);
+        uint32_t table[256];
+        for (int b = 0; b < 256; b++)
+            table[b] = (uint32_t)b;
+        for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++) {
+            double tv[64], tc[64], tm[64];
+            int rr = runs < 64 ? runs : 64;
+            for (int r = 0; r < rr; r++) {
+                double s = now();
+                size_t ok = (*k)->validate_utf8((const uint8_t *)all, bytes);
+                tv[r] = now() - s;
+                if (ok != bytes)
+                    fprintf(stderr, "invalid UTF-8 at %zu\n", ok);
+                s = now();
+                (*k)->classify((const uint8_t *)all, bytes, masks);
+                tc[r] = now() - s;
+                size_t m = bytes < (1 << 20) ? bytes : (1 << 20);
+                s = now();
+                for (int rep = 0; rep < 16; rep++)
+                    (*k)->map_bytes((const uint8_t *)all, m, table, ids);
+                tm[r] = (now() - s) / 16 * ((double)bytes / (double)m);
+            }
+            double v = median(tv, rr), c = median(tc, rr), mb = median(tm, rr);
+            if (tsv)
+                printf("%s\tkernel-%s\t%.2f\t%.2f\t%.2f\n", name, (*k)->name, bytes / v / 1e9,
+                       bytes / c / 1e9, bytes / mb / 1e9);
+            else
+                printf("  kernels %-6s  validate_utf8 %6.2f GB/s  classify %6.2f GB/s  "
+                       "map_bytes %6.2f GB/s\n",
+                       (*k)->name, bytes / v / 1e9, bytes / c / 1e9, bytes / mb / 1e9);
+        }
+        free(all);
+        free(masks);
+        free(ids);
+    }
+    simdbpe_encoder_free(enc);
+    simdbpe_model_free(model);
+    for (int i = 0; i < n_docs; i++)
+        free(docs[i].data);
+    free(docs);
+    free(t);
+    return 0;
+}
