@@ -1,0 +1,454 @@
+/*
+ * feed.c - streaming, multi-threaded pre-tokenization and word counting.
+ *
+ * Bytes fed to the trainer collect in a batch buffer. When the buffer holds
+ * `batch` bytes (or the stream ends) it is counted:
+ *
+ *   buf:  [ counted now ........................ | carried over ]
+ *         0        cut1        cut2           end            buf_len
+ *         |-thread 0-|-thread 1-|--thread 2----|
+ *
+ * `end` and every cut are safe points: places where the pre-tokens of the
+ * whole stream and of the pieces on either side are the same, so each
+ * thread can pre-tokenize its part on its own and the counts do not depend
+ * on the number of threads or on how the caller chunked the input.
+ *
+ *   - lines mode: right after a '\n' (each line is its own sequence);
+ *   - documents mode: between two code points where a pre-token must end
+ *     whatever comes next (see is_split_point), and not inside an
+ *     occurrence of the document separator.
+ *
+ * The bytes after `end` (an unfinished line, word or UTF-8 character) are
+ * moved to the front and counted with the next batch. If a batch has no safe
+ * point at all (one enormous word or line), the batch size doubles, so the
+ * cost stays linear; memory is then the size of that word, which the word
+ * table has to hold anyway.
+ *
+ * Each thread validates its part as UTF-8 (strict: the first invalid byte
+ * stops the run with its stream offset and line; replace: the part is copied
+ * with each maximal invalid subpart turned into U+FFFD), cuts it into
+ * sequences, runs the library's GPT-2 pre-tokenizer and counts the pieces in
+ * its own word table. The tables are merged when counting is over.
+ */
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../kernels/kernels.h"
+#include "../pretok/pretok.h"
+#include "../pretok/ucd.h"
+#include "train.h"
+
+#define BATCH_PER_THREAD ((size_t)8 << 20)
+/* Below this many bytes a batch is counted by one thread. */
+#define MIN_PART ((size_t)1 << 16)
+/* Documents mode looks this far back from the end of a batch for a safe
+ * point before giving up and growing the batch. */
+#define SPLIT_SEARCH ((size_t)1 << 20)
+#define PROGRESS_EVERY 0.2 /* seconds */
+
+double simdbpe__train_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+simdbpe_status simdbpe__feeder_init(simdbpe__feeder *f)
+{
+    f->tabs = calloc(f->threads, sizeof *f->tabs);
+    if (!f->tabs)
+        return SIMDBPE_ERR_NOMEM;
+    for (unsigned i = 0; i < f->threads; i++)
+        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 16))
+            return SIMDBPE_ERR_NOMEM;
+    f->batch = BATCH_PER_THREAD * f->threads;
+    return SIMDBPE_OK;
+}
+
+void simdbpe__feeder_free(simdbpe__feeder *f)
+{
+    if (f->tabs)
+        for (unsigned i = 0; i < f->threads; i++)
+            simdbpe__wordtab_free(&f->tabs[i]);
+    free(f->tabs);
+    free(f->buf);
+    f->tabs = NULL;
+    f->buf = NULL;
+}
+
+/* ------------------------------------------------------------ safe points */
+
+/* The class of the valid code point that ends exactly at s[p] (p > 0), or
+ * -1 if the bytes before p do not end with one. */
+static int class_before(const uint8_t *s, size_t p)
+{
+    size_t q = p - 1;
+    if (s[q] < 0x80)
+        return (int)simdbpe__ascii_class[s[q]];
+    while (q > 0 && p - q < 4 && (s[q] & 0xC0) == 0x80)
+        q--;
+    size_t len = simdbpe__utf8_sequence_len(s + q, p - q);
+    if (len != p - q)
+        return -1;
+    uint32_t cp = len == 2   ? (uint32_t)(s[q] & 0x1F) << 6 | (s[q + 1] & 0x3F)
+                  : len == 3 ? (uint32_t)(s[q] & 0x0F) << 12 | (uint32_t)(s[q + 1] & 0x3F) << 6 |
+                                   (s[q + 2] & 0x3F)
+                             : (uint32_t)(s[q] & 0x07) << 18 | (uint32_t)(s[q + 1] & 0x3F) << 12 |
+                                   (uint32_t)(s[q + 2] & 0x3F) << 6 | (s[q + 3] & 0x3F);
+    return (int)simdbpe__ucd_class(cp);
+}
+
+/* The class of the valid code point that starts at s[p] and ends within
+ * s[0..n), or -1. */
+static int class_at(const uint8_t *s, size_t n, size_t p)
+{
+    if (s[p] < 0x80)
+        return (int)simdbpe__ascii_class[s[p]];
+    size_t len = simdbpe__utf8_sequence_len(s + p, n - p);
+    if (len == 0)
+        return -1;
+    uint32_t cp = len == 2   ? (uint32_t)(s[p] & 0x1F) << 6 | (s[p + 1] & 0x3F)
+                  : len == 3 ? (uint32_t)(s[p] & 0x0F) << 12 | (uint32_t)(s[p + 1] & 0x3F) << 6 |
+                                   (s[p + 2] & 0x3F)
+                             : (uint32_t)(s[p] & 0x07) << 18 | (uint32_t)(s[p + 1] & 0x3F) << 12 |
+                                   (uint32_t)(s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
+    return (int)simdbpe__ucd_class(cp);
+}
+
+/*
+ * Whether every GPT-2 pre-token boundary of the stream is kept when the text
+ * is cut at p (0 < p < n) and each side is pre-tokenized alone.
+ *
+ * The piece holding the code point before p is a run of letters, numbers or
+ * "other" (with an optional leading space) or a contraction, if that code
+ * point is not whitespace. Such a run ends exactly where the class changes,
+ * whatever follows, and the next piece starts afresh. Two exceptions are
+ * excluded: whitespace before p (`\s+(?!\S)` looks ahead and may give its
+ * last space to the next word) and "'" before a letter (a contraction may
+ * start at the "'"). Both code points must be valid UTF-8 so that `replace`
+ * mode repairs both sides the same way.
+ */
+static int is_split_point(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t p)
+{
+    int a = class_before(s, p);
+    if (a < 0 || a == SIMDBPE__CP_SPACE)
+        return 0;
+    int b = class_at(s, n, p);
+    if (b < 0 || a == b || (s[p - 1] == '\'' && b == SIMDBPE__CP_LETTER))
+        return 0;
+    if (f->sep) {
+        /* No occurrence of the separator may straddle p, nor possibly
+         * start before p and run past the bytes we have. */
+        size_t from = p >= f->sep_len ? p - f->sep_len + 1 : 0;
+        for (size_t q = from; q < p; q++) {
+            size_t have = n - q < f->sep_len ? n - q : f->sep_len;
+            if (memcmp(s + q, f->sep, have) == 0)
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* The first safe point in [from, n), or n if none. */
+static size_t next_safe(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t from)
+{
+    if (f->mode == SIMDBPE_TRAIN_LINES) {
+        const uint8_t *nl = from < n ? memchr(s + from, '\n', n - from) : NULL;
+        return nl ? (size_t)(nl - s) + 1 : n;
+    }
+    for (size_t p = from > 0 ? from : 1; p < n; p++)
+        if (is_split_point(f, s, n, p))
+            return p;
+    return n;
+}
+
+/* The last safe point in buf, or 0 if none. */
+static size_t last_safe(const simdbpe__feeder *f, const uint8_t *s, size_t n)
+{
+    if (f->mode == SIMDBPE_TRAIN_LINES) {
+        const uint8_t *nl = n ? memrchr(s, '\n', n) : NULL;
+        return nl ? (size_t)(nl - s) + 1 : 0;
+    }
+    size_t stop = n > SPLIT_SEARCH ? n - SPLIT_SEARCH : 1;
+    for (size_t p = n - 1; p >= stop && p > 0; p--)
+        if (is_split_point(f, s, n, p))
+            return p;
+    return 0;
+}
+
+/* --------------------------------------------------------------- counting */
+
+typedef struct job {
+    const simdbpe__feeder *f;
+    simdbpe__wordtab *tab;
+    const uint8_t *s; /* the part */
+    size_t n;
+    uint64_t newlines; /* '\n' bytes in the part */
+    size_t bad;        /* offset of the first invalid byte, or SIZE_MAX */
+    int nomem;
+    uint8_t *fixed; /* replace mode: the repaired part */
+    size_t fixed_cap;
+} job;
+
+/* Pre-tokenizes one sequence s[0..n) and counts its pieces. */
+static int count_sequence(simdbpe__wordtab *t, const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t j = simdbpe__pretok_piece_end(s, n, i);
+        if (simdbpe__wordtab_add(t, s + i, j - i, simdbpe__hash_bytes(s + i, j - i), 1))
+            return -1;
+        i = j;
+    }
+    return 0;
+}
+
+static uint64_t count_newlines(const uint8_t *s, size_t n)
+{
+    uint64_t c = 0;
+    const uint8_t *end = s + n;
+    while ((s = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        c++;
+        s++;
+    }
+    return c;
+}
+
+/* Copies s into j->fixed with every maximal invalid subpart replaced by
+ * U+FFFD (EF BF BD); `bad` is the offset of the first invalid byte. */
+static int repair(job *j, const uint8_t *s, size_t n, size_t bad, size_t *out_len)
+{
+    if (n > (SIZE_MAX - 1) / 3)
+        return -1;
+    if (simdbpe__grow((void **)&j->fixed, &j->fixed_cap, 3 * n + 1, 1))
+        return -1;
+    const simdbpe__kernels *k = j->f->k;
+    uint8_t *o = j->fixed;
+    memcpy(o, s, bad);
+    size_t w = bad, i = bad;
+    while (i < n) {
+        size_t valid = k->validate_utf8(s + i, n - i);
+        memcpy(o + w, s + i, valid);
+        w += valid;
+        i += valid;
+        if (i == n)
+            break;
+        i += simdbpe__utf8_maximal_subpart(s + i, n - i);
+        memcpy(o + w, "\xEF\xBF\xBD", 3);
+        w += 3;
+    }
+    *out_len = w;
+    return 0;
+}
+
+static int count_lines(simdbpe__wordtab *t, const uint8_t *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        const uint8_t *nl = memchr(s + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - s) + 1 : n;
+        if (count_sequence(t, s + i, end - i))
+            return -1;
+        i = end;
+    }
+    return 0;
+}
+
+/* Documents mode: the separator ends a document; a part's edges are safe
+ * points, so each stretch is pre-tokenized as a whole text. */
+static int count_documents(const simdbpe__feeder *f, simdbpe__wordtab *t, const uint8_t *s,
+                           size_t n)
+{
+    if (!f->sep)
+        return count_sequence(t, s, n);
+    size_t i = 0;
+    while (i < n) {
+        const uint8_t *hit = memmem(s + i, n - i, f->sep, f->sep_len);
+        size_t end = hit ? (size_t)(hit - s) : n;
+        if (end > i && count_sequence(t, s + i, end - i))
+            return -1;
+        i = hit ? end + f->sep_len : n;
+    }
+    return 0;
+}
+
+static void *run_job(void *arg)
+{
+    job *j = arg;
+    const simdbpe__feeder *f = j->f;
+    const uint8_t *s = j->s;
+    size_t n = j->n;
+    size_t bad = n ? f->k->validate_utf8(s, n) : 0;
+    if (bad != n) {
+        if (f->errors != SIMDBPE_UTF8_REPLACE) {
+            j->bad = bad;
+            return NULL;
+        }
+        if (repair(j, s, n, bad, &n)) {
+            j->nomem = 1;
+            return NULL;
+        }
+        s = j->fixed;
+    }
+    j->newlines = count_newlines(j->s, j->n);
+    int rc = f->mode == SIMDBPE_TRAIN_LINES ? count_lines(j->tab, s, n)
+                                             : count_documents(f, j->tab, s, n);
+    if (rc)
+        j->nomem = 1;
+    return NULL;
+}
+
+/* Counts buf[0..end) with up to f->threads threads. */
+static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error *err)
+{
+    unsigned parts = f->threads;
+    if (end / parts < MIN_PART)
+        parts = end / MIN_PART > 0 ? (unsigned)(end / MIN_PART) : 1;
+    if (parts > f->threads)
+        parts = f->threads;
+    job jobs[64];
+    pthread_t tids[64];
+    int started[64] = {0};
+    if (parts > 64)
+        parts = 64;
+    size_t start = 0;
+    for (unsigned i = 0; i < parts; i++) {
+        size_t stop = end;
+        if (i + 1 < parts) {
+            size_t target = end / parts * (i + 1);
+            stop = next_safe(f, f->buf, end, target > start ? target : start);
+        }
+        memset(&jobs[i], 0, sizeof jobs[i]);
+        jobs[i].f = f;
+        jobs[i].tab = &f->tabs[i];
+        jobs[i].s = f->buf + start;
+        jobs[i].n = stop - start;
+        jobs[i].bad = SIZE_MAX;
+        start = stop;
+    }
+    for (unsigned i = 1; i < parts; i++)
+        started[i] = pthread_create(&tids[i], NULL, run_job, &jobs[i]) == 0;
+    run_job(&jobs[0]);
+    for (unsigned i = 1; i < parts; i++) {
+        if (started[i])
+            pthread_join(tids[i], NULL);
+        else
+            run_job(&jobs[i]);
+    }
+    simdbpe_status st = SIMDBPE_OK;
+    uint64_t newlines = 0;
+    for (unsigned i = 0; i < parts; i++) {
+        free(jobs[i].fixed);
+        if (st != SIMDBPE_OK)
+            continue;
+        if (jobs[i].nomem) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                               "out of memory while counting words");
+        } else if (jobs[i].bad != SIZE_MAX) {
+            size_t at = (size_t)(jobs[i].s - f->buf) + jobs[i].bad;
+            uint64_t off = f->stream_off + at;
+            uint64_t line = f->stream_line + count_newlines(f->buf, at) + 1;
+            st = simdbpe__fail(err, SIMDBPE_ERR_INVALID_UTF8, off, line,
+                               "invalid UTF-8 at line %llu, byte offset %llu (byte 0x%02X)",
+                               (unsigned long long)line, (unsigned long long)off, f->buf[at]);
+        } else {
+            newlines += jobs[i].newlines;
+        }
+    }
+    if (st == SIMDBPE_OK) {
+        f->stream_line += newlines;
+        f->stream_off += end;
+        if (end)
+            f->sequences = 1;
+    }
+    return st;
+}
+
+static void report(simdbpe__feeder *f, int force)
+{
+    if (!f->progress)
+        return;
+    double now = simdbpe__train_now();
+    if (!force && now - f->last_report < PROGRESS_EVERY)
+        return;
+    f->last_report = now;
+    simdbpe_train_progress p;
+    memset(&p, 0, sizeof p);
+    p.stage = SIMDBPE_TRAIN_COUNTING;
+    p.bytes = f->bytes_fed;
+    f->progress(&p, f->progress_user);
+}
+
+/* Counts what is safe to count now (everything when `final`) and keeps
+ * the rest for later. */
+static simdbpe_status process(simdbpe__feeder *f, int final, simdbpe_error *err)
+{
+    size_t end = final ? f->buf_len : last_safe(f, f->buf, f->buf_len);
+    if (end > 0) {
+        simdbpe_status st = count_region(f, end, err);
+        if (st != SIMDBPE_OK)
+            return st;
+        memmove(f->buf, f->buf + end, f->buf_len - end);
+        f->buf_len -= end;
+    }
+    /* Keep at least as much room for new bytes as is carried over, so a
+     * huge word is rescanned only a logarithmic number of times. */
+    if (f->buf_len * 2 > f->batch)
+        f->batch *= 2;
+    report(f, final);
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__feeder_feed(simdbpe__feeder *f, const uint8_t *data, size_t len,
+                                    simdbpe_error *err)
+{
+    while (len > 0) {
+        if (f->buf_cap < f->batch) {
+            uint8_t *p = realloc(f->buf, f->batch);
+            if (!p)
+                return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                     "out of memory for the input buffer");
+            f->buf = p;
+            f->buf_cap = f->batch;
+        }
+        size_t take = f->batch - f->buf_len;
+        if (take > len)
+            take = len;
+        memcpy(f->buf + f->buf_len, data, take);
+        f->buf_len += take;
+        f->bytes_fed += take;
+        f->stream_open = 1;
+        data += take;
+        len -= take;
+        if (f->buf_len == f->batch) {
+            simdbpe_status st = process(f, 0, err);
+            if (st != SIMDBPE_OK)
+                return st;
+        }
+    }
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__feeder_end_stream(simdbpe__feeder *f, simdbpe_error *err)
+{
+    simdbpe_status st = SIMDBPE_OK;
+    if (f->buf_len > 0)
+        st = process(f, 1, err);
+    f->buf_len = 0;
+    f->stream_off = 0;
+    f->stream_line = 0;
+    f->stream_open = 0;
+    return st;
+}
+
+simdbpe_status simdbpe__feeder_collect(simdbpe__feeder *f, simdbpe_error *err)
+{
+    for (unsigned i = 1; i < f->threads; i++) {
+        if (simdbpe__wordtab_merge(&f->tabs[0], &f->tabs[i]))
+            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                 "out of memory while merging word counts");
+        simdbpe__wordtab_free(&f->tabs[i]);
+    }
+    return SIMDBPE_OK;
+}
