@@ -330,7 +330,7 @@ async function main() {
   for (let i = 0; i < 200; i++) {
     const parts = [];
     const n = r.int(1, 5);
-    for (let k = 0; k < n; k++) parts.push(randomDocument(r).slice(0, 40));
+    for (let k = 0; k < n; k++) parts.push(Array.from(randomDocument(r)).slice(0, 40).join(""));
     sp.push(parts.join(r.pick(['<|endoftext|>', ' <|endoftext|>', '<|endoftext|>\n'])));
   }
   const spIds = await gpt2Ids(sp, true);
@@ -374,8 +374,8 @@ async function main() {
     '<s>hello</s>', 'a<pad>b<unk><mask>', '<s', 's>', "don't stop", 'in the end',
     ...docs.slice(0, 200)];
   for (let i = 0; i < 40; i++) {
-    smTexts.push([randomDocument(r).slice(0, 30), r.pick(sm.specials), 'xyz ',
-      randomDocument(r).slice(0, 30)].join(''));
+    smTexts.push([Array.from(randomDocument(r)).slice(0, 30).join(""), r.pick(sm.specials), 'xyz ',
+      Array.from(randomDocument(r)).slice(0, 30).join("")].join(''));
   }
   const smIds = await hfIds(smPlain, smTexts);
   const smIdsAllow = await hfIds(smSpecial, smTexts);
