@@ -1,0 +1,26 @@
+# core.cmake - unit tests of the core library, one Criterion executable per
+# module, plus the differential test against a textbook reference encoder.
+# Included by tests/CMakeLists.txt before golden.cmake and cli.cmake, which
+# use simdbpe_tests_add() defined here.
+pkg_check_modules(TESTS_JANSSON REQUIRED IMPORTED_TARGET jansson)
+
+# simdbpe_tests_add(NAME SOURCE...): a Criterion executable NAME linked to
+# the library (internal headers visible: tests may test internals), jansson
+# for reading golden JSON, and registered with ctest as NAME.
+function(simdbpe_tests_add name)
+  add_executable(${name} ${ARGN})
+  target_include_directories(${name} PRIVATE
+    ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/src/common ${CMAKE_CURRENT_SOURCE_DIR})
+  target_compile_definitions(${name} PRIVATE
+    SIMDBPE_TEST_DATA_DIR="${CMAKE_CURRENT_SOURCE_DIR}/data"
+    SIMDBPE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  target_link_libraries(${name} PRIVATE simdbpe PkgConfig::TESTS_JANSSON ${CRITERION_LIB})
+  add_test(NAME ${name} COMMAND ${name})
+endfunction()
+
+simdbpe_tests_add(test_status test_status.c)
+simdbpe_tests_add(test_model test_model.c)
+simdbpe_tests_add(test_pretok test_pretok.c)
+simdbpe_tests_add(test_bpe test_bpe.c)
+simdbpe_tests_add(test_encode test_encode.c)
+simdbpe_tests_add(test_decode test_decode.c)

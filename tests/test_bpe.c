@@ -1,0 +1,492 @@
+/*
+ * test_bpe.c - the library's BPE against a slow, obviously-correct
+ * reference (ref_bpe.h: the textbook "merge the lowest-rank pair, leftmost
+ * on ties" loop over merges.txt parsed by the test).
+ *
+ * Two paths are compared with the reference:
+ *   - simdbpe__bpe_word (the heap merge) on any bytes, including words the
+ *     pre-tokenizer never makes (random bytes, long runs of spaces);
+ *   - simdbpe_encode, which adds the whole-token shortcut and the cache, on
+ *     words that are exactly one pre-token.
+ * Models: GPT-2 (from src/model/gpt2 files) and small random models whose
+ * ids are shuffled (not 256 + rank) and whose merges may make the same token
+ * in several ways or make tokens their own merges never reach.
+ */
+#include <criterion/criterion.h>
+
+#include "model/model.h"
+#include "pretok/pretok.h"
+#include "ref_bpe.h"
+#include "test_util.h"
+
+/* A tiny deterministic PRNG (xorshift64*), so failures reproduce. */
+static uint64_t rng_state;
+static void rng_seed(uint64_t s)
+{
+    rng_state = s * 0x9E3779B97F4A7C15ULL + 1;
+}
+static uint32_t rng_next(void)
+{
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return (uint32_t)((rng_state * 0x2545F4914F6CDD1DULL) >> 32);
+}
+static uint32_t rng_below(uint32_t n)
+{
+    return rng_next() % n;
+}
+
+typedef struct fixture {
+    simdbpe_model *m;
+    simdbpe_encoder *e;
+    ref_model ref;
+    simdbpe__bpe_scratch scratch;
+    uint32_t *got, *want;
+    size_t cap;
+    size_t compared_encode;
+} fixture;
+
+static void fixture_init(fixture *f, const char *vocab, size_t vlen, const char *merges,
+                         size_t mlen, simdbpe_model *m)
+{
+    memset(f, 0, sizeof *f);
+    f->m = m;
+    f->e = tu_encoder(m);
+    cr_assert_eq(ref_model_load(&f->ref, vocab, vlen, merges, mlen), 0, "reference load");
+    f->cap = 1 << 16;
+    f->got = malloc(f->cap * sizeof *f->got);
+    f->want = malloc(f->cap * sizeof *f->want);
+}
+
+static void fixture_free(fixture *f)
+{
+    simdbpe_encoder_free(f->e);
+    simdbpe_model_free(f->m);
+    ref_model_free(&f->ref);
+    simdbpe__bpe_scratch_free(&f->scratch);
+    free(f->got);
+    free(f->want);
+}
+
+/* Compares the library with the reference on one word. */
+static void check_word(fixture *f, const uint8_t *w, size_t len, const char *what)
+{
+    cr_assert(len >= 1 && len < f->cap);
+    long nw = ref_encode(&f->ref, w, len, f->want);
+    cr_assert_geq(nw, 1, "reference failed on a %s word", what);
+    size_t ng = 0;
+    cr_assert_eq(simdbpe__bpe_word(f->m, &f->scratch, w, len, f->got, &ng), SIMDBPE_OK);
+    char msg[160], shown[120];
+    if (tu_ids_differ(f->got, ng, f->want, (size_t)nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("bpe_word, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+    /* Through the public API too when the word is one valid pre-token. */
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(f->e, (const char *)w, len, NULL, &ids, &n, &err);
+    if (st == SIMDBPE_ERR_INVALID_UTF8)
+        return; /* bpe_word above covered it */
+    cr_assert_eq(st, SIMDBPE_OK, "encode: %s", err.message);
+    if (simdbpe__pretok_piece_end(w, len, 0) != len)
+        return;
+    f->compared_encode++;
+    if (tu_ids_differ(ids, n, f->want, (size_t)nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("simdbpe_encode, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+}
+
+/* ---------------------------------------------------------------- GPT-2 */
+
+static fixture gpt2;
+
+static void gpt2_setup(void)
+{
+    size_t vlen, mlen;
+    char *v = tu_read(TU_GPT2_DIR "/vocab.json", &vlen);
+    char *m = tu_read(TU_GPT2_DIR "/merges.txt", &mlen);
+    fixture_init(&gpt2, v, vlen, m, mlen, tu_gpt2());
+    free(v);
+    free(m);
+}
+
+static void gpt2_teardown(void)
+{
+    fixture_free(&gpt2);
+}
+
+TestSuite(bpe_gpt2, .init = gpt2_setup, .fini = gpt2_teardown);
+
+/* REFERENCE.md: every non-special GPT-2 token is reachable, so each
+ * token's own bytes encode to that one token - by both encoders. */
+Test(bpe_gpt2, every_token_of_the_vocab)
+{
+    for (uint32_t id = 0; id < 50256; id++) {
+        const uint8_t *b;
+        size_t len;
+        cr_assert_eq(simdbpe_model_token_bytes(gpt2.m, id, &b, &len), SIMDBPE_OK);
+        cr_assert_eq(ref_encode(&gpt2.ref, b, len, gpt2.want), 1, "token %u", id);
+        cr_assert_eq(gpt2.want[0], id, "the reference splits token %u", id);
+        check_word(&gpt2, b, len, "vocab token");
+    }
+    cr_assert_gt(gpt2.compared_encode, 40000);
+}
+
+/* Two to four tokens glued together: merges across token boundaries. */
+Test(bpe_gpt2, concatenated_tokens)
+{
+    rng_seed(1);
+    uint8_t w[4096];
+    for (int t = 0; t < 20000; t++) {
+        size_t len = 0;
+        int k = 2 + (int)rng_below(3);
+        for (int i = 0; i < k; i++) {
+            const uint8_t *b;
+            size_t bl;
+            simdbpe_model_token_bytes(gpt2.m, rng_below(50256), &b, &bl);
+            memcpy(w + len, b, bl);
+            len += bl;
+        }
+        check_word(&gpt2, w, len, "concatenated-token");
+    }
+}
+
+/* Random English-like words (letters, syllables), with and without a
+ * leading space: one pre-token each. */
+Test(bpe_gpt2, random_letter_words)
+{
+    static const char *const syl[] = {"th", "e", "in", "er", "an", "re", "on", "at", "en",
+                                      "nd", "ti", "es", "or", "te", "of", "ed", "is", "it",
+                                      "al", "ar", "st", "to", "nt", "ng", "se", "ha", "as",
+                                      "ou", "io", "le", "ve", "co", "me", "de", "hi", "ri",
+                                      "ro", "ic", "ne", "ea", "ra", "ce", "q", "x", "z",
+                                      "Th", "E", "IN", "Qu", "j", "y", "k"};
+    rng_seed(2);
+    uint8_t w[512];
+    for (int t = 0; t < 30000; t++) {
+        size_t len = 0;
+        if (rng_below(2))
+            w[len++] = ' ';
+        int k = 1 + (int)rng_below(12);
+        for (int i = 0; i < k; i++) {
+            const char *s = syl[rng_below(sizeof syl / sizeof syl[0])];
+            memcpy(w + len, s, strlen(s));
+            len += strlen(s);
+        }
+        check_word(&gpt2, w, len, "letter");
+    }
+    cr_assert_gt(gpt2.compared_encode, 29000);
+}
+
+/* Letters of other scripts (2-byte and 3-byte UTF-8) and digit runs. */
+Test(bpe_gpt2, random_non_ascii_and_digit_words)
+{
+    rng_seed(3);
+    uint8_t w[512];
+    for (int t = 0; t < 20000; t++) {
+        size_t len = 0;
+        if (rng_below(2))
+            w[len++] = ' ';
+        int kind = (int)rng_below(4), k = 1 + (int)rng_below(10);
+        for (int i = 0; i < k; i++) {
+            if (kind == 0) { /* Cyrillic а-я: D0 B0..D1 8F */
+                uint32_t cp = 0x430 + rng_below(32);
+                w[len++] = (uint8_t)(0xC0 | cp >> 6);
+                w[len++] = (uint8_t)(0x80 | (cp & 0x3F));
+            } else if (kind == 1) { /* CJK U+4E00.. */
+                uint32_t cp = 0x4E00 + rng_below(0x200);
+                w[len++] = (uint8_t)(0xE0 | cp >> 12);
+                w[len++] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+                w[len++] = (uint8_t)(0x80 | (cp & 0x3F));
+            } else if (kind == 2) { /* digits */
+                w[len++] = (uint8_t)('0' + rng_below(10));
+            } else { /* Latin-1 letters à..ÿ (C3 A0..C3 BF) */
+                w[len++] = 0xC3;
+                w[len++] = (uint8_t)(0xA0 + rng_below(32));
+            }
+        }
+        check_word(&gpt2, w, len, "non-ASCII/digit");
+    }
+}
+
+/* Adversarial shapes: long runs of one byte, alternating patterns, runs of
+ * spaces and newlines, and the same at every length up to a bound. */
+Test(bpe_gpt2, adversarial_runs_and_patterns)
+{
+    static const char *const units[] = {"a", "e", "z", "0", "9", " ", "\n", "!", "-", "=",
+                                        "ab", "ba", "aab", "abc", "the", " a", "a ", "xy",
+                                        "\xC3\xA9", "\xE4\xB8\xAD", "\xF0\x9F\x98\x80", "'s",
+                                        "1 ", "..", "//", "**"};
+    uint8_t w[2100];
+    for (size_t u = 0; u < sizeof units / sizeof units[0]; u++) {
+        size_t ul = strlen(units[u]);
+        for (size_t reps = 1; reps * ul <= 2048; reps = reps < 64 ? reps + 1 : reps * 2) {
+            for (size_t i = 0; i < reps; i++)
+                memcpy(w + i * ul, units[u], ul);
+            check_word(&gpt2, w, reps * ul, "run");
+        }
+    }
+    /* A leading space before a run: " aaaa...". */
+    for (size_t n = 1; n <= 300; n++) {
+        w[0] = ' ';
+        memset(w + 1, 'a', n);
+        check_word(&gpt2, w, n + 1, "spaced run");
+    }
+}
+
+/* Random bytes as words: invalid UTF-8 included (bpe_word only). */
+Test(bpe_gpt2, random_bytes)
+{
+    rng_seed(4);
+    uint8_t w[256];
+    for (int t = 0; t < 20000; t++) {
+        size_t len = 1 + rng_below(40);
+        int narrow = rng_below(2); /* half the words from a 4-byte alphabet */
+        for (size_t i = 0; i < len; i++)
+            w[i] = narrow ? (uint8_t)"\xE0\x80 a"[rng_below(4)] : (uint8_t)rng_below(256);
+        check_word(&gpt2, w, len, "random-byte");
+    }
+}
+
+/* -------------------------------------------------------- random models */
+
+typedef struct tok {
+    uint8_t b[16];
+    size_t len;
+} tok;
+
+/*
+ * Builds a random byte-level model: the 256 bytes plus up to `n_merges`
+ * merges of random pairs of existing tokens over a small alphabet (so that
+ * merges fire often), total length <= 12. A pair whose concatenation already
+ * is a token still becomes a rule (several rules can make one token). Ids
+ * are a random permutation offset by 3 (ids 0..2 unused, as if specials were
+ * there), so ids are neither dense from 0 nor 256 + rank.
+ */
+static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, tm_buf *vocab,
+                         tm_buf *merges)
+{
+    rng_seed(seed);
+    size_t cap = 256 + n_merges;
+    tok *toks = calloc(cap, sizeof *toks);
+    size_t n = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        toks[n].b[0] = (uint8_t)b;
+        toks[n++].len = 1;
+    }
+    /* Candidate parts: the alphabet's bytes first, then made tokens. */
+    size_t alen = strlen(alphabet);
+    size_t *pool = calloc(cap, sizeof *pool), npool = 0;
+    for (size_t i = 0; i < alen; i++)
+        pool[npool++] = (uint8_t)alphabet[i];
+    tm_add(merges, "#version: 0.2\n", 14);
+    uint8_t (*pairs)[2][16] = calloc(n_merges, sizeof *pairs);
+    size_t (*plens)[2] = calloc(n_merges, sizeof *plens), made = 0;
+    for (size_t tries = 0; made < n_merges && tries < n_merges * 50; tries++) {
+        const tok *l = &toks[pool[rng_below((uint32_t)npool)]];
+        const tok *r = &toks[pool[rng_below((uint32_t)npool)]];
+        if (l->len + r->len > 12)
+            continue;
+        int dup = 0;
+        for (size_t k = 0; k < made && !dup; k++)
+            dup = plens[k][0] == l->len && plens[k][1] == r->len &&
+                  memcmp(pairs[k][0], l->b, l->len) == 0 && memcmp(pairs[k][1], r->b, r->len) == 0;
+        if (dup)
+            continue;
+        memcpy(pairs[made][0], l->b, l->len);
+        memcpy(pairs[made][1], r->b, r->len);
+        plens[made][0] = l->len;
+        plens[made][1] = r->len;
+        made++;
+        tok t;
+        memcpy(t.b, l->b, l->len);
+        memcpy(t.b + l->len, r->b, r->len);
+        t.len = l->len + r->len;
+        size_t k = 0;
+        while (k < n && !(toks[k].len == t.len && memcmp(toks[k].b, t.b, t.len) == 0))
+            k++;
+        if (k == n) {
+            toks[n] = t;
+            pool[npool++] = n++;
+        }
+        /* The merges.txt line, spelled in the byte-level alphabet. */
+        char ls[64], rs[64];
+        tm_spell(ls, l->b, l->len, 0);
+        tm_spell(rs, r->b, r->len, 0);
+        tm_add(merges, ls, strlen(ls));
+        tm_add(merges, " ", 1);
+        tm_add(merges, rs, strlen(rs));
+        tm_add(merges, "\n", 1);
+    }
+    /* Shuffled ids. */
+    uint32_t *ids = malloc(n * sizeof *ids);
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (uint32_t)i + 3;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = rng_below((uint32_t)(i + 1));
+        uint32_t x = ids[i];
+        ids[i] = ids[j];
+        ids[j] = x;
+    }
+    tm_add(vocab, "{", 1);
+    for (size_t i = 0; i < n; i++) {
+        char key[64];
+        tm_spell(key, toks[i].b, toks[i].len, 1);
+        tm_addf_entry(vocab, key, ids[i]);
+    }
+    tm_vocab_end(vocab);
+    free(ids);
+    free(pairs);
+    free(plens);
+    free(pool);
+    free(toks);
+}
+
+static void random_model_round(uint64_t seed, size_t n_merges, const char *alphabet,
+                               int words)
+{
+    tm_buf vocab = {0}, merges = {0};
+    random_model(seed, n_merges, alphabet, &vocab, &merges);
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
+                 (unsigned long long)seed, err.message);
+    fixture f;
+    fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+    size_t alen = strlen(alphabet);
+    uint8_t w[700];
+    rng_seed(seed * 31 + 7);
+    for (int t = 0; t < words; t++) {
+        size_t len = 1 + rng_below(t % 10 == 0 ? 600 : 40);
+        for (size_t i = 0; i < len; i++)
+            w[i] = (uint8_t)alphabet[rng_below((uint32_t)alen)];
+        if (rng_below(3) == 0)
+            w[0] = ' ';
+        check_word(&f, w, len, "random-model");
+    }
+    /* Every token on its own bytes, whether or not it is reachable. */
+    for (uint32_t id = 0; id < simdbpe_model_vocab_size(m); id++) {
+        const uint8_t *b;
+        size_t len;
+        if (simdbpe_model_token_bytes(m, id, &b, &len) == SIMDBPE_OK)
+            check_word(&f, b, len, "random-model token");
+    }
+    cr_assert_gt(f.compared_encode, (size_t)words / 2);
+    fixture_free(&f);
+    free(vocab.s);
+    free(merges.s);
+}
+
+Test(bpe_random_model, small_alphabet_many_merges)
+{
+    for (uint64_t seed = 1; seed <= 6; seed++)
+        random_model_round(seed, 300, "abcd", 3000);
+}
+
+Test(bpe_random_model, two_letters)
+{
+    for (uint64_t seed = 10; seed <= 14; seed++)
+        random_model_round(seed, 120, "ab", 3000);
+}
+
+Test(bpe_random_model, wider_alphabet)
+{
+    for (uint64_t seed = 20; seed <= 23; seed++)
+        random_model_round(seed, 800, "abcdefgh", 3000);
+}
+
+/* A model where some token is unreachable must say so and must not emit
+ * it from the whole-token shortcut; at least one random model here has
+ * such a token (checked), and the comparisons above cover the encoding. */
+Test(bpe_random_model, unreachable_tokens_are_detected)
+{
+    size_t inexact = 0;
+    for (uint64_t seed = 1; seed <= 6; seed++) {
+        tm_buf vocab = {0}, merges = {0};
+        random_model(seed, 300, "abcd", &vocab, &merges);
+        simdbpe_model *m = NULL;
+        simdbpe_error err;
+        cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
+        ref_model ref;
+        cr_assert_eq(ref_model_load(&ref, vocab.s, vocab.len, merges.s, merges.len), 0);
+        int all_reachable = 1;
+        for (uint32_t id = 0; id < simdbpe_model_vocab_size(m); id++) {
+            const uint8_t *b;
+            size_t len;
+            uint32_t out[16];
+            if (simdbpe_model_token_bytes(m, id, &b, &len) != SIMDBPE_OK)
+                continue;
+            long n = ref_encode(&ref, b, len, out);
+            all_reachable &= n == 1 && out[0] == id;
+        }
+        cr_assert_eq(simdbpe_model_whole_token_exact(m), all_reachable, "seed %llu",
+                     (unsigned long long)seed);
+        inexact += !all_reachable;
+        ref_model_free(&ref);
+        simdbpe_model_free(m);
+        free(vocab.s);
+        free(merges.s);
+    }
+    cr_assert_gt(inexact, 0, "no random model had an unreachable token; the test lost its point");
+}
+
+/* A duplicated rule keeps its last rank (HF collects merges into a map). */
+Test(bpe_rules, duplicate_rule_keeps_the_last_rank)
+{
+    tm_buf vocab = {0}, merges = {0};
+    tm_vocab_begin(&vocab, NULL, -1);
+    tm_vocab_token(&vocab, "ab", 256);
+    tm_vocab_token(&vocab, "bc", 257);
+    tm_vocab_end(&vocab);
+    /* ranks: a b = 0, b c = 1, a b = 2 (the last one wins: b c goes first) */
+    tm_merge(&merges, "a", "b");
+    tm_merge(&merges, "b", "c");
+    tm_merge(&merges, "a", "b");
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
+    fixture f;
+    fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+    uint32_t want[] = {'a', 257};
+    tu_expect_ids(f.e, "abc", 3, NULL, want, 2, "duplicate rule");
+    check_word(&f, (const uint8_t *)"abc", 3, "duplicate rule");
+    fixture_free(&f);
+    free(vocab.s);
+    free(merges.s);
+}
+
+/* A 1 MB pre-token must encode (O(n log n), bounded memory) and decode back
+ * to itself; the reference is too slow for this size, so the ids are
+ * checked against a 4 KB prefix pattern: a run of one letter encodes
+ * periodically. */
+Test(bpe_gpt2, one_megabyte_piece)
+{
+    size_t len = 1 << 20;
+    char *text = malloc(len);
+    memset(text, 'a', len);
+    size_t n;
+    const uint32_t *ids = tu_encode(gpt2.e, text, len, NULL, &n);
+    uint8_t *back = malloc(len + 64);
+    size_t blen;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_decode(gpt2.m, ids, n, back, len + 64, &blen, &err), SIMDBPE_OK);
+    cr_assert(blen == len && memcmp(back, text, len) == 0, "1 MB of 'a' does not round-trip");
+    /* The reference on a prefix whose length is a multiple of the period
+     * gives the same ids as the start of the long run. */
+    long nw = ref_encode(&gpt2.ref, (const uint8_t *)text, 4096, gpt2.want);
+    cr_assert_gt(nw, 0);
+    size_t covered = 0, k = 0;
+    while (k < (size_t)nw && covered < 2048) {
+        cr_assert_eq(ids[k], gpt2.want[k], "1 MB run differs at id %zu", k);
+        const uint8_t *b;
+        size_t bl;
+        simdbpe_model_token_bytes(gpt2.m, ids[k], &b, &bl);
+        covered += bl;
+        k++;
+    }
+    free(back);
+    free(text);
+}

@@ -1,0 +1,345 @@
+/*
+ * test_encode.c - the encoder: arguments, special-token policies, strict
+ * UTF-8 errors and replace mode, encoder reuse, threads, kernel choice.
+ *
+ * Expected ids come from the references via golden files:
+ *   specials.jsonl  tiktoken encode(text, "all") / encode_ordinary and HF;
+ *   utf8.jsonl      Python's UnicodeDecodeError.start (strict offset) and the
+ *                   references' ids of bytes.decode("utf-8", "replace").
+ */
+#include <criterion/criterion.h>
+
+#include <pthread.h>
+
+#include "../kernels/kernels.h"
+#include "test_util.h"
+
+static simdbpe_model *model;
+static simdbpe_encoder *enc;
+
+static void setup(void)
+{
+    model = tu_gpt2();
+    enc = tu_encoder(model);
+}
+
+static void teardown(void)
+{
+    simdbpe_encoder_free(enc);
+    simdbpe_model_free(model);
+}
+
+TestSuite(encode, .init = setup, .fini = teardown);
+
+static const simdbpe_encode_options as_text = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options allow = {SIMDBPE_SPECIAL_ALLOW, SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options forbid = {SIMDBPE_SPECIAL_ERROR, SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options replace = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+
+/* ------------------------------------------------------------ arguments */
+
+Test(encode, empty_text)
+{
+    size_t n = 99;
+    const uint32_t *ids = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(enc, "", 0, NULL, &ids, &n, &err), SIMDBPE_OK);
+    cr_assert_eq(n, 0);
+    cr_assert_eq(simdbpe_encode(enc, NULL, 0, NULL, &ids, &n, &err), SIMDBPE_OK);
+    cr_assert_eq(n, 0);
+}
+
+Test(encode, null_arguments)
+{
+    size_t n;
+    const uint32_t *ids;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(enc, NULL, 3, NULL, &ids, &n, &err), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(err.status, SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encode(enc, "a", 1, NULL, NULL, &n, &err), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encode(enc, "a", 1, NULL, &ids, NULL, &err), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encode(NULL, "a", 1, NULL, &ids, &n, &err), SIMDBPE_ERR_INVALID_ARG);
+    simdbpe_encoder *e = NULL;
+    cr_assert_eq(simdbpe_encoder_new(NULL, &e), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encoder_new(model, NULL), SIMDBPE_ERR_INVALID_ARG);
+    /* A NULL error pointer is allowed on failure and on success. */
+    cr_assert_eq(simdbpe_encode(enc, "\xFF", 1, NULL, &ids, &n, NULL), SIMDBPE_ERR_INVALID_UTF8);
+    cr_assert_eq(simdbpe_encode(enc, "a", 1, NULL, &ids, &n, NULL), SIMDBPE_OK);
+}
+
+Test(encode, well_known_ids)
+{
+    /* tiktoken gpt2: "Hello world" -> [15496, 995]; edge.jsonl doc 7:
+     * "x 中" -> [87, 220, 40792]. */
+    uint32_t hello[] = {15496, 995};
+    tu_expect_ids(enc, "Hello world", 11, NULL, hello, 2, "hello");
+    uint32_t cjk[] = {87, 220, 40792};
+    tu_expect_ids(enc, "x \xE4\xB8\xAD", 5, &as_text, cjk, 3, "cjk");
+}
+
+/* The ids stay valid until the next call, and results do not depend on
+ * what the encoder saw before (the cache must not leak across words). */
+Test(encode, results_do_not_depend_on_history)
+{
+    static const char *const words[] = {"hello", " hello", "Hello", "hello world",
+                                        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "aaaa",
+                                        " the", "the", "\xE4\xB8\xAD\xE6\x96\x87", "x"};
+    size_t nw = sizeof words / sizeof words[0];
+    uint32_t first[16][64];
+    size_t first_n[16];
+    for (size_t i = 0; i < nw; i++) {
+        const uint32_t *ids = tu_encode(enc, words[i], strlen(words[i]), NULL, &first_n[i]);
+        cr_assert_leq(first_n[i], 64);
+        memcpy(first[i], ids, first_n[i] * sizeof *ids);
+    }
+    for (int round = 0; round < 3; round++) {
+        for (size_t k = 0; k < nw; k++) {
+            size_t i = round % 2 ? nw - 1 - k : k;
+            tu_expect_ids(enc, words[i], strlen(words[i]), NULL, first[i], first_n[i],
+                          "encoded again");
+        }
+    }
+    simdbpe_encoder *fresh = tu_encoder(model);
+    for (size_t i = 0; i < nw; i++)
+        tu_expect_ids(fresh, words[i], strlen(words[i]), NULL, first[i], first_n[i],
+                      "fresh encoder");
+    simdbpe_encoder_free(fresh);
+}
+
+/* -------------------------------------------------------------- specials */
+
+static size_t n_special_records;
+
+static void check_special(json_t *rec, size_t line, void *ctx)
+{
+    (void)ctx;
+    size_t len, na, nt;
+    const char *text = tu_json_text(rec, "text", &len);
+    uint32_t *want_allow = tu_json_ids(json_object_get(rec, "ids_allow"), &na);
+    uint32_t *want_text = tu_json_ids(json_object_get(rec, "ids_text"), &nt);
+    char where[64];
+    snprintf(where, sizeof where, "specials.jsonl line %zu allow", line);
+    tu_expect_ids(enc, text, len, &allow, want_allow, na, where);
+    snprintf(where, sizeof where, "specials.jsonl line %zu text", line);
+    tu_expect_ids(enc, text, len, &as_text, want_text, nt, where);
+    tu_expect_ids(enc, text, len, NULL, want_text, nt, where); /* the default */
+    /* Error policy: fails at the first occurrence, or encodes as text. */
+    const char *hit = memmem(text, len, "<|endoftext|>", 13);
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(enc, text, len, &forbid, &ids, &n, &err);
+    if (hit) {
+        cr_assert_eq(st, SIMDBPE_ERR_SPECIAL_TOKEN, "line %zu", line);
+        cr_assert_eq(err.byte_offset, (uint64_t)(hit - text), "line %zu: offset %llu", line,
+                     (unsigned long long)err.byte_offset);
+        cr_assert(strstr(err.message, "<|endoftext|>"), "message: %s", err.message);
+    } else {
+        cr_assert_eq(st, SIMDBPE_OK, "line %zu", line);
+        char msg[160];
+        cr_assert(!tu_ids_differ(ids, n, want_text, nt, msg, sizeof msg), "line %zu: %s", line,
+                  msg);
+    }
+    free(want_allow);
+    free(want_text);
+    n_special_records++;
+}
+
+Test(encode, special_policies_match_the_references)
+{
+    size_t n = tu_each_jsonl(TU_GOLDEN_DIR "/specials.jsonl", check_special, NULL);
+    cr_assert_gt(n, 200);
+}
+
+Test(encode, special_error_offset_hand_cases)
+{
+    static const struct {
+        const char *text;
+        uint64_t offset;
+    } cases[] = {
+        {"<|endoftext|>", 0},
+        {"abc <|endoftext|> <|endoftext|>", 4},
+        {"<|endoftext<|endoftext|>", 11},
+        {"\xE4\xB8\xAD<|endoftext|>", 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_encode(enc, cases[i].text, strlen(cases[i].text), &forbid, &ids, &n,
+                                    &err),
+                     SIMDBPE_ERR_SPECIAL_TOKEN);
+        cr_assert_eq(err.byte_offset, cases[i].offset, "case %zu", i);
+    }
+    /* Partial specials are text under every policy. */
+    uint32_t want[] = {27, 91, 437, 1659, 5239, 91}; /* specials.jsonl: "<|endoftext|" */
+    tu_expect_ids(enc, "<|endoftext|", 12, &forbid, want, 6, "partial special");
+}
+
+/* ---------------------------------------------------------------- UTF-8 */
+
+static size_t n_invalid;
+
+static void check_utf8(json_t *rec, size_t line, void *ctx)
+{
+    (void)ctx;
+    const json_t *hex = json_object_get(rec, "hex");
+    cr_assert(json_is_string(hex));
+    size_t len, nw;
+    uint8_t *bytes = tu_hex(json_string_value(hex), &len);
+    uint32_t *want = tu_json_ids(json_object_get(rec, "ids"), &nw);
+    const json_t *off = json_object_get(rec, "strict_offset");
+    char where[80];
+    snprintf(where, sizeof where, "utf8.jsonl line %zu (%s) replace", line,
+             json_string_value(hex));
+    tu_expect_ids(enc, (const char *)bytes, len, &replace, want, nw, where);
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(enc, (const char *)bytes, len, &as_text, &ids, &n, &err);
+    if (json_is_null(off)) {
+        cr_assert_eq(st, SIMDBPE_OK, "%s: valid text rejected: %s", where, err.message);
+        char msg[160];
+        cr_assert(!tu_ids_differ(ids, n, want, nw, msg, sizeof msg), "%s strict: %s", where, msg);
+    } else {
+        n_invalid++;
+        cr_assert_eq(st, SIMDBPE_ERR_INVALID_UTF8, "%s: invalid UTF-8 accepted", where);
+        cr_assert_eq(err.status, SIMDBPE_ERR_INVALID_UTF8);
+        cr_assert_eq(err.byte_offset, (uint64_t)json_integer_value(off),
+                     "%s: strict offset %llu, Python says %lld", where,
+                     (unsigned long long)err.byte_offset, (long long)json_integer_value(off));
+        char want_text[64];
+        snprintf(want_text, sizeof want_text, "offset %lld", (long long)json_integer_value(off));
+        cr_assert(strstr(err.message, want_text), "%s: message \"%s\" lacks \"%s\"", where,
+                  err.message, want_text);
+    }
+    free(bytes);
+    free(want);
+}
+
+Test(encode, utf8_strict_offsets_and_replacement_match_python)
+{
+    size_t n = tu_each_jsonl(TU_GOLDEN_DIR "/utf8.jsonl", check_utf8, NULL);
+    cr_assert_gt(n, 2000);
+    cr_assert_gt(n_invalid, 2000);
+}
+
+/* A few cases spelled out (the golden file has them all, with context). */
+Test(encode, utf8_hand_cases)
+{
+    static const struct {
+        const char *bytes;
+        uint64_t offset;
+        const char *why;
+    } cases[] = {
+        {"abc\xE2\x82", 3, "truncated at the end"},
+        {"ab\xC0\x80", 2, "overlong NUL"},
+        {"\xE0\x9F\xBF", 0, "overlong U+07FF"},
+        {"x\xED\xA0\x80", 1, "surrogate U+D800"},
+        {"xy\xF4\x90\x80\x80", 2, "U+110000"},
+        {"\xF5\x80\x80\x80", 0, "lead byte F5"},
+        {"a\x80", 1, "stray continuation"},
+        {"\xC3\xA9\xFF", 2, "0xFF after a valid character"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_encode(enc, cases[i].bytes, strlen(cases[i].bytes), NULL, &ids, &n,
+                                    &err),
+                     SIMDBPE_ERR_INVALID_UTF8, "%s", cases[i].why);
+        cr_assert_eq(err.byte_offset, cases[i].offset, "%s", cases[i].why);
+    }
+    /* Replace: "a" U+FFFD "b" is the same as encoding the repaired text. */
+    size_t n1, n2;
+    const uint32_t *ids = tu_encode(enc, "a\xEF\xBF\xBD" "b", 5, NULL, &n1);
+    uint32_t want[16];
+    cr_assert_leq(n1, 16);
+    memcpy(want, ids, n1 * sizeof *ids);
+    ids = tu_encode(enc, "a\xE2\x82" "b", 4, &replace, &n2);
+    char msg[160];
+    cr_assert(!tu_ids_differ(ids, n2, want, n1, msg, sizeof msg), "%s", msg);
+}
+
+/* --------------------------------------------------- threads and kernels */
+
+typedef struct thread_job {
+    const simdbpe_model *m;
+    const char *text;
+    size_t len;
+    const uint32_t *want;
+    size_t n_want;
+    int ok;
+} thread_job;
+
+static void *thread_main(void *arg)
+{
+    thread_job *j = arg;
+    simdbpe_encoder *e = NULL;
+    j->ok = simdbpe_encoder_new(j->m, &e) == SIMDBPE_OK;
+    for (int r = 0; j->ok && r < 50; r++) {
+        const uint32_t *ids;
+        size_t n;
+        j->ok = simdbpe_encode(e, j->text, j->len, NULL, &ids, &n, NULL) == SIMDBPE_OK &&
+                n == j->n_want && memcmp(ids, j->want, n * sizeof *ids) == 0;
+    }
+    simdbpe_encoder_free(e);
+    return NULL;
+}
+
+/* One model, one encoder per thread: every thread gets the same ids. */
+Test(encode, one_model_many_threads)
+{
+    size_t len;
+    char *text = tu_read(TU_GOLDEN_DIR "/stress.jsonl", &len);
+    size_t n;
+    const uint32_t *ids = tu_encode(enc, text, len, NULL, &n);
+    uint32_t *want = malloc(n * sizeof *want);
+    memcpy(want, ids, n * sizeof *ids);
+    thread_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (thread_job){model, text, len, want, n, 0};
+        cr_assert_eq(pthread_create(&th[i], NULL, thread_main, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert(jobs[i].ok, "thread %d got different ids", i);
+    }
+    free(want);
+    free(text);
+}
+
+Test(encode, kernel_choice)
+{
+    cr_assert_str_neq(simdbpe_encoder_kernel_name(enc), "");
+    const simdbpe__kernels *const *all = simdbpe__kernels_available();
+    cr_assert_not_null(all[0]);
+    for (size_t i = 0; all[i]; i++) {
+        cr_assert_eq(setenv("SIMDBPE_KERNEL", all[i]->name, 1), 0);
+        simdbpe_encoder *e = tu_encoder(model);
+        cr_assert_str_eq(simdbpe_encoder_kernel_name(e), all[i]->name);
+        simdbpe_encoder_free(e);
+    }
+    cr_assert_eq(setenv("SIMDBPE_KERNEL", "no-such-kernel", 1), 0);
+    simdbpe_encoder *e = NULL;
+    cr_assert_eq(simdbpe_encoder_new(model, &e), SIMDBPE_ERR_UNSUPPORTED);
+    cr_assert_null(e);
+    unsetenv("SIMDBPE_KERNEL");
+}
+
+/* Every kernel set the CPU supports gives the same ids and the same UTF-8
+ * offsets (the golden UTF-8 cases, run once per kernel). */
+Test(encode, every_kernel_passes_the_utf8_cases)
+{
+    const simdbpe__kernels *const *all = simdbpe__kernels_available();
+    for (size_t i = 0; all[i]; i++) {
+        cr_assert_eq(setenv("SIMDBPE_KERNEL", all[i]->name, 1), 0);
+        simdbpe_encoder *saved = enc;
+        enc = tu_encoder(model);
+        tu_each_jsonl(TU_GOLDEN_DIR "/utf8.jsonl", check_utf8, NULL);
+        simdbpe_encoder_free(enc);
+        enc = saved;
+    }
+    unsetenv("SIMDBPE_KERNEL");
+}
