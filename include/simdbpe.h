@@ -109,6 +109,7 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
 /*
  * Opens a model by name or path:
  *   "gpt2"                 the embedded GPT-2 model;
+ *   a compiled model file  FILE.sbpe (see below), mapped into memory;
  *   a directory            DIR/vocab.json + DIR/merges.txt and, if present,
  *                          DIR/special_tokens (one token per line).
  * Errors name the file in err->message.
@@ -117,6 +118,32 @@ simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
                                   simdbpe_error *err);
 
 void simdbpe_model_free(simdbpe_model *model);
+
+/*
+ * Compiled models (.sbpe): one versioned little-endian image holding the
+ * token bytes, minimal perfect hashes for merges and whole tokens, the
+ * specials and flags, with a checksum. Loading one is an mmap plus checks,
+ * no parsing. simdbpe_model_open() also accepts such a file (a regular file
+ * named *.sbpe or starting with the format's magic).
+ *
+ * simdbpe_model_compiled_size() is the size of the image;
+ * simdbpe_model_compile() writes it into `out` (capacity `cap`; if too
+ * small, SIMDBPE_ERR_BUFFER_TOO_SMALL with the size needed in *out_len).
+ * simdbpe_model_save() writes it to `path` (under a temporary name renamed
+ * into place when complete). simdbpe_model_load_compiled() opens a copy of
+ * an image held in memory; simdbpe_model_load_file() maps a file. Both
+ * check the magic, version, sizes, checksum and every table entry: a
+ * corrupted or truncated image is SIMDBPE_ERR_MODEL_FILE, never a crash.
+ */
+size_t simdbpe_model_compiled_size(const simdbpe_model *model);
+simdbpe_status simdbpe_model_compile(const simdbpe_model *model, void *out, size_t cap,
+                                     size_t *out_len, simdbpe_error *err);
+simdbpe_status simdbpe_model_save(const simdbpe_model *model, const char *path,
+                                  simdbpe_error *err);
+simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe_model **out,
+                                           simdbpe_error *err);
+simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
+                                       simdbpe_error *err);
 
 /* Number of ids: one more than the largest id. */
 uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);

@@ -21,6 +21,7 @@
 #include "simdbpe.h"
 
 #include "cli_io.h"
+#include "cmd_compile.h"
 
 #define EXIT_USAGE 2
 
@@ -31,11 +32,12 @@ static const char usage_text[] =
     "  encode   text -> GPT-2 token ids\n"
     "  decode   token ids -> text\n"
     "  count    tokens per document and in total\n"
+    "  compile  write a model as a compiled .sbpe file (simdbpe compile -h)\n"
     "\n"
     "Each FILE (standard input when none, or \"-\") is one document.\n"
     "\n"
     "Options:\n"
-    "  -m, --model MODEL        \"gpt2\" (embedded, default) or a directory with\n"
+    "  -m, --model MODEL        \"gpt2\" (embedded, default), FILE.sbpe, or a directory with\n"
     "                           vocab.json, merges.txt and optionally special_tokens\n"
     "  --input-format F         encode/count: text (default) | lines (each line,\n"
     "                           without its newline, is a document)\n"
@@ -437,6 +439,8 @@ static double now_seconds(void)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && strcmp(argv[1], "compile") == 0)
+        return simdbpe_cmd_compile(argc - 1, argv + 1);
     options o;
     int rc = parse_args(argc, argv, &o);
     if (rc)

@@ -26,7 +26,7 @@
 #include "../model/model.h"
 #include "../pretok/pretok.h"
 
-#define CACHE_BITS 15
+#define CACHE_BITS 17
 #define CACHE_SLOTS (1u << CACHE_BITS)
 #define CACHE_IDS 3
 
@@ -143,8 +143,8 @@ static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, 
         if (SIMDBPE_LIKELY(a + 16 <= n)) {
             memcpy(&lo, p, 8);
             memcpy(&hi, p + 8, 8);
-            lo &= keep_lo[len];
-            hi &= keep_hi[len];
+            lo = simdbpe__le64(lo) & keep_lo[len];
+            hi = simdbpe__le64(hi) & keep_hi[len];
         } else {
             simdbpe__short_words(p, len, &lo, &hi);
         }

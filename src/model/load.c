@@ -23,11 +23,17 @@ typedef struct pending_merge {
     uint32_t left, right, id;
 } pending_merge;
 
+/* every token's bytes -> id while loading (resolving merges.txt) */
+typedef struct bytes_slot {
+    uint32_t id; /* SIMDBPE__NO_ID when empty */
+    uint32_t hash32;
+} bytes_slot;
+
 typedef struct loader {
     simdbpe_model *m;
     int16_t cp_byte[0x144]; /* byte-level code point -> byte, or -1 */
     /* every token's bytes -> id, for resolving merges.txt */
-    simdbpe__whole_slot *all;
+    bytes_slot *all;
     uint64_t all_mask;
     pending_merge *merges;
     size_t n_merges, cap_merges;
@@ -47,9 +53,11 @@ static const uint8_t *token_ptr(const simdbpe_model *m, uint32_t id, size_t *len
     return m->blob + m->tok_off[id];
 }
 
-/* Inserts id under its bytes into an open-addressing table; returns the id
- * already there with the same bytes, or SIMDBPE__NO_ID. */
-static uint32_t bytes_table_insert(const simdbpe_model *m, simdbpe__whole_slot *t, uint64_t mask,
+/* The table of every token's bytes -> id used while loading (to resolve
+ * merges.txt): open addressing, slots hold an id and 32 hash bits. */
+/* Inserts id under its bytes; returns the id already there with the same
+ * bytes, or SIMDBPE__NO_ID. */
+static uint32_t bytes_table_insert(const simdbpe_model *m, bytes_slot *t, uint64_t mask,
                                    uint32_t id)
 {
     size_t len;
@@ -68,13 +76,17 @@ static uint32_t bytes_table_insert(const simdbpe_model *m, simdbpe__whole_slot *
     return SIMDBPE__NO_ID;
 }
 
-static uint32_t bytes_table_find(const simdbpe_model *m, const simdbpe__whole_slot *t,
-                                 uint64_t mask, const uint8_t *s, size_t len)
+static uint32_t bytes_table_find(const simdbpe_model *m, const bytes_slot *t, uint64_t mask,
+                                 const uint8_t *s, size_t len)
 {
-    simdbpe_model view = *m;
-    view.whole = (simdbpe__whole_slot *)t;
-    view.whole_mask = mask;
-    return simdbpe__whole_find(&view, s, len, simdbpe__piece_hash(s, len));
+    uint64_t h = simdbpe__piece_hash(s, len);
+    for (uint64_t i = h & mask; t[i].id != SIMDBPE__NO_ID; i = (i + 1) & mask) {
+        size_t olen;
+        const uint8_t *o = token_ptr(m, t[i].id, &olen);
+        if (t[i].hash32 == (uint32_t)(h >> 32) && olen == len && memcmp(o, s, len) == 0)
+            return t[i].id;
+    }
+    return SIMDBPE__NO_ID;
 }
 
 /* Decodes a UTF-8 byte-level string into bytes; returns the number of
@@ -219,12 +231,15 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
     }
     m->vocab_size = max_id + 1;
     m->n_tokens = (uint32_t)count;
-    m->tok_off = calloc((size_t)m->vocab_size + 1, sizeof *m->tok_off);
-    m->tok_has = calloc(m->vocab_size, 1);
+    uint32_t *tok_off = calloc((size_t)m->vocab_size + 1, sizeof *tok_off);
+    uint8_t *tok_has = calloc(m->vocab_size, 1);
+    uint8_t *blob = malloc(total ? total : 1);
+    m->tok_off = tok_off;
+    m->tok_has = tok_has;
+    m->blob = blob;
     uint8_t *tmp = malloc(total); /* decoded bytes, in object order */
     uint32_t *tmp_len = malloc(count * sizeof *tmp_len);
     uint32_t *tmp_id = malloc(count * sizeof *tmp_id);
-    m->blob = malloc(total);
     m->blob_len = total;
     if (!m->tok_off || !m->tok_has || !tmp || !tmp_len || !tmp_id || !m->blob) {
         free(tmp);
@@ -246,7 +261,7 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
                                id, q);
             break;
         }
-        m->tok_has[id] = 1;
+        tok_has[id] = 1;
         long n = -1;
         for (size_t s = 0; s < n_sp; s++) {
             if (sp[s].len == klen && memcmp(sp[s].s, key, klen) == 0) {
@@ -286,11 +301,11 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
             }
             off = 0;
             for (uint32_t id = 0; id < m->vocab_size; id++) {
-                m->tok_off[id] = (uint32_t)off;
-                memcpy(m->blob + off, tmp + src_by_id[id], len_by_id[id]);
+                tok_off[id] = (uint32_t)off;
+                memcpy(blob + off, tmp + src_by_id[id], len_by_id[id]);
                 off += len_by_id[id];
             }
-            m->tok_off[m->vocab_size] = (uint32_t)off;
+            tok_off[m->vocab_size] = (uint32_t)off;
             m->blob_len = off;
         }
         free(len_by_id);
@@ -374,23 +389,80 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
 
 /* ---- finishing ---- */
 
+/* The merge table: rules by rank and a minimal perfect hash of the pairs.
+ * A pair listed twice keeps its last rank; the earlier rank stays in
+ * `rules` but no slot points to it. */
 static simdbpe_status build_merge_table(simdbpe_model *m, const pending_merge *list, size_t n,
                                         simdbpe_error *err)
 {
-    uint64_t size = table_size_for(n);
-    m->merges = malloc(size * sizeof *m->merges);
-    if (!m->merges)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    for (uint64_t i = 0; i < size; i++)
-        m->merges[i].key = SIMDBPE__EMPTY_KEY;
-    m->merge_mask = size - 1;
+    simdbpe__merge_rule *rules = malloc((n ? n : 1) * sizeof *rules);
+    uint64_t *keys = malloc((n ? n : 1) * sizeof *keys);
+    uint32_t *rank_of = NULL;
+    simdbpe__merge_slot *slots = NULL;
+    uint32_t *pilots = NULL;
+    uint32_t n_keys = 0;
+    simdbpe_status st = SIMDBPE_OK;
+    if (!rules || !keys) {
+        st = SIMDBPE_ERR_NOMEM;
+        goto done;
+    }
+    m->rules = rules;
     m->n_merges = (uint32_t)n;
+    /* Distinct keys, each with its last rank: an open-addressing pass. */
+    uint64_t size = table_size_for(n);
+    rank_of = malloc(size * sizeof *rank_of);
+    uint64_t *seen = malloc(size * sizeof *seen);
+    if (!rank_of || !seen) {
+        free(seen);
+        st = SIMDBPE_ERR_NOMEM;
+        goto done;
+    }
+    for (uint64_t i = 0; i < size; i++)
+        rank_of[i] = SIMDBPE__NO_ID;
     for (size_t r = 0; r < n; r++) {
+        rules[r] = (simdbpe__merge_rule){list[r].left, list[r].right, list[r].id};
         uint64_t key = (uint64_t)list[r].left << 32 | list[r].right;
-        uint64_t i = simdbpe__hash_u64(key) & m->merge_mask;
-        while (m->merges[i].key != SIMDBPE__EMPTY_KEY && m->merges[i].key != key)
-            i = (i + 1) & m->merge_mask;
-        m->merges[i] = (simdbpe__merge_slot){key, (uint32_t)r, list[r].id};
+        uint64_t i = simdbpe__hash_u64(key) & (size - 1);
+        while (rank_of[i] != SIMDBPE__NO_ID && seen[i] != key)
+            i = (i + 1) & (size - 1);
+        if (rank_of[i] == SIMDBPE__NO_ID)
+            keys[n_keys++] = key;
+        seen[i] = key;
+        rank_of[i] = (uint32_t)r;
+    }
+    if (simdbpe__mph_build(&m->merge_mph, &pilots, keys, n_keys)) {
+        free(seen);
+        st = SIMDBPE_ERR_NOMEM;
+        goto done;
+    }
+    slots = malloc((n_keys ? n_keys : 1) * sizeof *slots);
+    if (!slots) {
+        free(seen);
+        st = SIMDBPE_ERR_NOMEM;
+        goto done;
+    }
+    for (uint32_t k = 0; k < n_keys; k++) {
+        uint64_t i = simdbpe__hash_u64(keys[k]) & (size - 1);
+        while (seen[i] != keys[k])
+            i = (i + 1) & (size - 1);
+        uint32_t r = rank_of[i];
+        slots[simdbpe__mph_slot(&m->merge_mph, keys[k])] =
+            (simdbpe__merge_slot){keys[k], r, rules[r].id};
+    }
+    free(seen);
+    m->merges = slots;
+    slots = NULL;
+    pilots = NULL;
+    /* Lookups see only distinct pairs. */
+    m->merge_mph.n_keys = n_keys;
+done:
+    free(keys);
+    free(rank_of);
+    free(slots);
+    if (st != SIMDBPE_OK) {
+        free(pilots);
+        m->merge_mph.pilots = NULL;
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "out of memory");
     }
     return SIMDBPE_OK;
 }
@@ -399,21 +471,16 @@ static simdbpe_status build_merge_table(simdbpe_model *m, const pending_merge *l
  * bytes, and records whether that is every non-special token. */
 static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
 {
-    uint64_t size = table_size_for(m->n_tokens);
-    m->whole = malloc(size * sizeof *m->whole);
-    if (!m->whole)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    for (uint64_t i = 0; i < size; i++)
-        m->whole[i].id = SIMDBPE__NO_ID;
-    m->whole_mask = size - 1;
     size_t max_len = 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
         if (m->tok_off[id + 1] - m->tok_off[id] > max_len)
             max_len = m->tok_off[id + 1] - m->tok_off[id];
     uint32_t *out = malloc((max_len + 1) * sizeof *out);
+    uint32_t *ids = malloc((m->n_tokens ? m->n_tokens : 1) * sizeof *ids);
+    uint64_t *keys = malloc((m->n_tokens ? m->n_tokens : 1) * sizeof *keys);
     simdbpe__bpe_scratch scratch = {0};
-    simdbpe_status st = out ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
-    uint32_t unreachable = 0;
+    simdbpe_status st = out && ids && keys ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    uint32_t unreachable = 0, n = 0;
     for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
         size_t len;
         const uint8_t *s = token_ptr(m, id, &len);
@@ -422,19 +489,38 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
         int special = 0;
         for (size_t i = 0; i < m->n_specials; i++)
             special |= m->specials[i].id == id;
-        size_t n = 0;
-        st = simdbpe__bpe_word(m, &scratch, s, len, out, &n);
-        if (st == SIMDBPE_OK && n == 1 && out[0] == id) {
-            bytes_table_insert(m, m->whole, m->whole_mask, id);
-            m->n_whole++;
+        size_t k = 0;
+        st = simdbpe__bpe_word(m, &scratch, s, len, out, &k);
+        if (st == SIMDBPE_OK && k == 1 && out[0] == id) {
+            ids[n] = id;
+            keys[n++] = simdbpe__piece_hash(s, len);
         } else if (!special) {
             unreachable++;
         }
     }
     free(out);
     simdbpe__bpe_scratch_free(&scratch);
-    if (st != SIMDBPE_OK)
-        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "out of memory");
+    uint32_t *pilots = NULL;
+    simdbpe__whole_slot *slots = NULL;
+    if (st == SIMDBPE_OK && simdbpe__mph_build(&m->whole_mph, &pilots, keys, n) != 0)
+        st = SIMDBPE_ERR_UNSUPPORTED; /* two tokens with equal 64-bit hashes */
+    if (st == SIMDBPE_OK && !(slots = malloc((n ? n : 1) * sizeof *slots)))
+        st = SIMDBPE_ERR_NOMEM;
+    for (uint32_t i = 0; st == SIMDBPE_OK && i < n; i++)
+        slots[simdbpe__mph_slot(&m->whole_mph, keys[i])] =
+            (simdbpe__whole_slot){ids[i], (uint32_t)(keys[i] >> 32)};
+    free(ids);
+    free(keys);
+    if (st != SIMDBPE_OK) {
+        free(pilots);
+        free(slots);
+        m->whole_mph.pilots = NULL;
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s",
+                             st == SIMDBPE_ERR_NOMEM ? "out of memory"
+                                                     : "cannot build the whole-token hash");
+    }
+    m->whole = slots;
+    m->n_whole = n;
     m->whole_exact = unreachable == 0;
     return SIMDBPE_OK;
 }
@@ -444,17 +530,34 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err)
     return build_whole_map(m, err);
 }
 
-void simdbpe_model_free(simdbpe_model *m)
+/* Frees a model's arrays while it is being built (image == NULL). */
+static void free_arrays(simdbpe_model *m)
 {
-    if (!m)
-        return;
-    free(m->tok_off);
-    free(m->tok_has);
-    free(m->blob);
-    free(m->merges);
-    free(m->whole);
+    free((void *)m->tok_off);
+    free((void *)m->tok_has);
+    free((void *)m->blob);
+    free((void *)m->merges);
+    free((void *)m->merge_mph.pilots);
+    free((void *)m->rules);
+    free((void *)m->whole);
+    free((void *)m->whole_mph.pilots);
     free(m->specials);
     free(m);
+}
+
+/* Turns a built model into its compiled image and opens that, so every
+ * model has the one representation the encoder and .sbpe files share. */
+static simdbpe_status to_image(simdbpe_model *built, simdbpe_model **out, simdbpe_error *err)
+{
+    size_t len = simdbpe__image_size(built);
+    uint8_t *image = aligned_alloc(64, (len + 63) / 64 * 64);
+    if (!image)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    simdbpe__image_write(built, image);
+    simdbpe_status st = simdbpe__image_open(image, len, SIMDBPE__IMAGE_MALLOC, 1, out, err);
+    if (st != SIMDBPE_OK)
+        free(image);
+    return st;
 }
 
 simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
@@ -529,10 +632,8 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
     free(ld.all);
     free(ld.merges);
     free(sp);
-    if (st != SIMDBPE_OK) {
-        simdbpe_model_free(m);
-        return st;
-    }
-    *out = m;
-    return SIMDBPE_OK;
+    if (st == SIMDBPE_OK)
+        st = to_image(m, out, err);
+    free_arrays(m);
+    return st;
 }

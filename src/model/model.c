@@ -1,5 +1,6 @@
 /*
- * model.c - opening models by name or directory, and read-only accessors.
+ * model.c - opening models by name, directory or compiled file, and
+ * read-only accessors.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -8,12 +9,33 @@
 
 #include "model.h"
 
+/* The embedded image was written by this library at build time: it is
+ * opened in place, trusted (no per-entry checks), so loading is a few
+ * header reads. */
 simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err)
 {
-    return simdbpe_model_load_memory((const char *)simdbpe__gpt2_vocab_json,
-                                     simdbpe__gpt2_vocab_json_len,
-                                     (const char *)simdbpe__gpt2_merges_txt,
-                                     simdbpe__gpt2_merges_txt_len, NULL, 0, out, err);
+    simdbpe__error_clear(err);
+    if (!out)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_load_gpt2: NULL argument");
+    return simdbpe__image_open(simdbpe__gpt2_image, simdbpe__gpt2_image_len,
+                               SIMDBPE__IMAGE_STATIC, 1, out, err);
+}
+
+/* A compiled model: a regular file named *.sbpe or starting with the
+ * magic. */
+static int is_compiled_file(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 5 && strcmp(path + n - 5, ".sbpe") == 0)
+        return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    char magic[8];
+    int yes = fread(magic, 1, 8, f) == 8 && memcmp(magic, "SIMDBPE\x1a", 8) == 0;
+    fclose(f);
+    return yes;
 }
 
 /* Reads a whole file; *data is NUL-terminated. Returns 0, or errno. */
@@ -75,10 +97,12 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
     if (strcmp(name, "gpt2") == 0)
         return simdbpe_model_load_gpt2(out, err);
     struct stat st;
+    if (stat(name, &st) == 0 && S_ISREG(st.st_mode) && is_compiled_file(name))
+        return simdbpe_model_load_file(name, out, err);
     if (stat(name, &st) != 0 || !S_ISDIR(st.st_mode))
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                             "model %s: not \"gpt2\" and not a directory with vocab.json and "
-                             "merges.txt",
+                             "model %s: not \"gpt2\", a compiled model (.sbpe) or a directory "
+                             "with vocab.json and merges.txt",
                              name);
     static const char *const files[3] = {"vocab.json", "merges.txt", "special_tokens"};
     char *data[3] = {NULL, NULL, NULL};

@@ -1,18 +1,28 @@
 /*
  * model.h - the in-memory model (internal).
  *
- * A model is built once (from vocab.json + merges.txt, or the embedded
- * GPT-2 files) and never changes afterwards, so any number of encoders on
- * any number of threads may read it at once.
+ * A model is built once (from vocab.json + merges.txt, a compiled .sbpe
+ * file, or the embedded GPT-2 image) and never changes afterwards, so any
+ * number of encoders on any number of threads may read it at once.
  *
  *   tokens:   id -> bytes          tok_off[id] .. tok_off[id+1] in `blob`
  *   bytes:    byte -> initial id   byte_id[256]
- *   merges:   (left id, right id) -> (rank, new id), open addressing on the
- *             packed 64-bit key  left << 32 | right
- *   whole:    token bytes -> id, holding only the tokens whose own bytes
- *             BPE-encode to exactly that one token, so that "the whole
- *             pre-token is in this map => emit it" is exact by construction
+ *   merges:   (left id, right id) -> (rank, new id), a minimal perfect hash
+ *             on the packed 64-bit key  left << 32 | right; each slot keeps
+ *             its key, so a pair that is not a merge is told apart
+ *   rules:    rank -> (left, right, new id)
+ *   whole:    token bytes -> id, a minimal perfect hash holding only the
+ *             tokens whose own bytes BPE-encode to exactly that one token,
+ *             so "the whole pre-token is in this map => emit it" is exact
+ *             by construction; slots keep the id and 32 hash bits, and a
+ *             hit is confirmed against the token's bytes
  *   specials: literal text -> id
+ *
+ * Every model is, in the end, one compiled image (compiled.c: the .sbpe
+ * format): the arrays above point into it. The image is malloc'd (built
+ * from text files or copied), mmap'd from a file, or the static embedded
+ * GPT-2 image. While a model is being built from text files its arrays are
+ * separately malloc'd (image == NULL).
  */
 #ifndef SIMDBPE_MODEL_H
 #define SIMDBPE_MODEL_H
@@ -20,17 +30,21 @@
 #include "../common/common.h"
 
 #define SIMDBPE__NO_ID UINT32_MAX
-#define SIMDBPE__EMPTY_KEY UINT64_MAX
 
 typedef struct simdbpe__merge_slot {
-    uint64_t key; /* left << 32 | right, or SIMDBPE__EMPTY_KEY */
+    uint64_t key; /* left << 32 | right */
     uint32_t rank;
     uint32_t id;
 } simdbpe__merge_slot;
 
+/* The merge of rank r: left + right -> id. */
+typedef struct simdbpe__merge_rule {
+    uint32_t left, right, id;
+} simdbpe__merge_rule;
+
 typedef struct simdbpe__whole_slot {
-    uint32_t id; /* SIMDBPE__NO_ID when empty */
-    uint32_t hash32;
+    uint32_t id;
+    uint32_t hash32; /* the high half of the piece hash of the token */
 } simdbpe__whole_slot;
 
 typedef struct simdbpe__special {
@@ -39,62 +53,101 @@ typedef struct simdbpe__special {
     const uint8_t *text; /* points into the model's blob */
 } simdbpe__special;
 
+/*
+ * A minimal perfect hash (PTHash-style "hash and displace") from n distinct
+ * 64-bit key hashes onto 0..n-1: a key falls in bucket
+ * fastrange(mix(h), n_buckets), and its bucket's pilot p (found when the
+ * table is built) moves it to fastrange(mix(h >> 32 ^ p << 32), n). Lookups
+ * cost two mixes and two reads; keys that were not in the set land
+ * somewhere, so slots must be verified.
+ */
+typedef struct simdbpe__mph {
+    uint32_t n_keys, n_buckets;
+    uint64_t seed;
+    const uint32_t *pilots; /* n_buckets */
+} simdbpe__mph;
+
+static inline uint32_t simdbpe__fastrange32(uint32_t x, uint32_t n)
+{
+    return (uint32_t)(((uint64_t)x * n) >> 32);
+}
+
+static inline uint32_t simdbpe__mph_bucket(const simdbpe__mph *h, uint64_t x)
+{
+    return simdbpe__fastrange32((uint32_t)x, h->n_buckets);
+}
+
+static inline uint32_t simdbpe__mph_place(const simdbpe__mph *h, uint64_t x, uint32_t pilot)
+{
+    return simdbpe__fastrange32(
+        (uint32_t)simdbpe__hash_u64((x >> 32) ^ (uint64_t)pilot << 32 ^ h->seed), h->n_keys);
+}
+
+/* The slot of key hash `key` (h->n_keys > 0). */
+static inline uint32_t simdbpe__mph_slot(const simdbpe__mph *h, uint64_t key)
+{
+    uint64_t x = simdbpe__hash_u64(key ^ h->seed);
+    return simdbpe__mph_place(h, x, h->pilots[simdbpe__mph_bucket(h, x)]);
+}
+
+/* Builds pilots for keys[0..n) (distinct); returns 0, or -1 if out of
+ * memory or no seed worked (keys not distinct). mph.c. */
+int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots, const uint64_t *keys, uint32_t n);
+
 struct simdbpe_model {
     uint32_t vocab_size; /* max id + 1 */
     uint32_t n_tokens;   /* ids that have bytes */
     uint32_t n_merges;
-    uint32_t *tok_off;   /* vocab_size + 1 offsets into blob */
-    uint8_t *tok_has;    /* vocab_size flags: 1 if the id is defined */
-    uint8_t *blob;
+    const uint32_t *tok_off; /* vocab_size + 1 offsets into blob */
+    const uint8_t *tok_has;  /* vocab_size flags: 1 if the id is defined */
+    const uint8_t *blob;
     size_t blob_len;
     uint32_t byte_id[256];
 
-    simdbpe__merge_slot *merges;
-    uint64_t merge_mask;
+    simdbpe__mph merge_mph;
+    const simdbpe__merge_slot *merges; /* n_merges, at their mph slot */
+    const simdbpe__merge_rule *rules;  /* by rank, n_merges of them */
 
-    simdbpe__whole_slot *whole;
-    uint64_t whole_mask;
+    simdbpe__mph whole_mph;
+    const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
     uint32_t n_whole;
     int whole_exact; /* every non-special token is in `whole` */
 
-    simdbpe__special *specials;
+    simdbpe__special *specials; /* malloc'd */
     size_t n_specials;
+
+    /* storage: the compiled image the arrays point into, or NULL while the
+     * arrays are separately malloc'd (a model being built) */
+    const uint8_t *image;
+    size_t image_len;
+    enum { SIMDBPE__IMAGE_MALLOC, SIMDBPE__IMAGE_MMAP, SIMDBPE__IMAGE_STATIC } image_kind;
 };
 
 static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model *m,
                                                             uint32_t left, uint32_t right)
 {
+    if (SIMDBPE_UNLIKELY(m->n_merges == 0))
+        return NULL;
     uint64_t key = (uint64_t)left << 32 | right;
-    uint64_t i = simdbpe__hash_u64(key) & m->merge_mask;
-    for (;;) {
-        const simdbpe__merge_slot *s = &m->merges[i];
-        if (s->key == key)
-            return s;
-        if (s->key == SIMDBPE__EMPTY_KEY)
-            return NULL;
-        i = (i + 1) & m->merge_mask;
-    }
+    const simdbpe__merge_slot *s = &m->merges[simdbpe__mph_slot(&m->merge_mph, key)];
+    return s->key == key ? s : NULL;
 }
 
 /* The id of the token whose bytes are exactly s[0..len) and which BPE
  * yields on its own bytes, or SIMDBPE__NO_ID. `hash` is
- * simdbpe__hash_bytes(s, len). */
+ * simdbpe__piece_hash(s, len). */
 static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t *s, size_t len,
                                            uint64_t hash)
 {
-    uint32_t h32 = (uint32_t)(hash >> 32);
-    uint64_t i = hash & m->whole_mask;
-    for (;;) {
-        const simdbpe__whole_slot *w = &m->whole[i];
-        if (w->id == SIMDBPE__NO_ID)
-            return SIMDBPE__NO_ID;
-        if (w->hash32 == h32) {
-            uint32_t off = m->tok_off[w->id];
-            if (m->tok_off[w->id + 1] - off == len && memcmp(m->blob + off, s, len) == 0)
-                return w->id;
-        }
-        i = (i + 1) & m->whole_mask;
-    }
+    if (SIMDBPE_UNLIKELY(m->n_whole == 0))
+        return SIMDBPE__NO_ID;
+    const simdbpe__whole_slot *w = &m->whole[simdbpe__mph_slot(&m->whole_mph, hash)];
+    if (w->hash32 != (uint32_t)(hash >> 32))
+        return SIMDBPE__NO_ID;
+    uint32_t off = m->tok_off[w->id];
+    if (m->tok_off[w->id + 1] - off == len && memcmp(m->blob + off, s, len) == 0)
+        return w->id;
+    return SIMDBPE__NO_ID;
 }
 
 /* ---- hashing pre-tokens ---- */
@@ -116,12 +169,23 @@ static inline uint64_t simdbpe__hash_short(uint64_t lo, uint64_t hi, size_t len)
 }
 
 /* The zero-padded words of a piece of up to 16 bytes. */
+static inline uint64_t simdbpe__le64(uint64_t x)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return __builtin_bswap64(x);
+#else
+    return x;
+#endif
+}
+
 static inline void simdbpe__short_words(const uint8_t *s, size_t len, uint64_t *lo, uint64_t *hi)
 {
     uint8_t buf[16] = {0};
     memcpy(buf, s, len);
     memcpy(lo, buf, 8);
     memcpy(hi, buf + 8, 8);
+    *lo = simdbpe__le64(*lo);
+    *hi = simdbpe__le64(*hi);
 }
 
 static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
@@ -136,14 +200,16 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
 
 /* ---- BPE merging (bpe.c) ---- */
 
-/* Scratch space for merging one word; owned by an encoder (or a model
- * build), reused across words. */
+/* Scratch space for merging long words; owned by an encoder (or a model
+ * build), reused across words. Zero-initialise it; free with
+ * simdbpe__bpe_scratch_free. */
 typedef struct simdbpe__bpe_scratch {
     const struct simdbpe__kernels *k; /* for map_bytes; NULL = scalar */
-    uint32_t *id, *prev, *next;
+    uint32_t *id, *prev, *next;       /* per byte position */
     size_t cap;
-    struct simdbpe__heap_entry *heap;
-    size_t heap_cap;
+    struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
+    uint64_t *bits, *summary;            /* non-empty ranks, two levels */
+    uint32_t n_buckets;
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
@@ -167,14 +233,26 @@ int simdbpe__bytelevel_byte(uint32_t cp);
 
 /* ---- building (load.c) ---- */
 
-/* Builds the lookup tables of a model whose tokens, byte ids, merges list
- * and specials are filled in; used by every loader. */
+/* Builds the whole-token map of a model whose tokens, byte ids, merges
+ * and specials are filled in (load.c). */
 simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err);
 
-/* The embedded GPT-2 files (gpt2_data.c, generated at build time). */
-extern const unsigned char simdbpe__gpt2_vocab_json[];
-extern const size_t simdbpe__gpt2_vocab_json_len;
-extern const unsigned char simdbpe__gpt2_merges_txt[];
-extern const size_t simdbpe__gpt2_merges_txt_len;
+/* ---- compiled images (compiled.c) ---- */
+
+/* Serialises a model into the .sbpe format; see compiled.c. */
+size_t simdbpe__image_size(const simdbpe_model *m);
+void simdbpe__image_write(const simdbpe_model *m, uint8_t *out);
+
+/* Makes *out a model over `image` (8-byte aligned), which it then owns as
+ * `kind` (freed or unmapped with the model; STATIC is never freed, and on
+ * failure the caller keeps ownership). `trusted` skips the checks of
+ * every table entry (for images this library just wrote). */
+simdbpe_status simdbpe__image_open(const uint8_t *image, size_t len, int kind, int trusted,
+                                   simdbpe_model **out, simdbpe_error *err);
+
+/* The embedded GPT-2 image (generated at build time by gen_gpt2_image). */
+extern const unsigned char simdbpe__gpt2_image[];
+extern const size_t simdbpe__gpt2_image_len;
+
 
 #endif

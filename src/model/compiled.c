@@ -1,0 +1,492 @@
+/*
+ * compiled.c - the compiled model format (.sbpe): writing, checking, opening.
+ *
+ * A compiled model is one little-endian image that the library uses in
+ * place (mmap'd, embedded, or malloc'd): no parsing, no hashing at load.
+ *
+ *   offset size  field
+ *   0      8     magic "SIMDBPE\x1a"
+ *   8      4     version (1)
+ *   12     4     header size (128)
+ *   16     8     file size
+ *   24     8     checksum: XXH3-64 of bytes [32, file size)
+ *   32     4     flags (bit 0: the whole-pre-token shortcut is exact)
+ *   36     4     vocab_size       40  4  n_tokens
+ *   44     4     n_merges         48  4  n_merge_keys (distinct pairs)
+ *   52     4     n_whole          56  4  n_specials
+ *   60     4     merge buckets    64  4  whole buckets
+ *   68     4     reserved (0)
+ *   72     8     merge hash seed  80  8  whole hash seed
+ *   88     8     blob length
+ *   96..128      reserved (0)
+ *   then the sections, in this order, each starting at a multiple of 8:
+ *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
+ *     tok_has        u8[vocab_size]        1 if the id is a token
+ *     blob           u8[blob length]       token bytes, in id order
+ *     byte_id        u32[256]              byte -> initial id
+ *     rules          {u32 left, right, id}[n_merges]        by rank
+ *     merge pilots   u32[merge buckets]
+ *     merge slots    {u64 left<<32|right, u32 rank, u32 id}[n_merge_keys]
+ *     whole pilots   u32[whole buckets]
+ *     whole slots    {u32 id, u32 hash32}[n_whole]
+ *     specials       {u32 id, u32 offset in blob, u32 length}[n_specials]
+ *
+ * The section sizes follow from the header, so the file size must be
+ * exactly their sum. Opening an untrusted image checks the magic, version,
+ * sizes and checksum, then every entry that is later used as an index or
+ * compared: offsets in order and inside the blob, ids below vocab_size,
+ * ranks below n_merges, each merge slot agreeing with its rule and each
+ * slot of both hashes sitting where its key hashes to. A corrupted or
+ * hostile file is an error, never an out-of-bounds read.
+ *
+ * The in-memory structs are the on-disk layout on little-endian machines;
+ * a big-endian machine refuses images (SIMDBPE_ERR_UNSUPPORTED).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "model.h"
+
+#define MAGIC "SIMDBPE\x1a"
+#define VERSION 1
+#define HEADER_SIZE 128
+#define MAX_VOCAB (1u << 24)
+#define FLAG_WHOLE_EXACT 1u
+
+typedef struct header {
+    uint32_t flags, vocab_size, n_tokens, n_merges, n_merge_keys, n_whole, n_specials;
+    uint32_t merge_buckets, whole_buckets;
+    uint64_t merge_seed, whole_seed, blob_len;
+} header;
+
+/* Where each section starts, computed from the header. */
+typedef struct layout {
+    uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, whole_pilots,
+        whole_slots, specials, end;
+} layout;
+
+static uint64_t align8(uint64_t x)
+{
+    return (x + 7) & ~(uint64_t)7;
+}
+
+static layout layout_of(const header *h)
+{
+    layout l;
+    uint64_t at = HEADER_SIZE;
+#define PLACE(field, bytes)                                                                        \
+    l.field = at;                                                                                  \
+    at = align8(at + (bytes));
+    PLACE(tok_off, ((uint64_t)h->vocab_size + 1) * 4);
+    PLACE(tok_has, (uint64_t)h->vocab_size);
+    PLACE(blob, h->blob_len);
+    PLACE(byte_id, 256 * 4);
+    PLACE(rules, (uint64_t)h->n_merges * 12);
+    PLACE(merge_pilots, (uint64_t)h->merge_buckets * 4);
+    PLACE(merge_slots, (uint64_t)h->n_merge_keys * 16);
+    PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
+    PLACE(whole_slots, (uint64_t)h->n_whole * 8);
+    PLACE(specials, (uint64_t)h->n_specials * 12);
+#undef PLACE
+    l.end = at;
+    return l;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+    return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static header header_of(const simdbpe_model *m)
+{
+    header h;
+    h.flags = m->whole_exact ? FLAG_WHOLE_EXACT : 0;
+    h.vocab_size = m->vocab_size;
+    h.n_tokens = m->n_tokens;
+    h.n_merges = m->n_merges;
+    h.n_merge_keys = m->merge_mph.n_keys;
+    h.n_whole = m->n_whole;
+    h.n_specials = (uint32_t)m->n_specials;
+    h.merge_buckets = m->merge_mph.n_buckets;
+    h.whole_buckets = m->whole_mph.n_buckets;
+    h.merge_seed = m->merge_mph.seed;
+    h.whole_seed = m->whole_mph.seed;
+    h.blob_len = m->blob_len;
+    return h;
+}
+
+size_t simdbpe__image_size(const simdbpe_model *m)
+{
+    header h = header_of(m);
+    return (size_t)layout_of(&h).end;
+}
+
+void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
+{
+    header h = header_of(m);
+    layout l = layout_of(&h);
+    memset(out, 0, (size_t)l.end);
+    memcpy(out, MAGIC, 8);
+    put32(out + 8, VERSION);
+    put32(out + 12, HEADER_SIZE);
+    put64(out + 16, l.end);
+    put32(out + 32, h.flags);
+    put32(out + 36, h.vocab_size);
+    put32(out + 40, h.n_tokens);
+    put32(out + 44, h.n_merges);
+    put32(out + 48, h.n_merge_keys);
+    put32(out + 52, h.n_whole);
+    put32(out + 56, h.n_specials);
+    put32(out + 60, h.merge_buckets);
+    put32(out + 64, h.whole_buckets);
+    put64(out + 72, h.merge_seed);
+    put64(out + 80, h.whole_seed);
+    put64(out + 88, h.blob_len);
+    for (uint32_t i = 0; i <= h.vocab_size; i++)
+        put32(out + l.tok_off + 4 * i, m->tok_off[i]);
+    memcpy(out + l.tok_has, m->tok_has, h.vocab_size);
+    memcpy(out + l.blob, m->blob, h.blob_len);
+    for (int b = 0; b < 256; b++)
+        put32(out + l.byte_id + 4 * b, m->byte_id[b]);
+    for (uint32_t r = 0; r < h.n_merges; r++) {
+        put32(out + l.rules + 12 * r, m->rules[r].left);
+        put32(out + l.rules + 12 * r + 4, m->rules[r].right);
+        put32(out + l.rules + 12 * r + 8, m->rules[r].id);
+    }
+    for (uint32_t b = 0; b < h.merge_buckets; b++)
+        put32(out + l.merge_pilots + 4 * b, m->merge_mph.pilots[b]);
+    for (uint32_t i = 0; i < h.n_merge_keys; i++) {
+        put64(out + l.merge_slots + 16 * i, m->merges[i].key);
+        put32(out + l.merge_slots + 16 * i + 8, m->merges[i].rank);
+        put32(out + l.merge_slots + 16 * i + 12, m->merges[i].id);
+    }
+    for (uint32_t b = 0; b < h.whole_buckets; b++)
+        put32(out + l.whole_pilots + 4 * b, m->whole_mph.pilots[b]);
+    for (uint32_t i = 0; i < h.n_whole; i++) {
+        put32(out + l.whole_slots + 8 * i, m->whole[i].id);
+        put32(out + l.whole_slots + 8 * i + 4, m->whole[i].hash32);
+    }
+    for (size_t i = 0; i < m->n_specials; i++) {
+        put32(out + l.specials + 12 * i, m->specials[i].id);
+        put32(out + l.specials + 12 * i + 4, (uint32_t)(m->specials[i].text - m->blob));
+        put32(out + l.specials + 12 * i + 8, m->specials[i].len);
+    }
+    put64(out + 24, XXH3_64bits(out + 32, (size_t)l.end - 32));
+}
+
+/* ------------------------------------------------------------- checking */
+
+#define BAD(...) simdbpe__fail(err, SIMDBPE_ERR_MODEL_FILE, SIMDBPE_NO_POSITION, 0, __VA_ARGS__)
+
+static simdbpe_status read_header(const uint8_t *p, size_t len, header *h, layout *l,
+                                  simdbpe_error *err)
+{
+    if (len < HEADER_SIZE)
+        return BAD("compiled model: %zu bytes is too short for a header (%d)", len, HEADER_SIZE);
+    if (memcmp(p, MAGIC, 8) != 0)
+        return BAD("compiled model: bad magic (not a .sbpe file)");
+    if (get32(p + 8) != VERSION)
+        return BAD("compiled model: version %u, this library reads version %d", get32(p + 8),
+                   VERSION);
+    if (get32(p + 12) != HEADER_SIZE)
+        return BAD("compiled model: header size %u, expected %d", get32(p + 12), HEADER_SIZE);
+    if (get64(p + 16) != len)
+        return BAD("compiled model: header says %llu bytes, file has %zu (truncated?)",
+                   (unsigned long long)get64(p + 16), len);
+    uint64_t sum = XXH3_64bits(p + 32, len - 32);
+    if (get64(p + 24) != sum)
+        return BAD("compiled model: checksum mismatch (the file is corrupted)");
+    h->flags = get32(p + 32);
+    h->vocab_size = get32(p + 36);
+    h->n_tokens = get32(p + 40);
+    h->n_merges = get32(p + 44);
+    h->n_merge_keys = get32(p + 48);
+    h->n_whole = get32(p + 52);
+    h->n_specials = get32(p + 56);
+    h->merge_buckets = get32(p + 60);
+    h->whole_buckets = get32(p + 64);
+    h->merge_seed = get64(p + 72);
+    h->whole_seed = get64(p + 80);
+    h->blob_len = get64(p + 88);
+    if (h->vocab_size == 0 || h->vocab_size > MAX_VOCAB || h->n_tokens > h->vocab_size ||
+        h->n_merges > MAX_VOCAB || h->n_merge_keys > h->n_merges ||
+        h->n_whole > h->n_tokens || h->n_specials > h->n_tokens || h->blob_len > UINT32_MAX ||
+        h->merge_buckets != (h->n_merge_keys ? h->n_merge_keys / 4 + 1 : 0) ||
+        h->whole_buckets != (h->n_whole ? h->n_whole / 4 + 1 : 0) ||
+        (h->flags & ~FLAG_WHOLE_EXACT))
+        return BAD("compiled model: inconsistent counts in the header");
+    *l = layout_of(h);
+    if (l->end != len)
+        return BAD("compiled model: sections need %llu bytes, file has %zu",
+                   (unsigned long long)l->end, len);
+    return SIMDBPE_OK;
+}
+
+/* Every entry that is used as an index or compared, checked. */
+static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
+{
+    uint32_t v = m->vocab_size;
+    if (m->tok_off[0] != 0 || m->tok_off[v] != m->blob_len)
+        return BAD("compiled model: token offsets do not span the token bytes");
+    uint32_t n_tokens = 0;
+    for (uint32_t id = 0; id < v; id++) {
+        if (m->tok_off[id + 1] < m->tok_off[id] || m->tok_has[id] > 1 ||
+            (!m->tok_has[id] && m->tok_off[id + 1] != m->tok_off[id]))
+            return BAD("compiled model: bad token entry for id %u", id);
+        n_tokens += m->tok_has[id];
+    }
+    if (n_tokens != m->n_tokens)
+        return BAD("compiled model: %u tokens, header says %u", n_tokens, m->n_tokens);
+    for (int b = 0; b < 256; b++) {
+        uint32_t id = m->byte_id[b];
+        if (id >= v || !m->tok_has[id] || m->tok_off[id + 1] - m->tok_off[id] != 1 ||
+            m->blob[m->tok_off[id]] != b)
+            return BAD("compiled model: byte 0x%02X maps to a wrong token", b);
+    }
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        const simdbpe__merge_rule *u = &m->rules[r];
+        if (u->left >= v || u->right >= v || u->id >= v || !m->tok_has[u->id])
+            return BAD("compiled model: merge rule %u has an id out of range", r);
+    }
+    for (uint32_t i = 0; i < m->merge_mph.n_keys; i++) {
+        const simdbpe__merge_slot *s = &m->merges[i];
+        if (s->rank >= m->n_merges || m->rules[s->rank].id != s->id ||
+            ((uint64_t)m->rules[s->rank].left << 32 | m->rules[s->rank].right) != s->key ||
+            simdbpe__mph_slot(&m->merge_mph, s->key) != i)
+            return BAD("compiled model: merge slot %u is inconsistent", i);
+    }
+    for (uint32_t i = 0; i < m->n_whole; i++) {
+        const simdbpe__whole_slot *w = &m->whole[i];
+        if (w->id >= v || !m->tok_has[w->id])
+            return BAD("compiled model: whole-token slot %u has a bad id", i);
+        uint32_t off = m->tok_off[w->id];
+        uint64_t h = simdbpe__piece_hash(m->blob + off, m->tok_off[w->id + 1] - off);
+        if ((uint32_t)(h >> 32) != w->hash32 || simdbpe__mph_slot(&m->whole_mph, h) != i)
+            return BAD("compiled model: whole-token slot %u is inconsistent", i);
+    }
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int trusted,
+                                   simdbpe_model **out, simdbpe_error *err)
+{
+    *out = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    (void)p, (void)len, (void)kind, (void)trusted;
+    return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                         "compiled models need a little-endian machine");
+#else
+    if ((uintptr_t)p % 8)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "compiled model: image is not 8-byte aligned");
+    header h;
+    layout l;
+    simdbpe_status st = read_header(p, len, &h, &l, err);
+    if (st != SIMDBPE_OK)
+        return st;
+    simdbpe_model *m = calloc(1, sizeof *m);
+    simdbpe__special *sp = calloc(h.n_specials ? h.n_specials : 1, sizeof *sp);
+    if (!m || !sp) {
+        free(m);
+        free(sp);
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    }
+    m->vocab_size = h.vocab_size;
+    m->n_tokens = h.n_tokens;
+    m->n_merges = h.n_merges;
+    m->tok_off = (const uint32_t *)(p + l.tok_off);
+    m->tok_has = p + l.tok_has;
+    m->blob = p + l.blob;
+    m->blob_len = (size_t)h.blob_len;
+    memcpy(m->byte_id, p + l.byte_id, sizeof m->byte_id);
+    m->rules = (const simdbpe__merge_rule *)(p + l.rules);
+    m->merge_mph = (simdbpe__mph){h.n_merge_keys, h.merge_buckets, h.merge_seed,
+                                  (const uint32_t *)(p + l.merge_pilots)};
+    m->merges = (const simdbpe__merge_slot *)(p + l.merge_slots);
+    m->whole_mph = (simdbpe__mph){h.n_whole, h.whole_buckets, h.whole_seed,
+                                  (const uint32_t *)(p + l.whole_pilots)};
+    m->whole = (const simdbpe__whole_slot *)(p + l.whole_slots);
+    m->n_whole = h.n_whole;
+    m->whole_exact = (h.flags & FLAG_WHOLE_EXACT) != 0;
+    m->specials = sp;
+    m->image = p;
+    m->image_len = len;
+    m->image_kind = kind;
+    if (!trusted)
+        st = check_tables(m, err);
+    for (uint32_t i = 0; st == SIMDBPE_OK && i < h.n_specials; i++) {
+        const uint8_t *e = p + l.specials + 12 * i;
+        uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8);
+        if (id >= h.vocab_size || (uint64_t)off + n > h.blob_len || m->tok_off[id] != off ||
+            m->tok_off[id + 1] - off != n || n == 0)
+            st = BAD("compiled model: special token %u is inconsistent", i);
+        sp[i] = (simdbpe__special){id, n, m->blob + off};
+    }
+    m->n_specials = h.n_specials;
+    if (st != SIMDBPE_OK) {
+        free(sp);
+        free(m);
+        return st;
+    }
+    *out = m;
+    return SIMDBPE_OK;
+#endif
+}
+
+/* ------------------------------------------------------------ public API */
+
+void simdbpe_model_free(simdbpe_model *m)
+{
+    if (!m)
+        return;
+    if (m->image_kind == SIMDBPE__IMAGE_MALLOC)
+        free((void *)m->image);
+    else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
+        munmap((void *)m->image, m->image_len);
+    free(m->specials);
+    free(m);
+}
+
+size_t simdbpe_model_compiled_size(const simdbpe_model *m)
+{
+    return m ? m->image_len : 0;
+}
+
+simdbpe_status simdbpe_model_compile(const simdbpe_model *m, void *out, size_t cap,
+                                     size_t *out_len, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!m || (!out && cap) || !out_len)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_compile: NULL argument");
+    *out_len = m->image_len;
+    if (cap < m->image_len)
+        return simdbpe__fail(err, SIMDBPE_ERR_BUFFER_TOO_SMALL, SIMDBPE_NO_POSITION, 0,
+                             "model_compile: needs %zu bytes, buffer has %zu", m->image_len, cap);
+    /* Every model is an image already: the compiled form is a copy. */
+    memcpy(out, m->image, m->image_len);
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_model_save(const simdbpe_model *m, const char *path, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!m || !path)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_save: NULL argument");
+    /* Write under a temporary name and rename when complete, so a failed
+     * save never leaves a partial file under the final name. */
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    int e = 0;
+    if (!f)
+        e = errno;
+    else {
+        if (fwrite(m->image, 1, m->image_len, f) != m->image_len)
+            e = errno ? errno : EIO;
+        if (fclose(f) != 0 && !e)
+            e = errno ? errno : EIO;
+        if (!e && rename(tmp, path) != 0)
+            e = errno;
+        if (e)
+            unlink(tmp);
+    }
+    free(tmp);
+    if (e)
+        return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", path,
+                             strerror(e));
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe_model **out,
+                                           simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!out || (!data && len))
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_load_compiled: NULL argument");
+    *out = NULL;
+    uint8_t *copy = aligned_alloc(64, (len + 63) / 64 * 64 + 64);
+    if (!copy)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    if (len)
+        memcpy(copy, data, len);
+    simdbpe_status st = simdbpe__image_open(copy, len, SIMDBPE__IMAGE_MALLOC, 0, out, err);
+    if (st != SIMDBPE_OK)
+        free(copy);
+    return st;
+}
+
+simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!path || !out)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_load_file: NULL argument");
+    *out = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", path,
+                             strerror(e));
+    }
+    if (!S_ISREG(sb.st_mode) || sb.st_size < HEADER_SIZE) {
+        close(fd);
+        return simdbpe__fail(err, SIMDBPE_ERR_MODEL_FILE, SIMDBPE_NO_POSITION, 0,
+                             "%s: not a compiled model (%s)", path,
+                             S_ISREG(sb.st_mode) ? "too short" : "not a regular file");
+    }
+    size_t len = (size_t)sb.st_size;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (map == MAP_FAILED)
+        return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: mmap: %s", path,
+                             strerror(e));
+    simdbpe_status st = simdbpe__image_open(map, len, SIMDBPE__IMAGE_MMAP, 0, out, err);
+    if (st != SIMDBPE_OK) {
+        munmap(map, len);
+        if (err) {
+            /* Prefix the path; a message cut short is still useful. */
+            char msg[sizeof err->message + 4200];
+            snprintf(msg, sizeof msg, "%s: %s", path, err->message);
+            size_t n = strlen(msg);
+            if (n >= sizeof err->message)
+                n = sizeof err->message - 1;
+            memcpy(err->message, msg, n);
+            err->message[n] = '\0';
+        }
+    }
+    return st;
+}
