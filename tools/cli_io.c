@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int cli_read_all(const char *path, char **data, size_t *len)
@@ -61,6 +62,15 @@ int cli_out_open(cli_out *o, const char *path)
     if (!path || strcmp(path, "-") == 0) {
         o->f = stdout;
         return 0;
+    }
+    /* Something that exists and is not a regular file (/dev/null, a FIFO, a
+     * terminal) cannot be replaced atomically and must not be replaced at
+     * all: renaming over it would turn /dev/null into a regular file. Write
+     * straight into it. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->f = fopen(path, "wb");
+        return o->f ? 0 : errno;
     }
     size_t n = strlen(path);
     o->tmp_path = malloc(n + 32);
