@@ -1,0 +1,262 @@
+/*
+ * test_compiled.c - compiled models (.sbpe): round trips and damage.
+ *
+ *   - the embedded GPT-2 model, the same model loaded from vocab.json +
+ *     merges.txt, and a copy saved and mapped back give byte-identical
+ *     images and identical ids on text that exercises every path;
+ *   - a small model (built here from a hand-written vocabulary, so its
+ *     image is small) truncated at every length and with every byte
+ *     flipped is refused with SIMDBPE_ERR_MODEL_FILE, never a crash;
+ *   - with the checksum recomputed (a deliberately forged file), damaged
+ *     tables are refused or, if every entry is still in range, give ids
+ *     inside the vocabulary - never an out-of-bounds read (run this under
+ *     the sanitizer build to see it).
+ */
+#include <criterion/criterion.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <xxhash.h>
+
+#include "model/model.h"
+#include "simdbpe.h"
+
+static void *image_of(const simdbpe_model *m, size_t *len)
+{
+    *len = simdbpe_model_compiled_size(m);
+    void *buf = malloc(*len);
+    size_t got;
+    cr_assert_eq(simdbpe_model_compile(m, buf, *len, &got, NULL), SIMDBPE_OK);
+    cr_assert_eq(got, *len);
+    return buf;
+}
+
+static const char sample[] =
+    "Hello world, it's 2024! Don't they'RE   spaces\n\n\tand tabs \xC2\xA0nbsp "
+    "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80\xF0\x9F\x98\x80 1234567890 "
+    "<|endoftext|> supercalifragilisticexpialidocious_and_more_letters_than_a_cache_key";
+
+static void same_ids(simdbpe_model *a, simdbpe_model *b)
+{
+    simdbpe_encoder *ea, *eb;
+    cr_assert_eq(simdbpe_encoder_new(a, &ea), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(b, &eb), SIMDBPE_OK);
+    const uint32_t *ia, *ib;
+    size_t na, nb;
+    cr_assert_eq(simdbpe_encode(ea, sample, sizeof sample - 1, NULL, &ia, &na, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encode(eb, sample, sizeof sample - 1, NULL, &ib, &nb, NULL), SIMDBPE_OK);
+    cr_assert_eq(na, nb);
+    cr_assert(memcmp(ia, ib, na * sizeof *ia) == 0);
+    simdbpe_encoder_free(ea);
+    simdbpe_encoder_free(eb);
+}
+
+Test(compiled, embedded_equals_text_files_and_survives_a_file)
+{
+    simdbpe_model *emb, *txt, *file;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_gpt2(&emb, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_open(SIMDBPE_SOURCE_DIR "/src/model/gpt2", &txt, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    size_t le, lt;
+    void *ie = image_of(emb, &le), *it = image_of(txt, &lt);
+    cr_assert_eq(le, lt);
+    cr_assert(memcmp(ie, it, le) == 0, "the embedded image is what the loader builds");
+    cr_assert_eq(simdbpe_model_whole_token_exact(emb), 1);
+    cr_assert_eq(simdbpe_model_vocab_size(emb), 50257);
+
+    char path[] = "/tmp/simdbpe_test_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    char sbpe[64];
+    snprintf(sbpe, sizeof sbpe, "%s.sbpe", path);
+    cr_assert_eq(simdbpe_model_save(txt, sbpe, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_open(sbpe, &file, &err), SIMDBPE_OK, "%s", err.message);
+    same_ids(emb, file);
+    same_ids(txt, file);
+    for (uint32_t id = 0; id < 50257; id++) {
+        const uint8_t *a, *b;
+        size_t na, nb;
+        cr_assert_eq(simdbpe_model_token_bytes(emb, id, &a, &na), SIMDBPE_OK);
+        cr_assert_eq(simdbpe_model_token_bytes(file, id, &b, &nb), SIMDBPE_OK);
+        cr_assert(na == nb && memcmp(a, b, na) == 0, "token %u", id);
+    }
+    uint32_t eot;
+    cr_assert_eq(simdbpe_model_special_id(file, "<|endoftext|>", 13, &eot), SIMDBPE_OK);
+    cr_assert_eq(eot, 50256);
+    /* A file that starts with the magic is recognised without the suffix. */
+    cr_assert_eq(rename(sbpe, path), 0);
+    simdbpe_model *again;
+    cr_assert_eq(simdbpe_model_open(path, &again, &err), SIMDBPE_OK, "%s", err.message);
+    same_ids(emb, again);
+    unlink(path);
+    simdbpe_model_free(again);
+    simdbpe_model_free(file);
+    simdbpe_model_free(txt);
+    simdbpe_model_free(emb);
+    free(ie);
+    free(it);
+}
+
+Test(compiled, buffer_too_small_reports_the_size)
+{
+    simdbpe_model *m;
+    cr_assert_eq(simdbpe_model_load_gpt2(&m, NULL), SIMDBPE_OK);
+    char small[16];
+    size_t need = 0;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_compile(m, small, sizeof small, &need, &err),
+                 SIMDBPE_ERR_BUFFER_TOO_SMALL);
+    cr_assert_eq(need, simdbpe_model_compiled_size(m));
+    simdbpe_model_free(m);
+}
+
+Test(compiled, missing_or_non_model_files_are_errors)
+{
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_file("/nonexistent/x.sbpe", &m, &err), SIMDBPE_ERR_IO);
+    cr_assert(strstr(err.message, "/nonexistent/x.sbpe"), "names the file: %s", err.message);
+    cr_assert_eq(simdbpe_model_load_file(SIMDBPE_SOURCE_DIR "/src/model/gpt2/merges.txt", &m,
+                                         &err),
+                 SIMDBPE_ERR_MODEL_FILE);
+    cr_assert(strstr(err.message, "magic"), "%s", err.message);
+}
+
+/* ---- a small model, to damage at every byte ---- */
+
+/* vocab.json with the 256 byte symbols, a few merges and <|endoftext|>. */
+static simdbpe_model *small_model(void)
+{
+    static const char *const merges[] = {"h e", "l l", "he ll", "Ġ w", "o r", "Ġw or", "l d",
+                                         "Ġwor ld", "Ġ t", "Ġt he"};
+    char vocab[16384], mtxt[1024];
+    size_t v = 0, mt = 0;
+    v += (size_t)snprintf(vocab + v, sizeof vocab - v, "{");
+    for (int b = 0; b < 256; b++) {
+        uint32_t cp = simdbpe__bytelevel_cp((uint8_t)b);
+        char u[8];
+        if (cp == '"' || cp == '\\')
+            snprintf(u, sizeof u, "\\%c", (char)cp);
+        else if (cp < 0x80)
+            snprintf(u, sizeof u, "%c", (char)cp);
+        else
+            snprintf(u, sizeof u, "%c%c", (char)(0xC0 | cp >> 6), (char)(0x80 | (cp & 0x3F)));
+        v += (size_t)snprintf(vocab + v, sizeof vocab - v, "\"%s\": %d, ", u, b);
+    }
+    static const char *const made[] = {"he", "ll", "hell", "Ġw", "or", "Ġwor", "ld", "Ġworld",
+                                       "Ġt", "Ġthe"};
+    for (int i = 0; i < 10; i++)
+        v += (size_t)snprintf(vocab + v, sizeof vocab - v, "\"%s\": %d, ", made[i], 256 + i);
+    v += (size_t)snprintf(vocab + v, sizeof vocab - v, "\"<|endoftext|>\": 266}");
+    mt += (size_t)snprintf(mtxt + mt, sizeof mtxt - mt, "#version: 0.2\n");
+    for (int i = 0; i < 10; i++)
+        mt += (size_t)snprintf(mtxt + mt, sizeof mtxt - mt, "%s\n", merges[i]);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_memory(vocab, v, mtxt, mt, NULL, 0, &m, &err), SIMDBPE_OK,
+                 "%s", err.message);
+    return m;
+}
+
+/* Opening must fail cleanly, or succeed with a model that encodes inside
+ * its vocabulary. */
+static void open_damaged(const uint8_t *img, size_t len, int must_fail, const char *what,
+                         size_t at)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_model_load_compiled(img, len, &m, &err);
+    if (must_fail || st != SIMDBPE_OK) {
+        cr_assert_eq(st, SIMDBPE_ERR_MODEL_FILE, "%s at %zu: status %s", what, at,
+                     simdbpe_status_name(st));
+        cr_assert_null(m);
+        cr_assert(err.message[0]);
+        return;
+    }
+    simdbpe_encoder *e;
+    cr_assert_eq(simdbpe_encoder_new(m, &e), SIMDBPE_OK);
+    const uint32_t *ids;
+    size_t n;
+    static const char text[] = "hello world, the hell\xC3\xA9 world  the";
+    if (simdbpe_encode(e, text, sizeof text - 1, NULL, &ids, &n, NULL) == SIMDBPE_OK)
+        for (size_t i = 0; i < n; i++)
+            cr_assert_lt(ids[i], simdbpe_model_vocab_size(m), "%s at %zu", what, at);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(m);
+}
+
+Test(compiled, small_model_round_trip)
+{
+    simdbpe_model *m = small_model(), *back;
+    size_t len;
+    void *img = image_of(m, &len);
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, NULL), SIMDBPE_OK);
+    same_ids(m, back);
+    simdbpe_encoder *e;
+    cr_assert_eq(simdbpe_encoder_new(back, &e), SIMDBPE_OK);
+    const uint32_t *ids;
+    size_t n;
+    cr_assert_eq(simdbpe_encode(e, "hello world the", 15, NULL, &ids, &n, NULL), SIMDBPE_OK);
+    /* "hell" "o" " world" " the" by the merges above */
+    uint32_t want[] = {258, 'o', 263, 265};
+    cr_assert_eq(n, 4);
+    cr_assert(memcmp(ids, want, sizeof want) == 0);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(back);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+Test(compiled, every_truncation_is_an_error)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    for (size_t cut = 0; cut < len; cut++)
+        open_damaged(img, cut, 1, "truncated", cut);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+Test(compiled, every_flipped_byte_is_an_error)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    for (size_t at = 0; at < len; at++) {
+        img[at] ^= 0x41;
+        open_damaged(img, len, 1, "flipped byte", at);
+        img[at] ^= 0x41;
+    }
+    simdbpe_model_free(m);
+    free(img);
+}
+
+Test(compiled, forged_checksums_never_crash)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    uint8_t *bad = malloc(len);
+    static const uint8_t values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF};
+    for (size_t at = 32; at < len; at++) {
+        for (size_t v = 0; v < sizeof values; v++) {
+            memcpy(bad, img, len);
+            if (bad[at] == values[v])
+                continue;
+            bad[at] = values[v];
+            uint64_t sum = XXH3_64bits(bad + 32, len - 32);
+            for (int i = 0; i < 8; i++)
+                bad[24 + i] = (uint8_t)(sum >> (8 * i));
+            open_damaged(bad, len, 0, "forged byte", at);
+        }
+    }
+    free(bad);
+    simdbpe_model_free(m);
+    free(img);
+}
