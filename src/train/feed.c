@@ -59,8 +59,11 @@ simdbpe_status simdbpe__feeder_init(simdbpe__feeder *f)
     f->tabs = calloc(f->threads, sizeof *f->tabs);
     if (!f->tabs)
         return SIMDBPE_ERR_NOMEM;
+    f->hot = calloc(f->threads * SIMDBPE__HOT_SLOTS, sizeof *f->hot);
+    if (!f->hot)
+        return SIMDBPE_ERR_NOMEM;
     for (unsigned i = 0; i < f->threads; i++)
-        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 16))
+        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 18))
             return SIMDBPE_ERR_NOMEM;
     f->batch = BATCH_PER_THREAD * f->threads;
     return SIMDBPE_OK;
@@ -72,7 +75,9 @@ void simdbpe__feeder_free(simdbpe__feeder *f)
         for (unsigned i = 0; i < f->threads; i++)
             simdbpe__wordtab_free(&f->tabs[i]);
     free(f->tabs);
+    free(f->hot);
     free(f->buf);
+    f->hot = NULL;
     f->tabs = NULL;
     f->buf = NULL;
 }
@@ -182,6 +187,7 @@ static size_t last_safe(const simdbpe__feeder *f, const uint8_t *s, size_t n)
 typedef struct job {
     const simdbpe__feeder *f;
     simdbpe__wordtab *tab;
+    simdbpe__hot_slot *hot;
     const uint8_t *s; /* the part */
     size_t n;
     uint64_t newlines; /* '\n' bytes in the part */
@@ -191,15 +197,16 @@ typedef struct job {
     size_t fixed_cap;
 } job;
 
-/* Pre-tokenizes one sequence s[0..n) and counts its pieces. */
-static int count_sequence(simdbpe__wordtab *t, const uint8_t *s, size_t n)
+/* Pre-tokenizes one sequence s[0..n) and counts its pieces; `room` bytes
+ * from s may be read (room >= n). */
+static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
 {
     size_t i = 0;
     while (i < n) {
-        size_t j = simdbpe__pretok_piece_end(s, n, i);
-        if (simdbpe__wordtab_add(t, s + i, j - i, simdbpe__hash_bytes(s + i, j - i), 1))
+        size_t e = simdbpe__pretok_piece_end(s, n, i);
+        if (simdbpe__count_word(j->hot, j->tab, s + i, e - i, room - i))
             return -1;
-        i = j;
+        i = e;
     }
     return 0;
 }
@@ -242,13 +249,13 @@ static int repair(job *j, const uint8_t *s, size_t n, size_t bad, size_t *out_le
     return 0;
 }
 
-static int count_lines(simdbpe__wordtab *t, const uint8_t *s, size_t n)
+static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
 {
     size_t i = 0;
     while (i < n) {
         const uint8_t *nl = memchr(s + i, '\n', n - i);
         size_t end = nl ? (size_t)(nl - s) + 1 : n;
-        if (count_sequence(t, s + i, end - i))
+        if (count_sequence(j, s + i, end - i, room - i))
             return -1;
         i = end;
     }
@@ -257,16 +264,16 @@ static int count_lines(simdbpe__wordtab *t, const uint8_t *s, size_t n)
 
 /* Documents mode: the separator ends a document; a part's edges are safe
  * points, so each stretch is pre-tokenized as a whole text. */
-static int count_documents(const simdbpe__feeder *f, simdbpe__wordtab *t, const uint8_t *s,
-                           size_t n)
+static int count_documents(job *j, const uint8_t *s, size_t n, size_t room)
 {
+    const simdbpe__feeder *f = j->f;
     if (!f->sep)
-        return count_sequence(t, s, n);
+        return count_sequence(j, s, n, room);
     size_t i = 0;
     while (i < n) {
         const uint8_t *hit = memmem(s + i, n - i, f->sep, f->sep_len);
         size_t end = hit ? (size_t)(hit - s) : n;
-        if (end > i && count_sequence(t, s + i, end - i))
+        if (end > i && count_sequence(j, s + i, end - i, room - i))
             return -1;
         i = hit ? end + f->sep_len : n;
     }
@@ -279,6 +286,8 @@ static void *run_job(void *arg)
     const simdbpe__feeder *f = j->f;
     const uint8_t *s = j->s;
     size_t n = j->n;
+    /* The batch buffer may be read past the part up to its capacity. */
+    size_t room = (size_t)(f->buf + f->buf_cap - s);
     size_t bad = n ? f->k->validate_utf8(s, n) : 0;
     if (bad != n) {
         if (f->errors != SIMDBPE_UTF8_REPLACE) {
@@ -290,10 +299,11 @@ static void *run_job(void *arg)
             return NULL;
         }
         s = j->fixed;
+        room = j->fixed_cap;
     }
     j->newlines = count_newlines(j->s, j->n);
-    int rc = f->mode == SIMDBPE_TRAIN_LINES ? count_lines(j->tab, s, n)
-                                             : count_documents(f, j->tab, s, n);
+    int rc = f->mode == SIMDBPE_TRAIN_LINES ? count_lines(j, s, n, room)
+                                             : count_documents(j, s, n, room);
     if (rc)
         j->nomem = 1;
     return NULL;
@@ -322,6 +332,7 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
         memset(&jobs[i], 0, sizeof jobs[i]);
         jobs[i].f = f;
         jobs[i].tab = &f->tabs[i];
+        jobs[i].hot = f->hot + (size_t)i * SIMDBPE__HOT_SLOTS;
         jobs[i].s = f->buf + start;
         jobs[i].n = stop - start;
         jobs[i].bad = SIZE_MAX;
@@ -444,6 +455,10 @@ simdbpe_status simdbpe__feeder_end_stream(simdbpe__feeder *f, simdbpe_error *err
 
 simdbpe_status simdbpe__feeder_collect(simdbpe__feeder *f, simdbpe_error *err)
 {
+    for (unsigned i = 0; i < f->threads; i++)
+        if (simdbpe__hot_flush(f->hot + (size_t)i * SIMDBPE__HOT_SLOTS, &f->tabs[i]))
+            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                 "out of memory while merging word counts");
     for (unsigned i = 1; i < f->threads; i++) {
         if (simdbpe__wordtab_merge(&f->tabs[0], &f->tabs[i]))
             return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,

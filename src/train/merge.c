@@ -1,41 +1,48 @@
 /*
  * merge.c - the BPE merge loop: from unique words with counts to merges.
  *
- * Data (all indices, so tables can grow):
+ * Data (sized for cache misses, which are what the loop waits on):
  *
- *   words   each unique word of 2+ bytes: its symbols (token ids) in `sym`,
- *           its count, and a stamp (the last step that merged in it);
- *           words are rewritten in place as pairs merge, so they only shrink
- *   pairs   every pair ever seen: exact count (int64, never negative) and the
- *           list of words that may hold it -- every word that holds it is on
- *           the list; a word that no longer does is skipped when visited
- *   map     pair key (left << 32 | right) -> index in pairs, open addressing
- *   heap    max-heap of (count, key): highest count first, then the smallest
- *           key, which is the smallest (left id, right id); an entry may hold
- *           a stale count and is checked against the pair's count when popped
- *           (higher: pushed again with the true count; lower: dropped,
- *           because every increase of a count pushes a fresh entry)
+ *   words   one uint32 array; a word is [len, stamp, count lo, count hi,
+ *           sym...] at some offset, named by that offset. Only words of two
+ *           or more bytes are kept (others hold no pair). Symbols are token
+ *           ids, rewritten in place as pairs merge, so words only shrink;
+ *           `stamp` is the last step that visited the word.
+ *   pairs   open-addressing table of pair records keyed by
+ *           left << 32 | right: exact count (int64, never negative) and the
+ *           words that may hold the pair -- every word that holds it is on
+ *           the list; one that no longer does is skipped when visited.
+ *   heap    4-ary max-heap of (count, key): highest count first, then the
+ *           smallest key = smallest (left id, right id). Entries may be
+ *           stale and are checked when popped: a higher count is pushed
+ *           again with the true one, a lower one dropped (every rise of a
+ *           count pushes a fresh entry).
+ *   agg     a small table that sums one step's count changes per pair, so
+ *           the big pair table is touched once per distinct pair and step
+ *           rather than once per occurrence.
  *   tokens  id -> bytes, and bytes -> id to find merges whose result already
- *           exists (they reuse that id)
+ *           exists (they reuse that id).
  *
  * One step: pop the best pair P = (a, b); if its count is below the minimum,
  * stop; otherwise name the new token X, and in every word on P's list
- * replace each occurrence of a b (left to right, not overlapping) by X while
- * adjusting the counts of the neighbouring pairs:
+ * replace each occurrence of a b (left to right, not overlapping) by X:
  *
  *      ... L  a  b  R ...   ->   ... L  X  R ...
  *      (L,a) -= c  (a,b) -= c  (b,R) -= c   (L,X) += c  (X,R) += c
  *
- * where L is the symbol already written to the left (possibly an X made a
- * moment ago) and R the next unread symbol; c is the word's count. Pairs
- * whose count rose are pushed on the heap after the step. Nothing ever
- * rescans the whole word table.
+ * where L is the symbol already written on the left (possibly an X made a
+ * moment ago) and R the next unread one; c is the word's count. Then the
+ * summed changes go to the pair table, words go onto the lists of the pairs
+ * they gained, and pairs whose count rose are pushed on the heap. Nothing
+ * ever rescans the whole word table.
  */
 #include <stdlib.h>
 
 #include "train.h"
 
 #define PROGRESS_EVERY 0.2 /* seconds */
+#define EMPTY_KEY UINT64_MAX
+#define WORD_HEADER 4 /* len, stamp, count lo, count hi */
 
 /* ------------------------------------------------------------ byte order */
 
@@ -44,7 +51,7 @@ static uint8_t id_byte_tab[256];
 static pthread_once_t byte_order_once = PTHREAD_ONCE_INIT;
 
 /* GPT-2 orders the 256 byte tokens by the code point that spells each byte;
- * the printable bytes spell themselves and come first in byte order. */
+ * the bytes that spell themselves come first, in byte order. */
 static void init_byte_order(void)
 {
     uint32_t next = 0;
@@ -73,30 +80,31 @@ uint8_t simdbpe__train_id_byte(uint32_t id)
 
 /* ----------------------------------------------------------------- state */
 
-typedef struct word {
-    size_t start; /* first symbol in sym */
-    uint64_t count;
-    uint32_t len;
-    uint32_t stamp;
-} word;
-
 typedef struct pair_rec {
-    uint64_t key;
+    uint64_t key; /* EMPTY_KEY when the slot is free */
     int64_t count;
-    uint32_t *words;
+    uint32_t *words; /* offsets of words that may hold the pair */
     uint32_t n_words, cap_words;
-    uint32_t stamp; /* step that last put it on the touched list */
 } pair_rec;
-
-typedef struct pair_slot {
-    uint64_t key; /* SIMDBPE__EMPTY_KEY-like: UINT64_MAX when empty */
-    uint32_t idx;
-} pair_slot;
 
 typedef struct heap_ent {
     uint64_t count;
     uint64_t key;
 } heap_ent;
+
+/* One pair's summed change within the current step. */
+typedef struct agg_ent {
+    uint64_t key;
+    int64_t delta;
+    uint32_t step;   /* the entry is live only if step == current step */
+    uint32_t last_w; /* last word noted as gaining the pair */
+    pair_rec *rec;   /* filled when the step's changes are applied */
+} agg_ent;
+
+/* A word that gained a pair in this step: agg entry index, word offset. */
+typedef struct gain {
+    uint32_t agg, w;
+} gain;
 
 typedef struct tok_slot {
     uint32_t id; /* UINT32_MAX when empty */
@@ -104,20 +112,22 @@ typedef struct tok_slot {
 } tok_slot;
 
 typedef struct state {
-    word *words;
+    uint32_t *wa; /* the words */
+    size_t wa_len, wa_cap;
     size_t n_words;
-    uint32_t *sym;
 
     pair_rec *pairs;
-    size_t n_pairs, cap_pairs;
-    pair_slot *map;
-    size_t map_mask;
+    size_t pairs_mask, n_pairs;
 
     heap_ent *heap;
     size_t n_heap, cap_heap;
 
-    uint32_t *touched;
-    size_t n_touched, cap_touched;
+    agg_ent *agg;
+    size_t agg_mask, n_agg;
+    uint32_t *agg_live; /* indices of this step's live entries */
+    size_t cap_live;
+    gain *gains;
+    size_t n_gains, cap_gains;
     uint32_t step;
     int nomem;
 
@@ -132,70 +142,74 @@ typedef struct state {
     size_t n_merges, cap_merges;
 } state;
 
-#define EMPTY_PAIR UINT64_MAX
-
 static inline uint64_t pair_key(uint32_t l, uint32_t r)
 {
     return (uint64_t)l << 32 | r;
 }
 
+static inline uint64_t word_count(const uint32_t *w)
+{
+    return (uint64_t)w[2] | (uint64_t)w[3] << 32;
+}
+
 /* ----------------------------------------------------------------- pairs */
 
-static int map_grow(state *s)
+static int pairs_resize(state *s, size_t cap)
 {
-    size_t cap = s->map ? (s->map_mask + 1) * 2 : 1u << 16;
-    pair_slot *m = malloc(cap * sizeof *m);
-    if (!m)
+    pair_rec *t = simdbpe__big_calloc(cap * sizeof *t);
+    if (!t)
         return -1;
     for (size_t i = 0; i < cap; i++)
-        m[i].key = EMPTY_PAIR;
+        t[i].key = EMPTY_KEY;
     size_t mask = cap - 1;
-    for (size_t i = 0; i < s->n_pairs; i++) {
-        size_t j = simdbpe__hash_u64(s->pairs[i].key) & mask;
-        while (m[j].key != EMPTY_PAIR)
-            j = (j + 1) & mask;
-        m[j].key = s->pairs[i].key;
-        m[j].idx = (uint32_t)i;
-    }
-    free(s->map);
-    s->map = m;
-    s->map_mask = mask;
+    if (s->pairs)
+        for (size_t i = 0; i <= s->pairs_mask; i++) {
+            if (s->pairs[i].key == EMPTY_KEY)
+                continue;
+            size_t j = simdbpe__hash_u64(s->pairs[i].key) & mask;
+            while (t[j].key != EMPTY_KEY)
+                j = (j + 1) & mask;
+            t[j] = s->pairs[i];
+        }
+    if (s->pairs)
+        simdbpe__big_free(s->pairs, (s->pairs_mask + 1) * sizeof *s->pairs);
+    s->pairs = t;
+    s->pairs_mask = mask;
     return 0;
 }
 
-/* The index of pair `key`, created with count 0 if new; UINT32_MAX when out
- * of memory. */
-static uint32_t pair_get(state *s, uint64_t key)
+/* Makes room for `more` new pairs without a resize in between, so record
+ * pointers stay valid while they are inserted. */
+static int pairs_reserve(state *s, size_t more)
 {
-    size_t i = simdbpe__hash_u64(key) & s->map_mask;
-    for (;;) {
-        pair_slot *p = &s->map[i];
-        if (p->key == key)
-            return p->idx;
-        if (p->key == EMPTY_PAIR)
-            break;
-        i = (i + 1) & s->map_mask;
-    }
-    if (s->n_pairs >= UINT32_MAX - 1 ||
-        simdbpe__grow((void **)&s->pairs, &s->cap_pairs, s->n_pairs + 1, sizeof *s->pairs)) {
-        s->nomem = 1;
-        return UINT32_MAX;
-    }
-    uint32_t idx = (uint32_t)s->n_pairs++;
-    memset(&s->pairs[idx], 0, sizeof s->pairs[idx]);
-    s->pairs[idx].key = key;
-    s->pairs[idx].stamp = UINT32_MAX;
-    s->map[i].key = key;
-    s->map[i].idx = idx;
-    if (s->n_pairs * 2 > s->map_mask + 1 && map_grow(s)) {
-        s->nomem = 1;
-        return UINT32_MAX;
-    }
-    return idx;
+    size_t cap = s->pairs_mask + 1;
+    if ((s->n_pairs + more) * 2 <= cap)
+        return 0;
+    while ((s->n_pairs + more) * 2 > cap)
+        cap *= 2;
+    return pairs_resize(s, cap);
 }
 
-/* Puts word w on pair p's list unless it is already the last one there
- * (words are visited one at a time, so that catches repeats). */
+/* The record of pair `key`, created with count 0 if new (the caller has
+ * reserved room). */
+static pair_rec *pair_get(state *s, uint64_t key)
+{
+    size_t i = simdbpe__hash_u64(key) & s->pairs_mask;
+    for (;;) {
+        pair_rec *p = &s->pairs[i];
+        if (p->key == key)
+            return p;
+        if (p->key == EMPTY_KEY) {
+            memset(p, 0, sizeof *p);
+            p->key = key;
+            s->n_pairs++;
+            return p;
+        }
+        i = (i + 1) & s->pairs_mask;
+    }
+}
+
+/* Puts word w on p's list unless it is the last one there already. */
 static void pair_add_word(state *s, pair_rec *p, uint32_t w)
 {
     if (p->n_words && p->words[p->n_words - 1] == w)
@@ -220,19 +234,23 @@ static inline int heap_above(const heap_ent *x, const heap_ent *y)
     return x->count > y->count || (x->count == y->count && x->key < y->key);
 }
 
+/* A 4-ary heap: half the levels of a binary one, and the four children of
+ * a node share one cache line. */
 static void sift_down(heap_ent *h, size_t n, size_t i)
 {
     heap_ent e = h[i];
     for (;;) {
-        size_t c = 2 * i + 1;
+        size_t c = 4 * i + 1;
         if (c >= n)
             break;
-        if (c + 1 < n && heap_above(&h[c + 1], &h[c]))
-            c++;
-        if (!heap_above(&h[c], &e))
+        size_t best = c, end = c + 4 < n ? c + 4 : n;
+        for (size_t k = c + 1; k < end; k++)
+            if (heap_above(&h[k], &h[best]))
+                best = k;
+        if (!heap_above(&h[best], &e))
             break;
-        h[i] = h[c];
-        i = c;
+        h[i] = h[best];
+        i = best;
     }
     h[i] = e;
 }
@@ -246,7 +264,7 @@ static void heap_push(state *s, uint64_t count, uint64_t key)
     heap_ent e = {count, key};
     size_t i = s->n_heap++;
     while (i > 0) {
-        size_t parent = (i - 1) / 2;
+        size_t parent = (i - 1) / 4;
         if (!heap_above(&e, &s->heap[parent]))
             break;
         s->heap[i] = s->heap[parent];
@@ -318,130 +336,257 @@ static uint32_t tok_find(const state *s, const uint8_t *b, size_t len, uint64_t 
     return UINT32_MAX;
 }
 
-/* Appends a token with bytes b[0..len) (not already present); returns its
- * id or UINT32_MAX when out of memory. */
+/* Appends a token with bytes b[0..len) (not already present; b must not
+ * point into the blob); returns its id or UINT32_MAX when out of memory. */
 static uint32_t tok_add(state *s, const uint8_t *b, size_t len)
 {
     if (simdbpe__grow((void **)&s->blob, &s->blob_cap, s->blob_len + len, 1) ||
         simdbpe__grow((void **)&s->tok_off, &s->cap_tok, s->n_tok + 2, sizeof *s->tok_off))
         return UINT32_MAX;
+    if (s->n_tok == 0)
+        s->tok_off[0] = 0;
     memcpy(s->blob + s->blob_len, b, len);
     s->blob_len += len;
     uint32_t id = (uint32_t)s->n_tok++;
     s->tok_off[s->n_tok] = s->blob_len;
-    if (s->n_tok * 2 > s->tmap_mask + 1) {
-        if (tmap_grow(s))
-            return UINT32_MAX;
-    } else {
-        const uint8_t *nb = s->blob + s->tok_off[id];
-        uint64_t h = simdbpe__hash_bytes(nb, len);
-        size_t slot = 0;
-        tok_find(s, nb, len, h, &slot);
-        s->tmap[slot].id = id;
-        s->tmap[slot].hash32 = (uint32_t)(h >> 32);
-    }
+    if (s->n_tok * 2 > s->tmap_mask + 1)
+        return tmap_grow(s) ? UINT32_MAX : id;
+    uint64_t h = simdbpe__hash_bytes(b, len);
+    size_t slot = 0;
+    tok_find(s, b, len, h, &slot);
+    s->tmap[slot].id = id;
+    s->tmap[slot].hash32 = (uint32_t)(h >> 32);
     return id;
 }
 
 /* ----------------------------------------------------------------- setup */
 
-/* Words of two or more bytes become symbol sequences; one-byte words hold no
- * pair and are dropped. Counts every adjacent pair and lists each word
- * under every pair it holds. */
-static simdbpe_status build(state *s, simdbpe__wordtab *wt)
+/* Lays out the words of 2+ bytes as symbol sequences. */
+static simdbpe_status build_words(state *s, const simdbpe__wordtab *wt)
 {
-    size_t n = 0, total = 0;
+    size_t total = 0;
     for (size_t i = 0; i <= wt->mask; i++)
-        if (wt->slots[i].count && wt->slots[i].len >= 2) {
-            n++;
-            total += wt->slots[i].len;
-        }
-    if (n >= UINT32_MAX)
+        if (wt->slots[i].count && wt->slots[i].len >= 2)
+            total += WORD_HEADER + wt->slots[i].len;
+    if (total >= UINT32_MAX)
         return SIMDBPE_ERR_TOO_LARGE;
-    s->words = malloc((n ? n : 1) * sizeof *s->words);
-    s->sym = malloc((total ? total : 1) * sizeof *s->sym);
-    s->cap_tok = 512;
-    s->tok_off = malloc(s->cap_tok * sizeof *s->tok_off);
-    if (!s->words || !s->sym || !s->tok_off || map_grow(s))
+    s->wa_cap = total ? total : 1;
+    s->wa = simdbpe__big_calloc(s->wa_cap * sizeof *s->wa);
+    if (!s->wa)
         return SIMDBPE_ERR_NOMEM;
-    s->tok_off[0] = 0;
-    size_t at = 0;
     for (size_t i = 0; i <= wt->mask; i++) {
         const simdbpe__word_slot *ws = &wt->slots[i];
         if (!ws->count || ws->len < 2)
             continue;
-        uint32_t w = (uint32_t)s->n_words++;
-        word *wd = &s->words[w];
-        wd->start = at;
-        wd->len = ws->len;
-        wd->count = ws->count;
-        wd->stamp = UINT32_MAX;
-        const uint8_t *b = wt->arena + ws->off;
+        uint32_t *w = s->wa + s->wa_len;
+        w[0] = ws->len;
+        w[1] = UINT32_MAX;
+        w[2] = (uint32_t)ws->count;
+        w[3] = (uint32_t)(ws->count >> 32);
+        const uint8_t *b = simdbpe__word_bytes(wt, ws);
         for (uint32_t k = 0; k < ws->len; k++)
-            s->sym[at + k] = simdbpe__train_byte_id(b[k]);
-        for (uint32_t k = 0; k + 1 < ws->len; k++) {
-            uint32_t idx = pair_get(s, pair_key(s->sym[at + k], s->sym[at + k + 1]));
-            if (idx == UINT32_MAX)
-                return SIMDBPE_ERR_NOMEM;
-            s->pairs[idx].count += (int64_t)ws->count;
-            pair_add_word(s, &s->pairs[idx], w);
-        }
-        if (s->nomem)
-            return SIMDBPE_ERR_NOMEM;
-        at += ws->len;
-    }
-    /* All pairs on the heap at once, then heapify. */
-    s->heap = malloc((s->n_pairs ? s->n_pairs : 1) * sizeof *s->heap);
-    if (!s->heap)
-        return SIMDBPE_ERR_NOMEM;
-    s->cap_heap = s->n_pairs ? s->n_pairs : 1;
-    for (size_t i = 0; i < s->n_pairs; i++)
-        s->heap[s->n_heap++] = (heap_ent){(uint64_t)s->pairs[i].count, s->pairs[i].key};
-    for (size_t i = s->n_heap / 2; i-- > 0;)
-        sift_down(s->heap, s->n_heap, i);
-    /* The 256 byte tokens. */
-    if (tmap_grow(s))
-        return SIMDBPE_ERR_NOMEM;
-    for (uint32_t id = 0; id < 256; id++) {
-        uint8_t b = simdbpe__train_id_byte(id);
-        if (tok_add(s, &b, 1) == UINT32_MAX)
-            return SIMDBPE_ERR_NOMEM;
+            w[WORD_HEADER + k] = simdbpe__train_byte_id(b[k]);
+        s->wa_len += WORD_HEADER + ws->len;
+        s->n_words++;
     }
     return SIMDBPE_OK;
 }
 
+/* Counts the initial pairs, all of two byte ids, in dense 256 x 256 arrays
+ * (two passes: list sizes, then lists), then moves them into the pair
+ * table and heapifies them. */
+static simdbpe_status build_pairs(state *s)
+{
+    uint64_t *cnt = calloc(65536, sizeof *cnt);
+    uint32_t *len = calloc(65536, sizeof *len);
+    uint32_t *last = malloc(65536 * sizeof *last);
+    uint32_t **lists = calloc(65536, sizeof *lists);
+    simdbpe_status st = SIMDBPE_OK;
+    if (!cnt || !len || !last || !lists) {
+        st = SIMDBPE_ERR_NOMEM;
+        goto out;
+    }
+    for (int pass = 0; pass < 2 && st == SIMDBPE_OK; pass++) {
+        memset(last, 0xFF, 65536 * sizeof *last);
+        for (size_t o = 0; o < s->wa_len; o += WORD_HEADER + s->wa[o]) {
+            const uint32_t *w = s->wa + o;
+            const uint32_t *y = w + WORD_HEADER;
+            uint64_t c = word_count(w);
+            for (uint32_t k = 0; k + 1 < w[0]; k++) {
+                uint32_t p = y[k] << 8 | y[k + 1];
+                if (pass == 0)
+                    cnt[p] += c;
+                if (last[p] == o)
+                    continue;
+                last[p] = (uint32_t)o;
+                if (pass == 0)
+                    len[p]++;
+                else
+                    lists[p][len[p]++] = (uint32_t)o;
+            }
+        }
+        if (pass == 0) {
+            for (size_t p = 0; p < 65536; p++) {
+                if (len[p] && !(lists[p] = malloc(len[p] * sizeof **lists))) {
+                    st = SIMDBPE_ERR_NOMEM;
+                    break;
+                }
+                len[p] = 0;
+            }
+        }
+    }
+    size_t n = 0;
+    for (size_t p = 0; p < 65536; p++)
+        n += len[p] > 0;
+    s->heap = malloc((n ? n : 1) * sizeof *s->heap);
+    s->cap_heap = n ? n : 1;
+    /* Merges add roughly a pair or two per word: size the table for that
+     * up front rather than doubling it through page faults. */
+    size_t cap = 1u << 12;
+    while (cap < 2 * (n + s->n_words + s->n_words / 2))
+        cap *= 2;
+    if (st != SIMDBPE_OK || !s->heap || pairs_resize(s, cap) || pairs_reserve(s, n)) {
+        st = SIMDBPE_ERR_NOMEM;
+        goto out;
+    }
+    for (size_t p = 0; p < 65536; p++) {
+        if (!len[p])
+            continue;
+        pair_rec *r = pair_get(s, pair_key((uint32_t)(p >> 8), (uint32_t)(p & 0xFF)));
+        r->count = (int64_t)cnt[p];
+        r->words = lists[p];
+        r->n_words = r->cap_words = len[p];
+        lists[p] = NULL;
+        s->heap[s->n_heap++] = (heap_ent){cnt[p], r->key};
+    }
+    for (size_t i = s->n_heap; i-- > 0;)
+        sift_down(s->heap, s->n_heap, i);
+out:
+    if (lists)
+        for (size_t p = 0; p < 65536; p++)
+            free(lists[p]);
+    free(lists);
+    free(cnt);
+    free(len);
+    free(last);
+    return st;
+}
+
+static simdbpe_status build(state *s, const simdbpe__wordtab *wt)
+{
+    simdbpe_status st = build_words(s, wt);
+    if (st == SIMDBPE_OK)
+        st = build_pairs(s);
+    if (st == SIMDBPE_OK && tmap_grow(s))
+        st = SIMDBPE_ERR_NOMEM;
+    for (uint32_t id = 0; id < 256 && st == SIMDBPE_OK; id++) {
+        uint8_t b = simdbpe__train_id_byte(id);
+        if (tok_add(s, &b, 1) == UINT32_MAX)
+            st = SIMDBPE_ERR_NOMEM;
+    }
+    return st;
+}
+
 /* ------------------------------------------------------------------ step */
 
-/* Changes the count of pair (l, r) by d for word w. */
+static int agg_resize(state *s, size_t cap)
+{
+    agg_ent *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    size_t mask = cap - 1;
+    /* Only this step's live entries move; their indices change, so the
+     * live list and the gains are renumbered. */
+    uint32_t *remap = s->n_agg ? malloc(s->n_agg * sizeof *remap) : NULL;
+    if (s->n_agg && !remap) {
+        free(t);
+        return -1;
+    }
+    for (size_t k = 0; k < s->n_agg; k++) {
+        const agg_ent *e = &s->agg[s->agg_live[k]];
+        size_t j = simdbpe__hash_u64(e->key) & mask;
+        while (t[j].step == s->step && t[j].key != e->key)
+            j = (j + 1) & mask;
+        t[j] = *e;
+        remap[k] = (uint32_t)j;
+    }
+    for (size_t g = 0; g < s->n_gains; g++) {
+        /* gains refer to the old index; find its position in the live list */
+        uint64_t key = s->agg[s->gains[g].agg].key;
+        size_t j = simdbpe__hash_u64(key) & mask;
+        while (t[j].key != key)
+            j = (j + 1) & mask;
+        s->gains[g].agg = (uint32_t)j;
+    }
+    for (size_t k = 0; k < s->n_agg; k++)
+        s->agg_live[k] = remap[k];
+    free(remap);
+    free(s->agg);
+    s->agg = t;
+    s->agg_mask = mask;
+    return 0;
+}
+
+/* The step's entry for pair (l, r), created with delta 0; UINT32_MAX when
+ * out of memory. */
+static uint32_t agg_get(state *s, uint64_t key)
+{
+    size_t i = simdbpe__hash_u64(key) & s->agg_mask;
+    for (;;) {
+        agg_ent *e = &s->agg[i];
+        if (e->step != s->step)
+            break;
+        if (e->key == key)
+            return (uint32_t)i;
+        i = (i + 1) & s->agg_mask;
+    }
+    if (simdbpe__grow((void **)&s->agg_live, &s->cap_live, s->n_agg + 1, sizeof *s->agg_live)) {
+        s->nomem = 1;
+        return UINT32_MAX;
+    }
+    agg_ent *e = &s->agg[i];
+    e->key = key;
+    e->delta = 0;
+    e->step = s->step;
+    e->last_w = UINT32_MAX;
+    e->rec = NULL;
+    s->agg_live[s->n_agg++] = (uint32_t)i;
+    if (s->n_agg * 2 > s->agg_mask + 1) {
+        if (agg_resize(s, (s->agg_mask + 1) * 2)) {
+            s->nomem = 1;
+            return UINT32_MAX;
+        }
+        return agg_get(s, key);
+    }
+    return (uint32_t)i;
+}
+
+/* Adds d to pair (l, r)'s change in this step; a gain also notes word w. */
 static inline void delta(state *s, uint32_t l, uint32_t r, int64_t d, uint32_t w)
 {
-    uint32_t idx = pair_get(s, pair_key(l, r));
-    if (idx == UINT32_MAX)
+    uint32_t i = agg_get(s, pair_key(l, r));
+    if (i == UINT32_MAX)
         return;
-    pair_rec *p = &s->pairs[idx];
-    p->count += d;
-    if (d > 0) {
-        pair_add_word(s, p, w);
-        if (p->stamp != s->step) {
-            p->stamp = s->step;
-            if (simdbpe__grow((void **)&s->touched, &s->cap_touched, s->n_touched + 1,
-                              sizeof *s->touched)) {
-                s->nomem = 1;
-                return;
-            }
-            s->touched[s->n_touched++] = idx;
+    agg_ent *e = &s->agg[i];
+    e->delta += d;
+    if (d > 0 && e->last_w != w) {
+        e->last_w = w;
+        if (simdbpe__grow((void **)&s->gains, &s->cap_gains, s->n_gains + 1, sizeof *s->gains)) {
+            s->nomem = 1;
+            return;
         }
+        s->gains[s->n_gains++] = (gain){i, w};
     }
 }
 
-/* Replaces every (a, b) in word w by x, left to right, updating counts.
- * Returns how many occurrences there were. */
-static uint64_t merge_word(state *s, uint32_t w, uint32_t a, uint32_t b, uint32_t x)
+/* Replaces every (a, b) in word w by x, left to right, noting the count
+ * changes of the neighbouring pairs. Returns the number of occurrences. */
+static uint32_t merge_word(state *s, uint32_t w, uint32_t a, uint32_t b, uint32_t x)
 {
-    word *wd = &s->words[w];
-    uint32_t *y = s->sym + wd->start;
-    uint32_t n = wd->len, i = 0, o = 0, hits = 0;
-    int64_t c = (int64_t)wd->count;
+    uint32_t *hdr = s->wa + w;
+    uint32_t *y = hdr + WORD_HEADER;
+    uint32_t n = hdr[0], i = 0, o = 0, hits = 0;
+    int64_t c = (int64_t)word_count(hdr);
     while (i < n) {
         if (y[i] == a && i + 1 < n && y[i + 1] == b) {
             hits++;
@@ -459,8 +604,62 @@ static uint64_t merge_word(state *s, uint32_t w, uint32_t a, uint32_t b, uint32_
             y[o++] = y[i++];
         }
     }
-    wd->len = o;
+    hdr[0] = o;
     return hits;
+}
+
+/* Moves the step's summed changes into the pair table, lists the words
+ * that gained pairs, and pushes every pair whose count rose. */
+static void apply_step(state *s)
+{
+    if (pairs_reserve(s, s->n_agg)) {
+        s->nomem = 1;
+        return;
+    }
+    for (size_t k = 0; k < s->n_agg; k++) {
+        agg_ent *e = &s->agg[s->agg_live[k]];
+        if (e->delta == 0 && e->last_w == UINT32_MAX)
+            continue;
+        e->rec = pair_get(s, e->key);
+        e->rec->count += e->delta;
+    }
+    for (size_t g = 0; g < s->n_gains; g++) {
+        agg_ent *e = &s->agg[s->gains[g].agg];
+        pair_add_word(s, e->rec, s->gains[g].w);
+    }
+    for (size_t k = 0; k < s->n_agg; k++) {
+        const agg_ent *e = &s->agg[s->agg_live[k]];
+        if (e->delta > 0 && e->rec->count > 0)
+            heap_push(s, (uint64_t)e->rec->count, e->key);
+    }
+}
+
+/* Merges pair `key` = (a, b) into x in every word on its list. */
+static void merge_pair(state *s, uint64_t key, uint32_t x)
+{
+    uint32_t a = (uint32_t)(key >> 32), b = (uint32_t)key;
+    pair_rec *p = pair_get(s, key);
+    uint32_t *list = p->words;
+    uint32_t n_list = p->n_words;
+    /* The list is not appended to in this step (new pairs all contain x,
+     * which is neither a nor b) and the table does not move before
+     * apply_step. */
+    p->words = NULL;
+    p->n_words = p->cap_words = 0;
+    s->step++;
+    s->n_agg = 0;
+    s->n_gains = 0;
+    int64_t gone = 0;
+    for (uint32_t k = 0; k < n_list; k++) {
+        uint32_t w = list[k];
+        if (s->wa[w + 1] == s->step)
+            continue;
+        s->wa[w + 1] = s->step;
+        gone += (int64_t)merge_word(s, w, a, b, x) * (int64_t)word_count(s->wa + w);
+    }
+    free(list);
+    p->count -= gone;
+    apply_step(s);
 }
 
 /* ------------------------------------------------------------ the loop */
@@ -480,7 +679,7 @@ static void report(const simdbpe__merge_config *cfg, const state *s, uint64_t ta
 }
 
 /* Marks a special as already being a token when its byte-level spelling is
- * the bytes of a token; returns 1 if it newly became one. */
+ * the bytes of a token; returns 1 if one newly became one. */
 static int special_taken(const simdbpe__merge_config *cfg, uint8_t *taken, const uint8_t *b,
                          size_t len)
 {
@@ -495,6 +694,28 @@ static int special_taken(const simdbpe__merge_config *cfg, uint8_t *taken, const
     return newly;
 }
 
+/* The id of the token a + b: an existing one, or a new one. */
+static uint32_t name_token(state *s, const simdbpe__merge_config *cfg, uint8_t *taken,
+                           uint32_t a, uint32_t b, uint64_t *vocab, uint8_t **tmp,
+                           size_t *tmp_cap)
+{
+    size_t la, lb;
+    const uint8_t *pa = tok_bytes(s, a, &la);
+    const uint8_t *pb = tok_bytes(s, b, &lb);
+    if (simdbpe__grow((void **)tmp, tmp_cap, la + lb, 1))
+        return UINT32_MAX;
+    memcpy(*tmp, pa, la);
+    memcpy(*tmp + la, pb, lb);
+    size_t slot;
+    uint32_t x = tok_find(s, *tmp, la + lb, simdbpe__hash_bytes(*tmp, la + lb), &slot);
+    if (x != UINT32_MAX)
+        return x;
+    x = tok_add(s, *tmp, la + lb);
+    if (x != UINT32_MAX && !special_taken(cfg, taken, *tmp, la + lb))
+        (*vocab)++;
+    return x;
+}
+
 static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *taken,
                           uint64_t *vocab)
 {
@@ -504,12 +725,11 @@ static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *t
     size_t tmp_cap = 0;
     double last = simdbpe__train_now();
     uint64_t last_count = 0;
-    while (*vocab < cfg->vocab_size && s->n_heap > 0) {
+    if (agg_resize(s, 1u << 10))
+        s->nomem = 1;
+    while (!s->nomem && *vocab < cfg->vocab_size && s->n_heap > 0) {
         heap_ent top = heap_pop(s);
-        uint32_t pidx = pair_get(s, top.key);
-        if (pidx == UINT32_MAX)
-            break;
-        uint64_t cur = (uint64_t)s->pairs[pidx].count;
+        uint64_t cur = (uint64_t)pair_get(s, top.key)->count;
         if (top.count != cur) {
             if (cur > 0 && cur < top.count)
                 heap_push(s, cur, top.key);
@@ -518,60 +738,16 @@ static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *t
         if (cur < min_count)
             break;
         uint32_t a = (uint32_t)(top.key >> 32), b = (uint32_t)top.key;
-        size_t la, lb;
-        tok_bytes(s, a, &la);
-        tok_bytes(s, b, &lb);
-        if (simdbpe__grow((void **)&tmp, &tmp_cap, la + lb, 1)) {
-            s->nomem = 1;
-            break;
-        }
-        /* Copy first: tok_add may move the blob. */
-        memcpy(tmp, tok_bytes(s, a, &la), la);
-        memcpy(tmp + la, tok_bytes(s, b, &lb), lb);
-        size_t slot;
-        uint32_t x = tok_find(s, tmp, la + lb, simdbpe__hash_bytes(tmp, la + lb), &slot);
-        if (x == UINT32_MAX) {
-            x = tok_add(s, tmp, la + lb);
-            if (x == UINT32_MAX) {
-                s->nomem = 1;
-                break;
-            }
-            if (!special_taken(cfg, taken, tmp, la + lb))
-                (*vocab)++;
-        }
-        if (simdbpe__grow((void **)&s->merges, &s->cap_merges, s->n_merges + 1,
+        uint32_t x = name_token(s, cfg, taken, a, b, vocab, &tmp, &tmp_cap);
+        if (x == UINT32_MAX ||
+            simdbpe__grow((void **)&s->merges, &s->cap_merges, s->n_merges + 1,
                           sizeof *s->merges)) {
             s->nomem = 1;
             break;
         }
         s->merges[s->n_merges++] = (simdbpe__merge_rec){a, b, x, cur};
         last_count = cur;
-
-        /* Merge in every word that may hold the pair. The list is not
-         * appended to during the step: new pairs all contain x, which is
-         * neither a nor b. */
-        s->step++;
-        s->n_touched = 0;
-        uint32_t *list = s->pairs[pidx].words;
-        uint32_t n_list = s->pairs[pidx].n_words;
-        for (uint32_t k = 0; k < n_list; k++) {
-            uint32_t w = list[k];
-            if (s->words[w].stamp == s->step)
-                continue;
-            s->words[w].stamp = s->step;
-            uint64_t hits = merge_word(s, w, a, b, x);
-            s->pairs[pidx].count -= (int64_t)(hits * s->words[w].count);
-        }
-        free(s->pairs[pidx].words);
-        s->pairs[pidx].words = NULL;
-        s->pairs[pidx].n_words = s->pairs[pidx].cap_words = 0;
-        for (size_t k = 0; k < s->n_touched; k++) {
-            const pair_rec *p = &s->pairs[s->touched[k]];
-            if (p->count > 0)
-                heap_push(s, (uint64_t)p->count, p->key);
-        }
-        if (s->nomem)
-            break;
+        merge_pair(s, top.key, x);
         if (cfg->progress && (s->n_merges & 63) == 0) {
             double now = simdbpe__train_now();
             if (now - last >= PROGRESS_EVERY) {
@@ -588,14 +764,17 @@ static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *t
 
 static void state_free(state *s)
 {
-    free(s->words);
-    free(s->sym);
-    for (size_t i = 0; i < s->n_pairs; i++)
-        free(s->pairs[i].words);
-    free(s->pairs);
-    free(s->map);
+    if (s->pairs)
+        for (size_t i = 0; i <= s->pairs_mask; i++)
+            if (s->pairs[i].key != EMPTY_KEY)
+                free(s->pairs[i].words);
+    if (s->pairs)
+        simdbpe__big_free(s->pairs, (s->pairs_mask + 1) * sizeof *s->pairs);
+    simdbpe__big_free(s->wa, s->wa_cap * sizeof *s->wa);
     free(s->heap);
-    free(s->touched);
+    free(s->agg);
+    free(s->agg_live);
+    free(s->gains);
     free(s->tmap);
     free(s->blob);
     free(s->tok_off);
@@ -646,7 +825,7 @@ simdbpe_status simdbpe__train_merge(simdbpe__wordtab *words, const simdbpe__merg
     memset(res, 0, sizeof *res);
     uint8_t *taken = calloc(cfg->n_specials ? cfg->n_specials : 1, 1);
     simdbpe_status st = taken ? build(&s, words) : SIMDBPE_ERR_NOMEM;
-    /* The word table's bytes now live on as symbols; free them early. */
+    /* The words now live on as symbols; free the table early. */
     simdbpe__wordtab_free(words);
     uint64_t vocab = 256;
     if (st == SIMDBPE_OK) {

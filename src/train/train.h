@@ -29,14 +29,29 @@ struct simdbpe__kernels;
 
 /* ------------------------------------------------------------ wordtab.c */
 
-/* One unique word: its bytes are arena[off .. off+len). count == 0 marks
- * an empty slot. */
+/*
+ * Zeroed memory for the big randomly-accessed tables (word tables, pair
+ * table, words). From 2 MiB up it is mapped 2 MiB-aligned and advised as
+ * huge pages (Linux THP in "madvise" mode), which removes most page faults
+ * and TLB misses; below that it is calloc. Free with the same size.
+ */
+void *simdbpe__big_calloc(size_t bytes);
+void simdbpe__big_free(void *p, size_t bytes);
+
+/*
+ * One unique word. Words of up to 16 bytes are kept in the slot itself
+ * (k0, k1: the bytes zero-padded, little-endian), so finding one touches
+ * one cache line; longer words keep their bytes in the table's arena
+ * (k0 = offset). count == 0 marks an empty slot.
+ */
 typedef struct simdbpe__word_slot {
+    uint64_t k0, k1;
     uint64_t count;
-    uint64_t off;
     uint32_t len;
     uint32_t hash32;
 } simdbpe__word_slot;
+
+#define SIMDBPE__SHORT_WORD 16
 
 typedef struct simdbpe__wordtab {
     simdbpe__word_slot *slots;
@@ -48,12 +63,87 @@ typedef struct simdbpe__wordtab {
 
 int simdbpe__wordtab_init(simdbpe__wordtab *t, size_t capacity);
 void simdbpe__wordtab_free(simdbpe__wordtab *t);
-/* Adds `count` to word s[0..len) (hash = simdbpe__hash_bytes(s, len)).
- * Returns 0, or -1 when out of memory. */
-int simdbpe__wordtab_add(simdbpe__wordtab *t, const uint8_t *s, size_t len, uint64_t hash,
-                         uint64_t count);
+/* Adds `count` to word s[0..len). Returns 0, or -1 when out of memory. */
+int simdbpe__wordtab_add(simdbpe__wordtab *t, const uint8_t *s, size_t len, uint64_t count);
+/* The same for a short word given as its zero-padded bytes. */
+int simdbpe__wordtab_add_short(simdbpe__wordtab *t, uint64_t k0, uint64_t k1, uint32_t len,
+                               uint64_t count);
 /* Adds every word of `src` into `dst`. Returns 0 or -1 (out of memory). */
 int simdbpe__wordtab_merge(simdbpe__wordtab *dst, const simdbpe__wordtab *src);
+/* The bytes of the word in slot w. */
+static inline const uint8_t *simdbpe__word_bytes(const simdbpe__wordtab *t,
+                                                 const simdbpe__word_slot *w)
+{
+    return w->len <= SIMDBPE__SHORT_WORD ? (const uint8_t *)&w->k0 : t->arena + w->k0;
+}
+
+/* The hash of a short word (a multiply-xorshift mix of its two words). */
+static inline uint64_t simdbpe__short_hash(uint64_t k0, uint64_t k1, uint64_t len)
+{
+    uint64_t h = ((k0 ^ len) * 0x9E3779B97F4A7C15ULL ^ k1) * 0xC2B2AE3D27D4EB4FULL;
+    return h ^ (h >> 29);
+}
+
+/* Loads a word of len <= 16 bytes zero-padded into w[0..1]; `room` bytes
+ * from s may be read. */
+static inline void simdbpe__load_short(const uint8_t *s, size_t len, size_t room, uint64_t w[2])
+{
+    w[0] = w[1] = 0;
+    if (room >= 16) {
+        /* Little-endian: the bytes past len are the high bytes; clear them. */
+        memcpy(w, s, 16);
+        if (len < 8) {
+            w[0] &= ((uint64_t)1 << (8 * len)) - 1;
+            w[1] = 0;
+        } else if (len == 8) {
+            w[1] = 0;
+        } else if (len < 16) {
+            w[1] &= ((uint64_t)1 << (8 * (len - 8))) - 1;
+        }
+    } else {
+        memcpy(w, s, len);
+    }
+}
+
+/*
+ * The hot cache in front of a word table: a direct-mapped table of short
+ * words that counts in place; a word it evicts has its count added to the
+ * word table. Most pre-tokens are frequent short words, so most counts
+ * never leave the cache, and the big table is touched only on misses.
+ */
+#define SIMDBPE__HOT_BITS 15
+#define SIMDBPE__HOT_SLOTS ((size_t)1 << SIMDBPE__HOT_BITS)
+
+typedef struct simdbpe__hot_slot {
+    uint64_t k0, k1;
+    uint32_t len; /* 0 = empty */
+    uint32_t count;
+} simdbpe__hot_slot;
+
+/* Moves every count held in the cache into the table and empties it.
+ * Returns 0 or -1 (out of memory). */
+int simdbpe__hot_flush(simdbpe__hot_slot *hot, simdbpe__wordtab *t);
+/* Evicts slot `h` into the table and puts the word there with count 1. */
+int simdbpe__hot_replace(simdbpe__hot_slot *h, simdbpe__wordtab *t, uint64_t k0, uint64_t k1,
+                         uint32_t len);
+
+/* Counts one occurrence of word s[0..len); `room` bytes from s may be read
+ * (at least len). Returns 0 or -1 (out of memory). */
+static inline int simdbpe__count_word(simdbpe__hot_slot *hot, simdbpe__wordtab *t,
+                                      const uint8_t *s, size_t len, size_t room)
+{
+    if (len > SIMDBPE__SHORT_WORD)
+        return simdbpe__wordtab_add(t, s, len, 1);
+    uint64_t w[2];
+    simdbpe__load_short(s, len, room, w);
+    uint64_t h = simdbpe__short_hash(w[0], w[1], len);
+    simdbpe__hot_slot *e = &hot[h >> (64 - SIMDBPE__HOT_BITS)];
+    if (e->k0 == w[0] && e->k1 == w[1] && e->len == len && e->count < UINT32_MAX) {
+        e->count++;
+        return 0;
+    }
+    return simdbpe__hot_replace(e, t, w[0], w[1], (uint32_t)len);
+}
 
 /* --------------------------------------------------------------- merge.c */
 
@@ -112,6 +202,7 @@ typedef struct simdbpe__feeder {
     const struct simdbpe__kernels *k;
     unsigned threads;
     simdbpe__wordtab *tabs; /* one per thread */
+    simdbpe__hot_slot *hot; /* SIMDBPE__HOT_SLOTS per thread, in front of tabs */
 
     uint8_t *buf; /* bytes of the current stream not yet counted */
     size_t buf_len, buf_cap;
