@@ -1,0 +1,61 @@
+/*
+ * cli.h - what the simdbpe commands share: entry points, exit codes and
+ * small helpers for arguments and messages.
+ *
+ * Every command is a function `int cmd_NAME(int argc, char **argv)` that
+ * gets the arguments after the command name and returns the exit code:
+ * 0 success, 1 bad input or failure, 2 bad usage. Only tools/ prints;
+ * the library returns statuses.
+ */
+#ifndef SIMDBPE_CLI_H
+#define SIMDBPE_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CLI_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define CLI_PRINTF(f, a)
+#endif
+
+/* Commands. `name` is argv[0] of the command ("encode" or "count"). */
+int cmd_encode(const char *name, int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+
+/* The top-level usage text (simdbpe --help). */
+extern const char cli_usage_text[];
+
+/* "simdbpe: <message>\nTry 'simdbpe --help'." on stderr; returns EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* "simdbpe: <message>" on stderr. */
+void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* "<stdin>" for "-", else the path itself. */
+const char *cli_display_name(const char *path);
+
+/* The index of `value` in the NULL-terminated `names`, or -1. */
+int cli_pick(const char *value, const char *const *names);
+
+/*
+ * One step of option parsing for an option that takes a value. argv[*i] is
+ * "--name=value" or "--name" followed by the value (then *i advances);
+ * `name` receives the option name. Returns 0, or EXIT_USAGE after printing
+ * why.
+ */
+int cli_option_value(int argc, char **argv, int *i, char *name, size_t name_cap,
+                     const char **value);
+
+/* Parses a non-negative count such as "100000000", "1e8", "64k", "2M".
+ * Returns 0 and sets *out, or -1. */
+int cli_parse_count(const char *s, uint64_t *out);
+
+/* Seconds on a monotonic clock. */
+double cli_now(void);
+
+#endif

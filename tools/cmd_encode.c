@@ -1,0 +1,573 @@
+/*
+ * cmd_encode.c - `simdbpe encode` and `simdbpe count`: options, checks,
+ * then one pipeline run (pipeline.h) into one writer (writer.h).
+ *
+ * The issue-2 contract is the default: each FILE (stdin when none) is one
+ * document, text output is one line of decimal ids per document, u16/u32
+ * are bare little-endian ids, errors name the file, line and byte offset
+ * and exit 1. Everything bulk (JSON Lines, compressed input, shards,
+ * Megatron/llm.c/datatrove outputs, threads, ranks) is opt-in.
+ *
+ * Per-format defaults: --eot is none for text/u16/u32, prepend for llmc,
+ * append for megatron and datatrove; the id width is 2 bytes unless the
+ * vocabulary needs more (Megatron's own rule: u16 only when vocab < 65500).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbpe.h"
+
+#include "cli.h"
+#include "inputs.h"
+#include "outfile.h"
+#include "pipeline.h"
+#include "progress.h"
+#include "ranks.h"
+#include "writer.h"
+
+#define DEFAULT_BATCH_BYTES (1u << 20)
+#define DEFAULT_SHARD_TOKENS 100000000u
+
+typedef struct encode_opts {
+    int count; /* `simdbpe count` */
+    const char *model;
+    int in_mode;
+    const char *json_key; /* NULL: not given */
+    const char *sep_arg;
+    int format; /* out_format, or -1 = default */
+    const char *output;
+    int eot;   /* eot_mode, or -1 = the format's default */
+    int width; /* --dtype: 2, 4, or 0 = the format's default */
+    uint64_t shard_tokens;
+    int shard_tokens_set;
+    simdbpe_encode_options enc;
+    int skip_errors;
+    long threads;
+    long rank, world;
+    const char *summary;
+    int quiet;
+    uint64_t batch_bytes;
+    char **args;
+    int n_args;
+} encode_opts;
+
+static const char *const format_names[] = {"text",     "u16",       "u32", "llmc",
+                                           "megatron", "datatrove", NULL};
+static const char *const eot_names[] = {"none", "append", "prepend", NULL};
+
+/* ------------------------------------------------------------- options */
+
+/* A count option within [lo, hi]; -1 if it is not one. */
+static int count_in(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+    return cli_parse_count(val, out) || *out < lo || *out > hi ? -1 : 0;
+}
+
+/* Options shared by encode and count. Returns 1 if `name` is not one. */
+static int set_common(encode_opts *o, const char *name, const char *val, int *bad)
+{
+    static const char *const in_names[] = {"text", "lines", "jsonl", NULL};
+    static const char *const specials[] = {"text", "allow", "error", NULL};
+    static const char *const errors[] = {"strict", "replace", NULL};
+    static const char *const on_error[] = {"stop", "skip", NULL};
+    uint64_t n = 0;
+    int v = 0;
+    if (!strcmp(name, "-m") || !strcmp(name, "--model"))
+        o->model = val;
+    else if (!strcmp(name, "-o") || !strcmp(name, "--output"))
+        o->output = val;
+    else if (!strcmp(name, "--input-format"))
+        v = o->in_mode = cli_pick(val, in_names);
+    else if (!strcmp(name, "--json-key"))
+        o->json_key = val;
+    else if (!strcmp(name, "--doc-separator"))
+        o->sep_arg = val;
+    else if (!strcmp(name, "--special") && (v = cli_pick(val, specials)) >= 0)
+        o->enc.special = (simdbpe_special_policy)v;
+    else if (!strcmp(name, "--errors") && (v = cli_pick(val, errors)) >= 0)
+        o->enc.errors = (simdbpe_utf8_policy)v;
+    else if (!strcmp(name, "--on-error"))
+        v = o->skip_errors = cli_pick(val, on_error);
+    else if (!strcmp(name, "--summary"))
+        o->summary = val;
+    else if (!strcmp(name, "--threads") && !(v = count_in(val, 1, 1024, &n)))
+        o->threads = (long)n;
+    else if (!strcmp(name, "--rank") && !(v = count_in(val, 0, 1000000, &n)))
+        o->rank = (long)n;
+    else if (!strcmp(name, "--world-size") && !(v = count_in(val, 1, 1000000, &n)))
+        o->world = (long)n;
+    else if (!strcmp(name, "--batch-bytes"))
+        v = count_in(val, 16, (uint64_t)1 << 40, &o->batch_bytes);
+    else if (strcmp(name, "--special") && strcmp(name, "--errors") && strcmp(name, "--threads") &&
+             strcmp(name, "--rank") && strcmp(name, "--world-size"))
+        return 1;
+    *bad = v < 0;
+    return 0;
+}
+
+/* Options of encode only. Returns 1 if `name` is not one. */
+static int set_encode_only(encode_opts *o, const char *name, const char *val, int *bad)
+{
+    static const char *const dtypes[] = {"u16", "u32", NULL};
+    int v = 0;
+    if (!strcmp(name, "--output-format"))
+        v = o->format = cli_pick(val, format_names);
+    else if (!strcmp(name, "--eot") && (v = cli_pick(val, eot_names)) >= 0)
+        o->eot = v == 0 ? EOT_NONE : v == 1 ? EOT_APPEND : EOT_PREPEND;
+    else if (!strcmp(name, "--dtype") && (v = cli_pick(val, dtypes)) >= 0)
+        o->width = v == 0 ? 2 : 4;
+    else if (!strcmp(name, "--shard-tokens")) {
+        v = count_in(val, 1, INT32_MAX, &o->shard_tokens);
+        o->shard_tokens_set = 1;
+    } else if (strcmp(name, "--eot") && strcmp(name, "--dtype"))
+        return 1;
+    *bad = v < 0;
+    return 0;
+}
+
+static int set_option(encode_opts *o, const char *name, const char *val)
+{
+    int bad = 0;
+    if (set_common(o, name, val, &bad)) {
+        if (o->count && !set_encode_only(o, name, val, &bad))
+            return cli_usage_error("option '%s' is for encode, not count", name);
+        if (set_encode_only(o, name, val, &bad))
+            return cli_usage_error("unknown option '%s'", name);
+    }
+    if (bad)
+        return cli_usage_error("bad value '%s' for %s", val, name);
+    return 0;
+}
+
+static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
+{
+    memset(o, 0, sizeof *o);
+    o->count = is_count;
+    o->model = "gpt2";
+    o->format = o->eot = -1;
+    o->rank = o->world = -1;
+    o->batch_bytes = DEFAULT_BATCH_BYTES;
+    o->shard_tokens = DEFAULT_SHARD_TOKENS;
+    o->args = calloc((size_t)argc + 1, sizeof *o->args);
+    if (!o->args)
+        return cli_usage_error("out of memory");
+    int only_files = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            o->args[o->n_args++] = argv[i];
+        } else if (!strcmp(a, "--")) {
+            only_files = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(cli_usage_text, stdout);
+            exit(0);
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else {
+            char name[64];
+            const char *val;
+            int rc = cli_option_value(argc, argv, &i, name, sizeof name, &val);
+            if (!rc)
+                rc = set_option(o, name, val);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* "\n", "\t", "\r", "\\", "\xHH" in a --doc-separator value. */
+static int unescape_separator(const char *s, unsigned char **out, size_t *len)
+{
+    size_t n = strlen(s), k = 0;
+    unsigned char *p = malloc(n + 1);
+    if (!p)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 == n) {
+            p[k++] = (unsigned char)s[i];
+            continue;
+        }
+        char c = s[++i];
+        unsigned hex;
+        if (c == 'n')
+            p[k++] = '\n';
+        else if (c == 't')
+            p[k++] = '\t';
+        else if (c == 'r')
+            p[k++] = '\r';
+        else if (c == '\\')
+            p[k++] = '\\';
+        else if (c == 'x' && i + 2 < n + 1 && sscanf(s + i + 1, "%2x", &hex) == 1 &&
+                 strspn(s + i + 1, "0123456789abcdefABCDEF") >= 2) {
+            p[k++] = (unsigned char)hex;
+            i += 2;
+        } else {
+            free(p);
+            return -1;
+        }
+    }
+    *out = p;
+    *len = k;
+    return k ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- checks */
+
+static int default_threads(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    return 1;
+}
+
+/* Whether long documents may be cut: not when special tokens are matched
+ * and one of them could contain whitespace (see safecut.h). */
+static int cutting_allowed(const simdbpe_model *m, const simdbpe_encode_options *enc)
+{
+    if (enc->special == SIMDBPE_SPECIAL_AS_TEXT)
+        return 1;
+    for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
+        uint32_t id;
+        const char *text;
+        size_t len;
+        if (simdbpe_model_special_at(m, i, &id, &text, &len) != SIMDBPE_OK)
+            return 0;
+        for (size_t k = 0; k < len; k++) {
+            unsigned char c = (unsigned char)text[k];
+            if (c >= 0x80 || c == ' ' || (c >= 0x09 && c <= 0x0D))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Fills the writer configuration and checks the format's constraints. */
+static int configure_output(const encode_opts *o, const simdbpe_model *m, writer_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    uint32_t vocab = simdbpe_model_vocab_size(m);
+    out_format f = o->count ? FMT_COUNT : o->format < 0 ? FMT_TEXT : (out_format)o->format;
+    cfg->format = f;
+    cfg->output = o->output;
+    cfg->model_name = o->model;
+    cfg->shard_tokens = o->shard_tokens;
+    int binary_set = f == FMT_LLMC || f == FMT_MEGATRON || f == FMT_DATATROVE;
+    if (o->width && !binary_set)
+        return cli_usage_error("--dtype is for llmc, megatron and datatrove; for raw ids use "
+                               "--output-format u16 or u32");
+    if (o->shard_tokens_set && f != FMT_LLMC)
+        return cli_usage_error("--shard-tokens is for --output-format llmc");
+    if (binary_set && (!o->output || !strcmp(o->output, "-")))
+        return cli_usage_error("--output-format %s writes several files: give -o PREFIX",
+                               format_names[f]);
+    unsigned width = o->width;
+    if (f == FMT_U16)
+        width = 2;
+    else if (f == FMT_U32)
+        width = 4;
+    else if (!width)
+        width = (f == FMT_MEGATRON ? vocab < 65500 : vocab <= 65536) ? 2 : 4;
+    if (width == 2 && vocab > 65536) {
+        cli_error("u16 ids: the model has %u ids, more than fit in 16 bits; use u32", vocab);
+        return EXIT_USAGE;
+    }
+    cfg->width = width;
+    static const eot_mode defaults[] = {EOT_NONE, EOT_NONE, EOT_NONE, EOT_PREPEND,
+                                        EOT_APPEND, EOT_APPEND, EOT_NONE};
+    cfg->eot = o->eot >= 0 ? (eot_mode)o->eot : defaults[f];
+    if (cfg->eot != EOT_NONE &&
+        simdbpe_model_special_id(m, "<|endoftext|>", 13, &cfg->eot_id) != SIMDBPE_OK) {
+        cli_error("--eot %s: the model has no <|endoftext|> token; use --eot none",
+                  eot_names[cfg->eot]);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int build_job(const encode_opts *o, const simdbpe_model *m, job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->model = m;
+    j->enc = o->enc;
+    j->mode = (input_mode)o->in_mode;
+    j->skip_errors = o->skip_errors;
+    j->quiet = o->quiet;
+    j->batch_bytes = (size_t)o->batch_bytes;
+    j->threads = o->threads ? (int)o->threads : default_threads();
+    j->can_cut = cutting_allowed(m, &o->enc);
+    if (o->json_key && j->mode != IN_JSONL)
+        return cli_usage_error("--json-key is for --input-format jsonl");
+    if (o->sep_arg && j->mode != IN_TEXT)
+        return cli_usage_error("--doc-separator is for --input-format text");
+    if (o->sep_arg) {
+        unsigned char *sep;
+        if (unescape_separator(o->sep_arg, &sep, &j->sep_len))
+            return cli_usage_error("bad --doc-separator '%s' (empty, or a bad \\ escape)",
+                                   o->sep_arg);
+        j->sep = sep;
+    }
+    if (j->mode == IN_JSONL && jsonl_key_parse(&j->key, o->json_key ? o->json_key : "text"))
+        return cli_usage_error("bad --json-key '%s'", o->json_key);
+    return 0;
+}
+
+/* ------------------------------------------------------------- results */
+
+static const char *dtype_name(const writer_config *cfg)
+{
+    if (cfg->format == FMT_TEXT || cfg->format == FMT_COUNT)
+        return "text";
+    return cfg->width == 2 ? "u16" : "u32";
+}
+
+static int write_marker(const char *path, const rank_info *r, const writer_config *cfg,
+                        const file_list *files, const uint64_t *index, uint64_t total_files,
+                        const run_totals *t)
+{
+    marker m;
+    memset(&m, 0, sizeof m);
+    m.format = (char *)(cfg->format == FMT_COUNT ? "count" : format_names[cfg->format]);
+    m.dtype = (char *)dtype_name(cfg);
+    m.eot = (char *)eot_names[cfg->eot];
+    m.rank = r->rank;
+    m.world = r->world;
+    m.total_files = total_files;
+    m.docs = t->docs;
+    m.tokens = t->tokens;
+    m.skipped = t->skipped;
+    m.n_files = files->n;
+    m.files = calloc(files->n ? files->n : 1, sizeof *m.files);
+    if (!m.files)
+        return ENOMEM;
+    for (size_t i = 0; i < files->n; i++) {
+        m.files[i].index = index[i];
+        m.files[i].path = files->paths[i];
+        m.files[i].docs = t->files[i].docs;
+        m.files[i].tokens = t->files[i].tokens;
+        m.files[i].skipped = t->files[i].skipped;
+    }
+    int e = marker_write(path, &m);
+    free(m.files);
+    return e;
+}
+
+/* A finished rank: its marker exists and describes this very run. */
+static int already_done(const char *path, const rank_info *r, const writer_config *cfg,
+                        uint64_t total_files)
+{
+    marker m;
+    char msg[600];
+    int rc = marker_read(path, &m, msg, sizeof msg);
+    if (rc == 1)
+        return 0;
+    if (rc < 0) {
+        cli_error("%s; remove it to run this rank again", msg);
+        return -1;
+    }
+    int same = !strcmp(m.format, cfg->format == FMT_COUNT ? "count" : format_names[cfg->format]) &&
+               !strcmp(m.dtype, dtype_name(cfg)) && !strcmp(m.eot, eot_names[cfg->eot]) &&
+               m.rank == r->rank && m.world == r->world && m.total_files == total_files;
+    marker_free(&m);
+    if (!same) {
+        cli_error("%s was written by a different run (format, dtype, eot, rank, world size or "
+                  "file count differ); remove it to run this rank again",
+                  path);
+        return -1;
+    }
+    return 1;
+}
+
+static int print_summary(const encode_opts *o, const job *j, const writer_config *cfg,
+                         const run_totals *t, const rank_info *r)
+{
+    json_t *skips = json_array();
+    for (size_t i = 0; skips && i < t->n_skips; i++)
+        json_array_append_new(skips, json_string(t->skips[i].what));
+    double mbs = t->seconds > 0 ? (double)t->in_bytes / t->seconds / 1e6 : 0;
+    json_t *s = json_pack("{sssIsIsIsIsfsfsIsosbsisssssi}", "command", o->count ? "count" : "encode",
+                          "documents", (json_int_t)t->docs, "tokens", (json_int_t)t->tokens,
+                          "bytes", (json_int_t)t->in_bytes, "text_bytes",
+                          (json_int_t)t->text_bytes, "seconds", t->seconds, "mb_per_s", mbs,
+                          "skipped", (json_int_t)t->skipped, "skipped_documents", skips,
+                          "skipped_list_complete", t->skipped <= t->n_skips, "files",
+                          (int)j->n_files, "format",
+                          cfg->format == FMT_COUNT ? "count" : format_names[cfg->format],
+                          "kernel", t->kernel ? t->kernel : "", "threads", j->threads);
+    if (s && r->active) {
+        json_object_set_new(s, "rank", json_integer(r->rank));
+        json_object_set_new(s, "world_size", json_integer(r->world));
+    }
+    char *text = s ? json_dumps(s, JSON_COMPACT | JSON_REAL_PRECISION(9)) : NULL;
+    json_decref(s);
+    if (!text) {
+        cli_error("out of memory");
+        return EXIT_FAIL;
+    }
+    int rc = 0;
+    if (o->summary) {
+        size_t len = strlen(text);
+        text[len] = '\n';
+        int e = outfile_write_whole(o->summary, text, len + 1);
+        text[len] = '\0';
+        if (e) {
+            cli_error("%s: %s", o->summary, strerror(e));
+            rc = EXIT_FAIL;
+        }
+    } else if (!o->quiet) {
+        fprintf(stderr, "%s\n", text);
+    }
+    free(text);
+    if (t->skipped)
+        cli_error("%llu document%s skipped (listed in the summary)",
+                  (unsigned long long)t->skipped, t->skipped == 1 ? "" : "s");
+    return rc;
+}
+
+/* ----------------------------------------------------------------- run */
+
+typedef struct run {
+    encode_opts o;
+    simdbpe_model *model;
+    job j;
+    writer_config cfg;
+    rank_info rank;
+    file_list files;
+    uint64_t *index;
+    uint64_t total_files;
+    char *base, *marker_path;
+    writer *w;
+    run_totals t;
+} run;
+
+static void run_free(run *r)
+{
+    writer_free(r->w);
+    run_totals_free(&r->t);
+    free(r->base);
+    free(r->marker_path);
+    free(r->index);
+    inputs_free(&r->files);
+    jsonl_key_free(&r->j.key);
+    free((void *)r->j.sep);
+    simdbpe_model_free(r->model);
+    free(r->o.args);
+}
+
+/* Inputs, rank selection and output names. Returns 0, -1 (nothing to do),
+ * or an exit code. */
+static int prepare(run *r)
+{
+    int rc = rank_detect(r->o.rank, r->o.world, &r->rank);
+    if (!rc)
+        rc = inputs_expand(r->o.args, r->o.n_args, &r->files);
+    if (!rc)
+        rc = inputs_check(&r->files);
+    if (rc)
+        return rc;
+    r->total_files = r->files.n;
+    if (r->rank.active && (!r->cfg.output || !strcmp(r->cfg.output, "-")))
+        return cli_usage_error("rank %ld of %ld (from %s): give -o, each rank writes its own files",
+                               r->rank.rank, r->rank.world, r->rank.source);
+    if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
+        return cli_error("out of memory"), EXIT_FAIL;
+    if (r->cfg.output && strcmp(r->cfg.output, "-")) {
+        r->base = rank_base(&r->rank, r->cfg.output);
+        if (!r->base)
+            return cli_error("out of memory"), EXIT_FAIL;
+        r->cfg.output = r->base;
+    }
+    if (!r->rank.active)
+        return 0;
+    r->marker_path = malloc(strlen(r->base) + 8);
+    if (!r->marker_path)
+        return cli_error("out of memory"), EXIT_FAIL;
+    sprintf(r->marker_path, "%s.done", r->base);
+    int done = already_done(r->marker_path, &r->rank, &r->cfg, r->total_files);
+    if (done < 0)
+        return EXIT_FAIL;
+    if (done) {
+        if (!r->o.quiet)
+            cli_error("rank %ld of %ld is already done (%s): nothing to do", r->rank.rank,
+                      r->rank.world, r->marker_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Finishes the outputs, renames them into place, then the marker. */
+static int complete(run *r)
+{
+    int e = writer_finish(r->w);
+    if (!e)
+        e = writer_commit(r->w);
+    if (e) {
+        cli_error("cannot write %s: %s", r->w->err_path, strerror(e));
+        writer_discard(r->w);
+        return EXIT_FAIL;
+    }
+    if (r->marker_path) {
+        e = write_marker(r->marker_path, &r->rank, &r->cfg, &r->files, r->index, r->total_files,
+                         &r->t);
+        if (e) {
+            cli_error("%s: %s", r->marker_path, strerror(e));
+            return EXIT_FAIL;
+        }
+    }
+    return 0;
+}
+
+static int execute(run *r)
+{
+    outfile_signals_install();
+    r->j.files = r->files.paths;
+    r->j.n_files = r->files.n;
+    r->cfg.files = r->files.paths;
+    char err_path[512];
+    int e = writer_open(&r->w, &r->cfg, err_path, sizeof err_path);
+    if (e) {
+        cli_error("%s: %s", err_path, strerror(e));
+        return EXIT_FAIL;
+    }
+    progress *prog = progress_new(!r->o.quiet, inputs_total_size(&r->files));
+    int rc = pipeline_run(&r->j, r->w, prog, &r->t);
+    progress_end(prog);
+    if (rc) {
+        writer_discard(r->w);
+        return EXIT_FAIL;
+    }
+    rc = complete(r);
+    if (!rc)
+        rc = print_summary(&r->o, &r->j, &r->cfg, &r->t, &r->rank);
+    return rc;
+}
+
+int cmd_encode(const char *name, int argc, char **argv)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    int rc = parse_args(&r.o, !strcmp(name, "count"), argc, argv);
+    simdbpe_error err;
+    if (!rc && simdbpe_model_open(r.o.model, &r.model, &err) != SIMDBPE_OK) {
+        cli_error("cannot load model: %s", err.message);
+        rc = EXIT_FAIL;
+    }
+    if (!rc)
+        rc = configure_output(&r.o, r.model, &r.cfg);
+    if (!rc)
+        rc = build_job(&r.o, r.model, &r.j);
+    r.cfg.count_lines = r.j.mode != IN_TEXT || r.j.sep != NULL;
+    if (!rc)
+        rc = prepare(&r);
+    if (rc == -1)
+        rc = 0; /* this rank is already done */
+    else if (!rc)
+        rc = execute(&r);
+    run_free(&r);
+    return rc;
+}

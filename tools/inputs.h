@@ -1,0 +1,44 @@
+/*
+ * inputs.h - the list of input files of an encode run.
+ *
+ * Each argument is one of:
+ *   "-"        standard input;
+ *   "@LIST"    the paths listed in LIST, one per line (empty lines are
+ *              ignored; relative paths are relative to the current
+ *              directory, as for arguments);
+ *   a pattern  with *, ? or [ (unless a file has that very name): the
+ *              matching paths in sorted order (glob(3)); no match is an
+ *              error, so a typo never means "no input";
+ *   a path.
+ * No argument at all means standard input. The order is the order given,
+ * which fixes the order of documents in the output and the round-robin
+ * assignment of files to ranks.
+ */
+#ifndef SIMDBPE_INPUTS_H
+#define SIMDBPE_INPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct file_list {
+    char **paths;
+    size_t n, cap;
+} file_list;
+
+/* Returns 0, or an exit code after printing why. */
+int inputs_expand(char **args, int n_args, file_list *out);
+
+/* Checks that every file (not stdin) can be opened now, so that a typo
+ * fails at once rather than hours later. Returns 0 or EXIT_FAIL. */
+int inputs_check(const file_list *l);
+
+/* Sum of the sizes of the regular files; 0 if any input is not one. */
+uint64_t inputs_total_size(const file_list *l);
+
+/* Keeps only files i with i % world == rank; index[k] is the original
+ * position of the k-th file kept. Returns 0 or -1 (out of memory). */
+int inputs_select_rank(file_list *l, int rank, int world, uint64_t **index);
+
+void inputs_free(file_list *l);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * outfile.c - temporary-name output files with a signal-safe cleanup
+ * registry (see outfile.h).
+ *
+ * The registry is a fixed array of temporary paths. Slots are taken and
+ * released under a mutex by ordinary code; the signal handler only reads
+ * them (each slot is a single pointer store, so it sees either a complete
+ * path or NULL) and calls unlink(), which is async-signal-safe.
+ */
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REGISTRY_SLOTS 65536
+#define BUF_SIZE (1u << 20)
+
+static char *volatile registry[REGISTRY_SLOTS];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static sigset_t held_signals;
+
+static int registry_add(char *path)
+{
+    int slot = -1;
+    pthread_mutex_lock(&registry_lock);
+    for (int i = 0; i < REGISTRY_SLOTS; i++) {
+        if (!registry[i]) {
+            registry[i] = path;
+            slot = i;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&registry_lock);
+    return slot;
+}
+
+static void registry_remove(int slot)
+{
+    if (slot < 0)
+        return;
+    pthread_mutex_lock(&registry_lock);
+    registry[slot] = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void on_fatal_signal(int sig)
+{
+    for (int i = 0; i < REGISTRY_SLOTS; i++) {
+        char *p = registry[i];
+        if (p)
+            unlink(p);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void outfile_signals_install(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    sigemptyset(&held_signals);
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+        sigaddset(&held_signals, sigs[i]);
+    }
+}
+
+void outfile_commit_begin(void)
+{
+    pthread_sigmask(SIG_BLOCK, &held_signals, NULL);
+}
+
+void outfile_commit_end(void)
+{
+    pthread_sigmask(SIG_UNBLOCK, &held_signals, NULL);
+}
+
+int outfile_open(outfile *o, const char *path)
+{
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
+    o->slot = -1;
+    o->buf = malloc(BUF_SIZE);
+    if (!o->buf)
+        return ENOMEM;
+    o->cap = BUF_SIZE;
+    if (!path || strcmp(path, "-") == 0) {
+        o->fd = STDOUT_FILENO;
+        o->is_stdout = 1;
+        return 0;
+    }
+    /* Something that exists and is not a regular file (/dev/null, a FIFO, a
+     * terminal) cannot be replaced atomically and must not be replaced at
+     * all: renaming over it would turn /dev/null into a regular file. Write
+     * straight into it. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        o->fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (o->fd < 0) {
+            int e = errno;
+            outfile_discard(o);
+            return e;
+        }
+        return 0;
+    }
+    size_t n = strlen(path);
+    o->final_path = strdup(path);
+    o->tmp_path = malloc(n + 16);
+    if (!o->final_path || !o->tmp_path) {
+        outfile_discard(o);
+        return ENOMEM;
+    }
+    snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+    o->fd = mkstemp(o->tmp_path);
+    if (o->fd < 0) {
+        int e = errno;
+        free(o->tmp_path);
+        o->tmp_path = NULL;
+        outfile_discard(o);
+        return e;
+    }
+    /* mkstemp makes the file 0600; outputs get the usual umask mode. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(o->fd, 0666 & ~mask);
+    o->slot = registry_add(o->tmp_path);
+    if (o->slot < 0) {
+        outfile_discard(o);
+        return EMFILE;
+    }
+    return 0;
+}
+
+static void write_fully(outfile *o, const unsigned char *p, size_t n)
+{
+    while (n && !o->err) {
+        ssize_t w = write(o->fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            o->err = errno;
+            return;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+}
+
+static void flush_buffer(outfile *o)
+{
+    write_fully(o, o->buf, o->len);
+    o->len = 0;
+}
+
+void outfile_write(outfile *o, const void *data, size_t len)
+{
+    if (o->err || o->fd < 0)
+        return;
+    o->pos += len;
+    if (o->len + len > o->cap) {
+        flush_buffer(o);
+        if (len >= o->cap) {
+            write_fully(o, data, len);
+            return;
+        }
+    }
+    memcpy(o->buf + o->len, data, len);
+    o->len += len;
+}
+
+void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len)
+{
+    if (o->err || o->fd < 0)
+        return;
+    flush_buffer(o);
+    const unsigned char *p = data;
+    while (len && !o->err) {
+        ssize_t w = pwrite(o->fd, p, len, (off_t)offset);
+        if (w < 0) {
+            if (errno != EINTR)
+                o->err = errno;
+            continue;
+        }
+        p += w;
+        len -= (size_t)w;
+        offset += (uint64_t)w;
+    }
+}
+
+int outfile_close(outfile *o)
+{
+    if (o->fd >= 0) {
+        flush_buffer(o);
+        if (!o->is_stdout && close(o->fd) != 0 && !o->err)
+            o->err = errno;
+        o->fd = -1;
+    }
+    free(o->buf);
+    o->buf = NULL;
+    return o->err;
+}
+
+int outfile_commit(outfile *o)
+{
+    if (o->is_stdout || !o->tmp_path)
+        return o->err;
+    if (o->err)
+        return o->err;
+    if (rename(o->tmp_path, o->final_path) != 0)
+        return errno;
+    registry_remove(o->slot);
+    o->slot = -1;
+    free(o->tmp_path);
+    o->tmp_path = NULL;
+    return 0;
+}
+
+void outfile_free(outfile *o)
+{
+    registry_remove(o->slot);
+    o->slot = -1;
+    free(o->buf);
+    free(o->tmp_path);
+    free(o->final_path);
+    o->buf = NULL;
+    o->tmp_path = o->final_path = NULL;
+}
+
+void outfile_discard(outfile *o)
+{
+    if (o->fd >= 0 && !o->is_stdout)
+        close(o->fd);
+    else if (o->fd >= 0)
+        flush_buffer(o);
+    o->fd = -1;
+    if (o->tmp_path)
+        unlink(o->tmp_path);
+    outfile_free(o);
+}
+
+int outfile_write_whole(const char *path, const void *data, size_t len)
+{
+    outfile o;
+    int e = outfile_open(&o, path);
+    if (e)
+        return e;
+    outfile_write(&o, data, len);
+    e = outfile_close(&o);
+    if (!e)
+        e = outfile_commit(&o);
+    if (e)
+        outfile_discard(&o);
+    else
+        outfile_free(&o);
+    return e;
+}

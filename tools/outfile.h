@@ -1,0 +1,73 @@
+/*
+ * outfile.h - output files that appear under their final name only when
+ * complete.
+ *
+ * A file is written under a temporary name next to its final one
+ * ("PATH.tmp.XXXXXX"); outfile_commit() renames it into place. Until then
+ * the temporary name is in a process-wide registry, and the handler that
+ * outfile_signals_install() sets for SIGINT, SIGTERM, SIGHUP and SIGPIPE
+ * unlinks every registered file before the process dies of the signal. So a
+ * failed or interrupted run never leaves a file under a final name: it
+ * either calls outfile_discard() or dies with the temporaries removed.
+ *
+ * Writes are buffered; the first error is remembered (o->err, an errno)
+ * and reported by outfile_close(). Standard output is an outfile too
+ * (path NULL or "-"), written in place, and so is a path that exists and
+ * is not a regular file (/dev/null, a FIFO): those cannot be replaced.
+ *
+ * Committing several files (e.g. Megatron's .bin and .idx) should happen
+ * between outfile_commit_begin() and outfile_commit_end(), which hold back
+ * SIGINT/SIGTERM so that a signal cannot leave half of a set renamed.
+ */
+#ifndef SIMDBPE_OUTFILE_H
+#define SIMDBPE_OUTFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct outfile {
+    int fd;             /* -1 once closed */
+    int is_stdout;
+    int err;            /* errno of the first failure, or 0 */
+    int slot;           /* index in the signal registry, or -1 */
+    char *final_path;   /* NULL for stdout */
+    char *tmp_path;
+    unsigned char *buf; /* write buffer */
+    size_t len, cap;
+    uint64_t pos;       /* bytes written so far, buffered ones included */
+} outfile;
+
+/* Opens `path` (NULL or "-": standard output) for writing. Returns 0 or an
+ * errno value. */
+int outfile_open(outfile *o, const char *path);
+
+void outfile_write(outfile *o, const void *data, size_t len);
+
+/* Overwrites bytes at `offset` (< o->pos), e.g. a header whose counts are
+ * known only at the end. Not for standard output. */
+void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len);
+
+/* Flushes and closes; the file keeps its temporary name. Returns 0 or the
+ * errno of the first failure. */
+int outfile_close(outfile *o);
+
+/* Renames a closed file to its final name. Returns 0 or an errno. */
+int outfile_commit(outfile *o);
+
+/* Closes (if open) and removes the temporary file; frees everything. Safe
+ * on a committed, discarded or zeroed outfile. */
+void outfile_discard(outfile *o);
+
+/* Frees the names of a committed outfile (outfile_discard does this too). */
+void outfile_free(outfile *o);
+
+void outfile_commit_begin(void);
+void outfile_commit_end(void);
+
+void outfile_signals_install(void);
+
+/* Writes `len` bytes to `path` atomically (temporary name, then rename).
+ * Returns 0 or an errno. */
+int outfile_write_whole(const char *path, const void *data, size_t len);
+
+#endif

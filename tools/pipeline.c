@@ -1,0 +1,588 @@
+/*
+ * pipeline.c - N symmetric threads that read, encode and write in order
+ * (see pipeline.h).
+ *
+ * Shared state is under one mutex; the slow work (reading a batch,
+ * encoding it, writing it) is done outside it, by a thread holding one of
+ * two roles:
+ *   reading  - at most one thread fills the next batch (numbered seq);
+ *   writing  - at most one thread writes batch `next_write` when it is done.
+ * A thread prefers writing (it frees memory), then reading + encoding, else
+ * waits. Finished batches wait in slots[seq % window]; no batch is read
+ * more than `window` ahead of the writer, so the slots never collide and
+ * memory stays bounded.
+ *
+ * Errors: the worker records a failed segment with its message; the writer
+ * meets failures in input order, so the error reported (or the skip list)
+ * is the same for any thread count. In stop mode the first failure stops
+ * everything; in skip mode the whole document is dropped, which is why the
+ * writer buffers a document cut into pieces until its last piece.
+ */
+#include "pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "progress.h"
+#include "reader_docs.h"
+#include "writer.h"
+
+/* --------------------------------------------------------------- batches */
+
+int batch_reserve(batch *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : (1u << 16);
+    while (cap < b->len + extra)
+        cap *= 2;
+    char *p = realloc(b->buf, cap);
+    if (!p)
+        return -1;
+    b->buf = p;
+    b->cap = cap;
+    return 0;
+}
+
+seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
+{
+    if (b->nsegs == b->segcap) {
+        size_t cap = b->segcap ? 2 * b->segcap : 256;
+        seg *p = realloc(b->segs, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        b->segs = p;
+        b->segcap = cap;
+    }
+    seg *s = &b->segs[b->nsegs++];
+    memset(s, 0, sizeof *s);
+    s->off = off;
+    s->len = len;
+    s->kind = kind;
+    return s;
+}
+
+int batch_fail_seg(batch *b, seg *s, const char *msg)
+{
+    if (b->nmsgs == b->msgcap) {
+        size_t cap = b->msgcap ? 2 * b->msgcap : 8;
+        char **p = realloc(b->msgs, cap * sizeof *p);
+        if (!p)
+            return -1;
+        b->msgs = p;
+        b->msgcap = cap;
+    }
+    char *m = strdup(msg);
+    if (!m)
+        return -1;
+    b->msgs[b->nmsgs++] = m;
+    s->failed = 1;
+    s->msg = (uint32_t)b->nmsgs;
+    return 0;
+}
+
+static void batch_clear_msgs(batch *b)
+{
+    for (size_t i = 0; i < b->nmsgs; i++)
+        free(b->msgs[i]);
+    b->nmsgs = 0;
+}
+
+static void batch_free(batch *b)
+{
+    if (!b)
+        return;
+    batch_clear_msgs(b);
+    free(b->msgs);
+    free(b->buf);
+    free(b->segs);
+    free(b->ids);
+    free(b);
+}
+
+static int batch_add_ids(batch *b, const uint32_t *ids, size_t n)
+{
+    if (b->nids + n > b->idcap) {
+        size_t cap = b->idcap ? b->idcap : 4096;
+        while (cap < b->nids + n)
+            cap *= 2;
+        uint32_t *p = realloc(b->ids, cap * sizeof *p);
+        if (!p)
+            return -1;
+        b->ids = p;
+        b->idcap = cap;
+    }
+    memcpy(b->ids + b->nids, ids, n * sizeof *ids);
+    b->nids += n;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- state */
+
+typedef struct pipeline {
+    const job *j;
+    writer *w;
+    progress *prog;
+    reader *rd;
+    run_totals *t;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int reading, writing, input_done, stop;
+    uint64_t next_seq, next_write;
+    batch **slots;
+    size_t window;
+    batch *free_list;
+    size_t n_batches;
+    char *fatal; /* the message that stopped the run */
+    /* Writer-role state: the document being written. */
+    int doc_open, doc_poisoned, doc_buffered;
+    uint32_t doc_file;
+    uint64_t doc_line, doc_text_bytes;
+    uint32_t *docbuf;
+    size_t docbuf_len, docbuf_cap;
+} pipeline;
+
+typedef struct worker {
+    pipeline *p;
+    simdbpe_encoder *enc;
+    jsonl_buf scratch;
+    pthread_t thread;
+} worker;
+
+static void set_fatal(pipeline *p, const char *msg)
+{
+    pthread_mutex_lock(&p->mu);
+    if (!p->fatal)
+        p->fatal = strdup(msg ? msg : "out of memory");
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* --------------------------------------------------------------- encoding */
+
+/* The message for a library error in a segment. */
+static void encode_message(const pipeline *p, const batch *b, const seg *s, simdbpe_status st,
+                           const simdbpe_error *err, char *msg, size_t cap)
+{
+    const job *j = p->j;
+    const char *name = cli_display_name(j->files[s->file]);
+    uint64_t at = err->byte_offset;
+    if (j->mode == IN_JSONL) {
+        if (at != SIMDBPE_NO_POSITION)
+            snprintf(msg, cap, "%s: line %llu: %s (byte %llu of the \"%s\" value): %s", name,
+                     (unsigned long long)s->line, simdbpe_strerror(st), (unsigned long long)at,
+                     j->key.spec, err->message);
+        else
+            snprintf(msg, cap, "%s: line %llu: %s", name, (unsigned long long)s->line,
+                     err->message[0] ? err->message : simdbpe_strerror(st));
+        return;
+    }
+    if (at == SIMDBPE_NO_POSITION) {
+        snprintf(msg, cap, "%s: line %llu: %s", name, (unsigned long long)s->line,
+                 err->message[0] ? err->message : simdbpe_strerror(st));
+        return;
+    }
+    /* Text: the line and byte offset in the (decompressed) file. */
+    uint64_t line = s->line;
+    const char *t = b->buf + s->off;
+    for (uint64_t i = 0; i < at && i < s->len; i++)
+        line += t[i] == '\n';
+    if (s->doc_off == 0)
+        snprintf(msg, cap, "%s: line %llu, byte offset %llu: %s: %s", name,
+                 (unsigned long long)line, (unsigned long long)(s->file_off + at),
+                 simdbpe_strerror(st), err->message);
+    else
+        snprintf(msg, cap, "%s: line %llu, byte offset %llu: %s (at byte %llu of the document)",
+                 name, (unsigned long long)line, (unsigned long long)(s->file_off + at),
+                 simdbpe_strerror(st), (unsigned long long)(s->doc_off + at));
+}
+
+/* The text of a JSON segment, or a failure recorded on it. */
+static int json_text(worker *wk, batch *b, seg *s, const char **text, size_t *len)
+{
+    const job *j = wk->p->j;
+    char why[400], msg[700];
+    jsonl_status st = jsonl_extract(b->buf + s->off, s->len, &j->key,
+                                    j->enc.errors == SIMDBPE_UTF8_REPLACE, &wk->scratch, text, len,
+                                    why, sizeof why, NULL);
+    if (st == JSONL_OK)
+        return 0;
+    snprintf(msg, sizeof msg, "%s: line %llu: %s", cli_display_name(j->files[s->file]),
+             (unsigned long long)s->line, why);
+    if (batch_fail_seg(b, s, msg))
+        return -2;
+    return -1;
+}
+
+/* Encodes every segment of `b`. Returns 0, or -1 when out of memory. */
+static int encode_batch(worker *wk, batch *b)
+{
+    const job *j = wk->p->j;
+    b->nids = 0;
+    for (size_t i = 0; i < b->nsegs; i++) {
+        seg *s = &b->segs[i];
+        if (s->kind == SEG_FAIL) {
+            if (!j->skip_errors)
+                break;
+            continue;
+        }
+        const char *text = b->buf + s->off;
+        size_t len = s->len;
+        if (s->kind == SEG_JSON) {
+            int r = json_text(wk, b, s, &text, &len);
+            if (r == -2)
+                return -1;
+            if (r) {
+                if (!j->skip_errors)
+                    break; /* nothing after it will be written */
+                continue;
+            }
+        }
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        simdbpe_status st = simdbpe_encode(wk->enc, text, len, &j->enc, &ids, &n, &err);
+        if (st == SIMDBPE_ERR_NOMEM)
+            return -1;
+        if (st != SIMDBPE_OK) {
+            char msg[900];
+            encode_message(wk->p, b, s, st, &err, msg, sizeof msg);
+            if (batch_fail_seg(b, s, msg))
+                return -1;
+            if (!j->skip_errors)
+                break;
+            continue;
+        }
+        if (batch_add_ids(b, ids, n))
+            return -1;
+        s->ntok = n;
+        s->text_bytes = len;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+static int write_error(pipeline *p, int e)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, "cannot write %s: %s", p->w->err_path, strerror(e));
+    set_fatal(p, msg);
+    return -1;
+}
+
+static void record_skip(pipeline *p, const char *msg)
+{
+    run_totals *t = p->t;
+    t->skipped++;
+    t->files[p->doc_file].skipped++;
+    if (!p->j->quiet)
+        cli_error("skipping %s", msg);
+    if (t->n_skips < MAX_SKIP_LIST) {
+        char *m = strdup(msg);
+        if (m)
+            t->skips[t->n_skips++].what = m;
+    }
+}
+
+static int docbuf_add(pipeline *p, const uint32_t *ids, size_t n)
+{
+    if (p->docbuf_len + n > p->docbuf_cap) {
+        size_t cap = p->docbuf_cap ? p->docbuf_cap : 4096;
+        while (cap < p->docbuf_len + n)
+            cap *= 2;
+        uint32_t *q = realloc(p->docbuf, cap * sizeof *q);
+        if (!q)
+            return ENOMEM;
+        p->docbuf = q;
+        p->docbuf_cap = cap;
+    }
+    memcpy(p->docbuf + p->docbuf_len, ids, n * sizeof *ids);
+    p->docbuf_len += n;
+    return 0;
+}
+
+static int end_document(pipeline *p)
+{
+    int e = 0;
+    if (p->doc_buffered) {
+        e = writer_begin_doc(p->w);
+        if (!e)
+            e = writer_ids(p->w, p->docbuf, p->docbuf_len);
+    } else if (!p->doc_open) {
+        e = writer_begin_doc(p->w); /* an empty document */
+    }
+    uint64_t tokens = 0;
+    if (!e)
+        e = writer_end_doc(p->w, p->doc_file, p->doc_line, &tokens);
+    run_totals *t = p->t;
+    t->docs++;
+    t->tokens += tokens;
+    t->text_bytes += p->doc_text_bytes;
+    t->files[p->doc_file].docs++;
+    t->files[p->doc_file].tokens += tokens;
+    return e;
+}
+
+/* One segment, in input order; `ids` are its ids. */
+static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *ids)
+{
+    int e = 0;
+    if (s->begin) {
+        p->doc_open = p->doc_poisoned = 0;
+        p->doc_buffered = p->j->skip_errors && !s->end;
+        p->docbuf_len = 0;
+        p->doc_file = s->file;
+        p->doc_line = s->line;
+        p->doc_text_bytes = 0;
+    }
+    if (s->failed) {
+        const char *msg = b->msgs[s->msg - 1];
+        if (!p->j->skip_errors) {
+            set_fatal(p, msg);
+            return -1;
+        }
+        if (!p->doc_poisoned)
+            record_skip(p, msg);
+        p->doc_poisoned = 1;
+    } else if (!p->doc_poisoned) {
+        p->doc_text_bytes += s->text_bytes;
+        if (p->doc_buffered) {
+            e = docbuf_add(p, ids, s->ntok);
+        } else {
+            if (!p->doc_open)
+                e = writer_begin_doc(p->w);
+            p->doc_open = 1;
+            if (!e)
+                e = writer_ids(p->w, ids, s->ntok);
+        }
+    }
+    if (!e && s->end && !p->doc_poisoned)
+        e = end_document(p);
+    if (s->end)
+        p->doc_open = 0;
+    return e ? write_error(p, e) : 0;
+}
+
+static int write_batch(pipeline *p, batch *b)
+{
+    const uint32_t *ids = b->ids;
+    for (size_t i = 0; i < b->nsegs; i++) {
+        if (write_seg(p, b, &b->segs[i], ids))
+            return -1;
+        ids += b->segs[i].ntok;
+    }
+    p->t->in_bytes += b->in_bytes;
+    progress_update(p->prog, b->raw_pos, p->t->in_bytes, p->t->docs);
+    return 0;
+}
+
+/* ----------------------------------------------------------------- threads */
+
+/* A batch to fill, or NULL if all are in use. Called with the lock held. */
+static batch *take_batch(pipeline *p)
+{
+    batch *b = p->free_list;
+    if (b) {
+        p->free_list = b->next_free;
+        return b;
+    }
+    if (p->n_batches >= p->window)
+        return NULL;
+    b = calloc(1, sizeof *b);
+    if (b)
+        p->n_batches++;
+    return b;
+}
+
+static void give_batch(pipeline *p, batch *b)
+{
+    batch_clear_msgs(b);
+    b->next_free = p->free_list;
+    p->free_list = b;
+}
+
+/* Writes the next batch in order. Called and returns with the lock held. */
+static void do_write(pipeline *p)
+{
+    size_t slot = p->next_write % p->window;
+    batch *b = p->slots[slot];
+    p->slots[slot] = NULL;
+    p->writing = 1;
+    pthread_mutex_unlock(&p->mu);
+    int rc = write_batch(p, b);
+    pthread_mutex_lock(&p->mu);
+    p->writing = 0;
+    p->next_write++;
+    give_batch(p, b);
+    if (rc)
+        p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+}
+
+/* Reads a batch and encodes it. Called and returns with the lock held. */
+static void do_read(worker *wk, batch *b)
+{
+    pipeline *p = wk->p;
+    uint64_t seq = p->next_seq++;
+    p->reading = 1;
+    pthread_mutex_unlock(&p->mu);
+    int got = reader_fill(p->rd, b);
+    b->raw_pos = reader_raw_pos(p->rd);
+    pthread_mutex_lock(&p->mu);
+    p->reading = 0;
+    if (got <= 0) {
+        /* Nobody else numbered a batch meanwhile: reading is exclusive. */
+        p->next_seq--;
+        p->input_done = 1;
+        give_batch(p, b);
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        if (got < 0)
+            set_fatal(p, "out of memory");
+        pthread_mutex_lock(&p->mu);
+        return;
+    }
+    b->seq = seq;
+    pthread_cond_broadcast(&p->cv); /* another thread may read now */
+    pthread_mutex_unlock(&p->mu);
+    int rc = encode_batch(wk, b);
+    if (rc)
+        set_fatal(p, "out of memory");
+    pthread_mutex_lock(&p->mu);
+    p->slots[seq % p->window] = b;
+    pthread_cond_broadcast(&p->cv);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *wk = arg;
+    pipeline *p = wk->p;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        batch *ready = p->slots[p->next_write % p->window];
+        if (!p->writing && ready && ready->seq == p->next_write) {
+            do_write(p);
+            continue;
+        }
+        if (!p->input_done && !p->reading && p->next_seq < p->next_write + p->window) {
+            batch *b = take_batch(p);
+            if (b) {
+                do_read(wk, b);
+                continue;
+            }
+        }
+        if (p->input_done && !p->reading && p->next_write == p->next_seq)
+            break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------- run */
+
+void run_totals_free(run_totals *t)
+{
+    for (size_t i = 0; i < t->n_skips; i++)
+        free(t->skips[i].what);
+    free(t->skips);
+    free(t->files);
+    memset(t, 0, sizeof *t);
+}
+
+static int setup(pipeline *p, const job *j, writer *w, progress *prog, run_totals *t)
+{
+    memset(p, 0, sizeof *p);
+    p->j = j;
+    p->w = w;
+    p->prog = prog;
+    p->t = t;
+    p->window = 2 * (size_t)j->threads + 2;
+    memset(t, 0, sizeof *t);
+    t->files = calloc(j->n_files ? j->n_files : 1, sizeof *t->files);
+    t->skips = calloc(MAX_SKIP_LIST, sizeof *t->skips);
+    p->slots = calloc(p->window, sizeof *p->slots);
+    if (!t->files || !t->skips || !p->slots || reader_new(&p->rd, j))
+        return -1;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    return 0;
+}
+
+static void teardown(pipeline *p)
+{
+    for (size_t i = 0; p->slots && i < p->window; i++)
+        batch_free(p->slots[i]);
+    while (p->free_list) {
+        batch *b = p->free_list;
+        p->free_list = b->next_free;
+        batch_free(b);
+    }
+    free(p->slots);
+    free(p->docbuf);
+    free(p->fatal);
+    reader_free(p->rd);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+}
+
+int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
+{
+    pipeline p;
+    double t0 = cli_now();
+    if (setup(&p, j, w, prog, t)) {
+        cli_error("out of memory");
+        free(p.slots);
+        reader_free(p.rd);
+        run_totals_free(t);
+        return 1;
+    }
+    worker *wk = calloc((size_t)j->threads, sizeof *wk);
+    int started = 0, rc = 0;
+    for (int i = 0; wk && i < j->threads; i++) {
+        wk[i].p = &p;
+        simdbpe_status st = simdbpe_encoder_new(j->model, &wk[i].enc);
+        if (st != SIMDBPE_OK) {
+            cli_error("cannot create an encoder: %s%s", simdbpe_strerror(st),
+                      st == SIMDBPE_ERR_UNSUPPORTED ? " (check SIMDBPE_KERNEL)" : "");
+            rc = 1;
+            break;
+        }
+    }
+    if (!wk) {
+        cli_error("out of memory");
+        rc = 1;
+    }
+    /* Thread 0 is this thread; the others are started here. */
+    for (int i = 1; rc == 0 && i < j->threads; i++) {
+        if (pthread_create(&wk[i].thread, NULL, worker_main, &wk[i]) != 0) {
+            set_fatal(&p, "cannot start a thread");
+            break;
+        }
+        started = i;
+    }
+    if (rc == 0) {
+        t->kernel = simdbpe_encoder_kernel_name(wk[0].enc);
+        worker_main(&wk[0]);
+    }
+    for (int i = 1; i <= started; i++)
+        pthread_join(wk[i].thread, NULL);
+    if (rc == 0 && p.fatal) {
+        cli_error("%s", p.fatal);
+        rc = 1;
+    }
+    for (int i = 0; wk && i < j->threads; i++) {
+        simdbpe_encoder_free(wk[i].enc);
+        jsonl_buf_free(&wk[i].scratch);
+    }
+    free(wk);
+    teardown(&p);
+    t->seconds = cli_now() - t0;
+    return rc;
+}

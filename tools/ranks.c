@@ -1,0 +1,204 @@
+/*
+ * ranks.c - rank detection and completion markers (see ranks.h). Markers
+ * are JSON, written and read with jansson.
+ */
+#include "ranks.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbpe.h"
+
+#include "cli.h"
+#include "outfile.h"
+
+static int parse_long(const char *s, long *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*end || errno || v < 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* The first environment pair that is set. */
+static int from_env(rank_info *r)
+{
+    static const char *const pairs[][2] = {
+        {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"},
+        {"SLURM_PROCID", "SLURM_NTASKS"},
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+        {"RANK", "WORLD_SIZE"},
+    };
+    static const char *const names[] = {
+        "SLURM_ARRAY_TASK_ID/SLURM_ARRAY_TASK_COUNT", "SLURM_PROCID/SLURM_NTASKS",
+        "OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE", "RANK/WORLD_SIZE"};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *rs = getenv(pairs[i][0]), *ws = getenv(pairs[i][1]);
+        if (!rs || !ws)
+            continue;
+        if (parse_long(rs, &r->rank) || parse_long(ws, &r->world)) {
+            cli_error("%s=%s, %s=%s: not a rank and a world size", pairs[i][0], rs, pairs[i][1], ws);
+            return EXIT_USAGE;
+        }
+        long min = 0;
+        const char *ms = i == 0 ? getenv("SLURM_ARRAY_TASK_MIN") : NULL;
+        if (ms && parse_long(ms, &min) == 0)
+            r->rank -= min; /* array indices need not start at 0 */
+        r->source = names[i];
+        r->active = r->world > 1;
+        return 0;
+    }
+    r->rank = 0;
+    r->world = 1;
+    r->source = "default";
+    return 0;
+}
+
+int rank_detect(long opt_rank, long opt_world, rank_info *r)
+{
+    memset(r, 0, sizeof *r);
+    if ((opt_rank < 0) != (opt_world < 0))
+        return cli_usage_error("--rank and --world-size go together");
+    int rc = 0;
+    if (opt_world >= 0) {
+        r->rank = opt_rank;
+        r->world = opt_world;
+        r->source = "--rank/--world-size";
+        r->active = 1;
+    } else {
+        rc = from_env(r);
+    }
+    if (rc == 0 && (r->world < 1 || r->rank < 0 || r->rank >= r->world)) {
+        cli_error("rank %ld of world size %ld (from %s): need 0 <= rank < world size", r->rank,
+                  r->world, r->source);
+        rc = EXIT_USAGE;
+    }
+    return rc;
+}
+
+char *rank_base(const rank_info *r, const char *output)
+{
+    size_t n = strlen(output) + 64;
+    char *p = malloc(n);
+    if (!p)
+        return NULL;
+    if (r->active)
+        snprintf(p, n, "%s.%05ld-of-%05ld", output, r->rank, r->world);
+    else
+        snprintf(p, n, "%s", output);
+    return p;
+}
+
+int marker_write(const char *path, const marker *m)
+{
+    json_t *files = json_array();
+    for (size_t i = 0; files && i < m->n_files; i++) {
+        const marker_file *f = &m->files[i];
+        json_array_append_new(files, json_pack("{sIsssIsIsI}", "index", (json_int_t)f->index,
+                                               "path", f->path, "documents", (json_int_t)f->docs,
+                                               "tokens", (json_int_t)f->tokens, "skipped",
+                                               (json_int_t)f->skipped));
+    }
+    json_t *root = json_pack("{sisssssssssIsIsIsosIsIsI}", "simdbpe_marker", 1, "version",
+                             SIMDBPE_VERSION_STRING, "format", m->format, "dtype", m->dtype,
+                             "eot", m->eot, "rank", (json_int_t)m->rank, "world_size",
+                             (json_int_t)m->world, "total_files", (json_int_t)m->total_files,
+                             "files", files, "documents", (json_int_t)m->docs, "tokens",
+                             (json_int_t)m->tokens, "skipped", (json_int_t)m->skipped);
+    char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
+    json_decref(root);
+    if (!text)
+        return ENOMEM;
+    size_t len = strlen(text);
+    text[len] = '\n'; /* json_dumps leaves room only for the NUL: write it as a newline */
+    int e = outfile_write_whole(path, text, len + 1);
+    free(text);
+    return e;
+}
+
+void marker_free(marker *m)
+{
+    for (size_t i = 0; m->files && i < m->n_files; i++)
+        free(m->files[i].path);
+    free(m->files);
+    free(m->format);
+    free(m->dtype);
+    free(m->eot);
+    memset(m, 0, sizeof *m);
+}
+
+static int read_files(json_t *arr, marker *m)
+{
+    m->n_files = json_array_size(arr);
+    m->files = calloc(m->n_files ? m->n_files : 1, sizeof *m->files);
+    if (!m->files)
+        return -1;
+    for (size_t i = 0; i < m->n_files; i++) {
+        json_int_t idx, docs, tokens, skipped;
+        const char *path;
+        if (json_unpack(json_array_get(arr, i), "{sIsssIsIsI}", "index", &idx, "path", &path,
+                        "documents", &docs, "tokens", &tokens, "skipped", &skipped) ||
+            idx < 0 || docs < 0 || tokens < 0 || skipped < 0)
+            return -1;
+        m->files[i].index = (uint64_t)idx;
+        m->files[i].path = strdup(path);
+        m->files[i].docs = (uint64_t)docs;
+        m->files[i].tokens = (uint64_t)tokens;
+        m->files[i].skipped = (uint64_t)skipped;
+        if (!m->files[i].path)
+            return -1;
+    }
+    return 0;
+}
+
+int marker_read(const char *path, marker *m, char *msg, size_t cap)
+{
+    memset(m, 0, sizeof *m);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        FILE *f = fopen(path, "r");
+        if (!f && errno == ENOENT)
+            return 1;
+        if (f)
+            fclose(f);
+        snprintf(msg, cap, "%s: not a valid marker: %s (line %d)", path, je.text, je.line);
+        return -1;
+    }
+    const char *format, *dtype, *eot;
+    json_int_t rank, world, total, docs, tokens, skipped;
+    json_t *files;
+    int bad = json_unpack(root, "{sssssssIsIsIsosIsIsI}", "format", &format, "dtype", &dtype,
+                          "eot", &eot, "rank", &rank, "world_size", &world, "total_files", &total,
+                          "files", &files, "documents", &docs, "tokens", &tokens, "skipped",
+                          &skipped);
+    if (!bad && json_is_array(files)) {
+        m->format = strdup(format);
+        m->dtype = strdup(dtype);
+        m->eot = strdup(eot);
+        m->rank = (long)rank;
+        m->world = (long)world;
+        m->total_files = (uint64_t)total;
+        m->docs = (uint64_t)docs;
+        m->tokens = (uint64_t)tokens;
+        m->skipped = (uint64_t)skipped;
+        bad = !m->format || !m->dtype || !m->eot || read_files(files, m);
+    } else {
+        bad = 1;
+    }
+    json_decref(root);
+    if (bad) {
+        snprintf(msg, cap, "%s: not a valid simdbpe completion marker", path);
+        marker_free(m);
+        return -1;
+    }
+    return 0;
+}

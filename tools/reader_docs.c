@@ -1,0 +1,307 @@
+/*
+ * reader_docs.c - frames input files into batches of documents (see
+ * reader_docs.h).
+ *
+ * Inside reader_fill() the batch buffer holds, for the current file, the
+ * "unframed" bytes [ustart, len): read but not yet part of a segment.
+ * Framing turns complete units (a line, the text before a separator) into
+ * segments and advances ustart; what is left when the batch is full moves
+ * to r->carry and starts the next batch. r->file_off and r->line always
+ * describe the byte at ustart.
+ */
+#include "reader_docs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "reader_source.h"
+#include "safecut.h"
+
+#define MIN_READ (1u << 16)
+
+struct reader {
+    const job *j;
+    size_t next_file;
+    int has_file;
+    uint32_t cur;
+    source *src;
+    int src_done;
+    int failed;
+    char fail_msg[400];
+    char *carry;
+    size_t carry_len, carry_cap;
+    uint64_t file_off;
+    uint64_t line;
+    int in_doc;       /* the unframed bytes continue a started document */
+    uint64_t doc_off; /* their offset within it */
+    uint64_t raw_done;
+};
+
+int reader_new(reader **out, const job *j)
+{
+    reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    r->j = j;
+    *out = r;
+    return 0;
+}
+
+void reader_free(reader *r)
+{
+    if (!r)
+        return;
+    source_close(r->src);
+    free(r->carry);
+    free(r);
+}
+
+uint64_t reader_raw_pos(const reader *r)
+{
+    return r->raw_done + (r->src ? source_raw_pos(r->src) : 0);
+}
+
+static uint64_t count_newlines(const char *s, size_t n)
+{
+    uint64_t k = 0;
+    const char *end = s + n;
+    while ((s = memchr(s, '\n', (size_t)(end - s))) != NULL) {
+        k++;
+        s++;
+    }
+    return k;
+}
+
+static int is_blank(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+            return 0;
+    return 1;
+}
+
+/* A segment for [start, end) of the current file, at the reader's position. */
+static seg *add_piece(reader *r, batch *b, size_t start, size_t end, uint8_t kind, int last)
+{
+    seg *s = batch_add_seg(b, start, end - start, kind);
+    if (!s)
+        return NULL;
+    s->file = r->cur;
+    s->file_off = r->file_off;
+    s->line = r->line;
+    s->doc_off = r->in_doc ? r->doc_off : 0;
+    s->begin = !r->in_doc;
+    s->end = (uint8_t)last;
+    return s;
+}
+
+/* Moves the reader past [start, end) plus `delim` delimiter bytes. */
+static void advance(reader *r, const batch *b, size_t start, size_t end, size_t delim)
+{
+    uint64_t lines = r->j->mode == IN_TEXT ? count_newlines(b->buf + start, end - start + delim)
+                                           : (delim ? 1 : 0);
+    r->file_off += end - start + delim;
+    r->line += lines;
+}
+
+/* A complete unit [start, end) followed by `delim` delimiter bytes. */
+static int emit_unit(reader *r, batch *b, size_t start, size_t end, size_t delim)
+{
+    int json = r->j->mode == IN_JSONL;
+    if (!(json && is_blank(b->buf + start, end - start))) {
+        if (!add_piece(r, b, start, end, json ? SEG_JSON : SEG_TEXT, 1))
+            return -1;
+    }
+    advance(r, b, start, end, delim);
+    r->in_doc = 0;
+    r->doc_off = 0;
+    return 0;
+}
+
+/* Turns every complete unit in [*ustart, len) into a segment. */
+static int frame_units(reader *r, batch *b, size_t *ustart)
+{
+    const job *j = r->j;
+    if (j->mode == IN_TEXT && !j->sep)
+        return 0; /* the whole file is one document */
+    for (;;) {
+        const char *from = b->buf + *ustart;
+        size_t n = b->len - *ustart;
+        const char *hit = j->sep ? memmem(from, n, j->sep, j->sep_len) : memchr(from, '\n', n);
+        if (!hit)
+            return 0;
+        size_t end = (size_t)(hit - b->buf);
+        size_t delim = j->sep ? j->sep_len : 1;
+        if (emit_unit(r, b, *ustart, end, delim))
+            return -1;
+        *ustart = end + delim;
+    }
+}
+
+/*
+ * The unframed bytes fill the batch and hold no complete unit: cut them at
+ * a safe point if the mode allows. Returns 1 if cut, 0 if not, -1 (nomem).
+ */
+static int try_cut(reader *r, batch *b, size_t *ustart)
+{
+    const job *j = r->j;
+    if (!j->can_cut || j->mode == IN_JSONL)
+        return 0;
+    size_t n = b->len - *ustart;
+    /* Keep clear of a separator that may be only partly read. */
+    size_t guard = j->sep ? j->sep_len - 1 : 0;
+    if (n <= guard + 2)
+        return 0;
+    const unsigned char *s = (const unsigned char *)b->buf + *ustart;
+    size_t p = safecut_find(s, n - guard, 1, n - guard - 1);
+    if (p == SAFECUT_NONE)
+        return 0;
+    if (!add_piece(r, b, *ustart, *ustart + p, SEG_TEXT, 0))
+        return -1;
+    advance(r, b, *ustart, *ustart + p, 0);
+    r->doc_off = (r->in_doc ? r->doc_off : 0) + p;
+    r->in_doc = 1;
+    *ustart += p;
+    return 1;
+}
+
+static void carry_tail(reader *r, batch *b, size_t ustart)
+{
+    size_t n = b->len - ustart;
+    if (n > r->carry_cap) {
+        char *p = realloc(r->carry, n);
+        if (!p)
+            return; /* cannot happen: the carry is smaller than a batch it came from */
+        r->carry = p;
+        r->carry_cap = n;
+    }
+    memcpy(r->carry, b->buf + ustart, n);
+    r->carry_len = n;
+    b->len = ustart;
+}
+
+static int fail_seg(reader *r, batch *b, size_t at, const char *reason)
+{
+    char msg[700];
+    snprintf(msg, sizeof msg, "%s: line %llu, byte offset %llu: %s",
+             cli_display_name(r->j->files[r->cur]), (unsigned long long)r->line,
+             (unsigned long long)r->file_off, reason);
+    seg *s = add_piece(r, b, at, at, SEG_FAIL, 1);
+    return s ? batch_fail_seg(b, s, msg) : -1;
+}
+
+/* The file ended (or failed) with [ustart, len) unframed. */
+static int finish_file(reader *r, batch *b, size_t ustart)
+{
+    const job *j = r->j;
+    size_t n = b->len - ustart;
+    int rc = 0;
+    if (r->failed) {
+        /* The rest is cut short: drop it and report the document it ends. */
+        b->len = ustart;
+        rc = fail_seg(r, b, ustart, r->fail_msg);
+    } else if (j->mode == IN_TEXT && !j->sep) {
+        rc = add_piece(r, b, ustart, b->len, SEG_TEXT, 1) ? 0 : -1;
+    } else if (n > 0 || r->in_doc) {
+        rc = emit_unit(r, b, ustart, b->len, 0);
+    }
+    r->raw_done += source_raw_pos(r->src);
+    source_close(r->src);
+    r->src = NULL;
+    r->has_file = 0;
+    return rc;
+}
+
+static int open_next(reader *r, batch *b)
+{
+    r->cur = (uint32_t)r->next_file++;
+    r->file_off = 0;
+    r->line = 1;
+    r->in_doc = 0;
+    r->doc_off = 0;
+    r->src_done = 0;
+    r->failed = 0;
+    r->carry_len = 0;
+    int e = source_open(&r->src, r->j->files[r->cur]);
+    if (e) {
+        char reason[300];
+        snprintf(reason, sizeof reason, "cannot open: %s", strerror(e));
+        return fail_seg(r, b, b->len, reason);
+    }
+    r->has_file = 1;
+    return 0;
+}
+
+/*
+ * Reads and frames the current file into `b`, whose bytes from `ustart` on
+ * are unframed. Returns 1 when the batch is full (the tail is carried), 0
+ * when the file is finished, -1 when out of memory.
+ */
+static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
+{
+    for (;;) {
+        if (frame_units(r, b, &ustart))
+            return -1;
+        if (r->src_done)
+            return finish_file(r, b, ustart) ? -1 : 0;
+        if (b->len >= *want) {
+            if (b->nsegs > 0) {
+                carry_tail(r, b, ustart);
+                return 1;
+            }
+            int cut = try_cut(r, b, &ustart);
+            if (cut < 0)
+                return -1;
+            if (cut) {
+                carry_tail(r, b, ustart);
+                return 1;
+            }
+            *want *= 2; /* one unit longer than a batch, with no cut: hold it whole */
+        }
+        size_t room = *want > b->len ? *want - b->len : 0;
+        if (batch_reserve(b, room < MIN_READ ? MIN_READ : room))
+            return -1;
+        ssize_t got = source_read(r->src, b->buf + b->len, b->cap - b->len, r->fail_msg,
+                                  sizeof r->fail_msg);
+        if (got < 0)
+            r->failed = r->src_done = 1;
+        else if (got == 0)
+            r->src_done = 1;
+        else {
+            b->len += (size_t)got;
+            b->in_bytes += (uint64_t)got;
+        }
+    }
+}
+
+int reader_fill(reader *r, batch *b)
+{
+    b->len = 0;
+    b->nsegs = 0;
+    b->in_bytes = 0;
+    size_t want = r->j->batch_bytes;
+    while (b->len < want || b->nsegs == 0) {
+        if (!r->has_file) {
+            if (r->next_file >= r->j->n_files)
+                break;
+            if (open_next(r, b))
+                return -1;
+            continue;
+        }
+        size_t ustart = b->len;
+        if (batch_reserve(b, r->carry_len))
+            return -1;
+        memcpy(b->buf + b->len, r->carry, r->carry_len);
+        b->len += r->carry_len;
+        r->carry_len = 0;
+        int full = take_file(r, b, ustart, &want);
+        if (full < 0)
+            return -1;
+        if (full)
+            break;
+    }
+    return b->nsegs > 0;
+}

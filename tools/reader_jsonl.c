@@ -1,0 +1,575 @@
+/*
+ * reader_jsonl.c - the text field of a JSON Lines record: a validating
+ * fast path, with jansson as the arbiter (see reader_jsonl.h).
+ *
+ * The fast path is a recursive-descent parser over the whole record. Each
+ * value knows its `level`: how many parts of the key path lead to it (-1
+ * when it is off the path). The root is at level 0; in an object at level
+ * L, the member named parts[L] is at level L+1. Because a later duplicate
+ * key replaces an earlier one (as in jansson), every on-path member resets
+ * the result before its value is parsed, so the last occurrence decides.
+ *
+ * Results it cannot give itself set `unusual`, and jansson decides.
+ */
+#include "reader_jsonl.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utf8.h"
+
+#define MAX_DEPTH 64
+
+enum { RES_MISSING, RES_STRING, RES_NOT_STRING, RES_NOT_OBJECT };
+
+typedef struct parser {
+    const unsigned char *s;
+    size_t n, i;
+    int depth;
+    int replace;
+    int syntax;    /* the record is not valid JSON */
+    int unusual;   /* hand over to jansson */
+    int surrogate; /* a lone surrogate in the value (strict mode) */
+    const jsonl_key *key;
+    jsonl_buf *out;  /* the unescaped value when it has escapes */
+    jsonl_buf keys;  /* an unescaped key */
+    int res;         /* RES_* */
+    size_t res_level;/* RES_MISSING/RES_NOT_OBJECT: the path part concerned */
+    const char *text;
+    size_t text_len;
+} parser;
+
+int jsonl_key_parse(jsonl_key *k, const char *spec)
+{
+    memset(k, 0, sizeof *k);
+    k->spec = spec;
+    size_t n = 1;
+    for (const char *c = spec; *c; c++)
+        n += *c == '.';
+    k->parts = calloc(n, sizeof *k->parts);
+    k->lens = calloc(n, sizeof *k->lens);
+    if (!k->parts || !k->lens) {
+        jsonl_key_free(k);
+        return -1;
+    }
+    const char *start = spec;
+    for (size_t i = 0; i < n; i++) {
+        const char *end = strchr(start, '.');
+        size_t len = end ? (size_t)(end - start) : strlen(start);
+        k->parts[i] = strndup(start, len);
+        k->lens[i] = len;
+        k->n = i + 1;
+        if (!k->parts[i] || len == 0) {
+            jsonl_key_free(k);
+            return -1;
+        }
+        start = end ? end + 1 : start + len;
+    }
+    return 0;
+}
+
+void jsonl_key_free(jsonl_key *k)
+{
+    for (size_t i = 0; k->parts && i < k->n; i++)
+        free(k->parts[i]);
+    free(k->parts);
+    free(k->lens);
+    memset(k, 0, sizeof *k);
+}
+
+void jsonl_buf_free(jsonl_buf *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof *b);
+}
+
+static int buf_reserve(jsonl_buf *b, size_t extra)
+{
+    if (b->len + extra <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + extra)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+/* ------------------------------------------------------------ lexing */
+
+static void skip_ws(parser *p)
+{
+    while (p->i < p->n) {
+        unsigned char c = p->s[p->i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            return;
+        p->i++;
+    }
+}
+
+static int hex4(parser *p, unsigned *u)
+{
+    if (p->n - p->i < 4)
+        return -1;
+    unsigned v = 0;
+    for (int k = 0; k < 4; k++) {
+        unsigned c = p->s[p->i + (size_t)k], d;
+        if (c >= '0' && c <= '9')
+            d = c - '0';
+        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return -1;
+        v = v << 4 | d;
+    }
+    p->i += 4;
+    *u = v;
+    return 0;
+}
+
+/* How a string is read: validated and dropped, unescaped as the value
+ * (raw bytes kept as they are), or unescaped as a key (UTF-8 checked). */
+enum { STR_SKIP, STR_VALUE, STR_KEY };
+
+/*
+ * Reads one escape after the backslash at s[i-1]. Appends its UTF-8 to
+ * `dst` (NULL: drop). Returns 0, or -1 on a syntax error (including a lone
+ * surrogate outside the value: jansson rejects those).
+ */
+static int read_escape(parser *p, int mode, jsonl_buf *dst)
+{
+    if (p->i >= p->n)
+        return -1;
+    unsigned char c = p->s[p->i++], one;
+    unsigned cp;
+    switch (c) {
+    case '"': one = '"'; break;
+    case '\\': one = '\\'; break;
+    case '/': one = '/'; break;
+    case 'b': one = '\b'; break;
+    case 'f': one = '\f'; break;
+    case 'n': one = '\n'; break;
+    case 'r': one = '\r'; break;
+    case 't': one = '\t'; break;
+    case 'u':
+        if (hex4(p, &cp))
+            return -1;
+        if (cp >= 0xD800 && cp <= 0xDBFF && p->n - p->i >= 6 && p->s[p->i] == '\\' &&
+            p->s[p->i + 1] == 'u') {
+            size_t save = p->i;
+            unsigned lo;
+            p->i += 2;
+            if (hex4(p, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF)
+                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            else
+                p->i = save; /* not a pair: the high half stands alone */
+        }
+        if (cp >= 0xD800 && cp <= 0xDFFF) {
+            if (mode != STR_VALUE)
+                return -1;
+            if (!p->replace)
+                p->surrogate = 1;
+            cp = 0xFFFD;
+        }
+        if (cp == 0 && mode == STR_KEY)
+            p->unusual = 1; /* jansson refuses NUL in keys */
+        if (dst) {
+            if (buf_reserve(dst, 4))
+                return -2;
+            dst->len += utf8_encode(cp, (unsigned char *)dst->p + dst->len);
+        }
+        return 0;
+    default:
+        return -1;
+    }
+    if (dst) {
+        if (buf_reserve(dst, 1))
+            return -2;
+        dst->p[dst->len++] = (char)one;
+    }
+    return 0;
+}
+
+/*
+ * Reads the string whose opening quote is at s[i]. On success *str, *len
+ * is its content: a pointer into the record when it has no escapes, else
+ * `dst`'s buffer (dst is reset first; NULL for STR_SKIP). Returns 0, -1 on
+ * a syntax error, -2 when out of memory.
+ */
+static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, size_t *len)
+{
+    const unsigned char *s = p->s;
+    size_t i = ++p->i, run = i;
+    int escaped = 0;
+    if (dst)
+        dst->len = 0;
+    for (;;) {
+        /* The common case: a run of printable ASCII. */
+        while (i < p->n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
+            i++;
+        if (i >= p->n)
+            return -1;
+        unsigned char c = s[i];
+        if (c == '"')
+            break;
+        if (c < 0x20)
+            return -1; /* control characters must be escaped */
+        if (c >= 0x80) {
+            if (mode == STR_VALUE) {
+                i++; /* the encoder checks the value's UTF-8 */
+                continue;
+            }
+            unsigned cp;
+            size_t l = utf8_decode(s, p->n, i, &cp);
+            if (!l)
+                return -1;
+            i += l;
+            continue;
+        }
+        /* A backslash: flush the run before it, then the escape. */
+        if (dst) {
+            if (buf_reserve(dst, i - run))
+                return -2;
+            memcpy(dst->p + dst->len, s + run, i - run);
+            dst->len += i - run;
+        }
+        escaped = 1;
+        p->i = i + 1;
+        int r = read_escape(p, mode, dst);
+        if (r)
+            return r;
+        i = run = p->i;
+    }
+    if (escaped && dst) {
+        if (buf_reserve(dst, i - run))
+            return -2;
+        memcpy(dst->p + dst->len, s + run, i - run);
+        dst->len += i - run;
+        *str = dst->p;
+        *len = dst->len;
+    } else {
+        *str = (const char *)s + p->i;
+        *len = i - p->i;
+    }
+    p->i = i + 1;
+    return 0;
+}
+
+/*
+ * A number per RFC 8259. Numbers that jansson might refuse (an integer
+ * beyond 64 bits, a real that overflows a double) are left to jansson.
+ */
+static int read_number(parser *p)
+{
+    const unsigned char *s = p->s;
+    size_t start = p->i, i = p->i, digits = 0;
+    int real = 0, has_exp = 0;
+    if (i < p->n && s[i] == '-')
+        i++;
+    if (i < p->n && s[i] == '0')
+        i++, digits++;
+    else if (i < p->n && s[i] >= '1' && s[i] <= '9')
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++, digits++;
+    else
+        return -1;
+    if (i < p->n && s[i] == '.') {
+        real = 1;
+        size_t d0 = ++i;
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d0)
+            return -1;
+    }
+    if (i < p->n && (s[i] == 'e' || s[i] == 'E')) {
+        real = has_exp = 1;
+        i++;
+        if (i < p->n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        size_t d0 = i;
+        while (i < p->n && s[i] >= '0' && s[i] <= '9')
+            i++;
+        if (i == d0)
+            return -1;
+    }
+    p->i = i;
+    if (!real && digits > 18)
+        p->unusual = 1;
+    else if (real && (i - start > 60 || digits > 300))
+        p->unusual = 1;
+    else if (has_exp) {
+        char tmp[64];
+        memcpy(tmp, s + start, i - start);
+        tmp[i - start] = '\0';
+        errno = 0;
+        double v = strtod(tmp, NULL);
+        if (errno == ERANGE && isinf(v))
+            p->unusual = 1; /* jansson: "real number overflow" */
+    }
+    return 0;
+}
+
+static int read_literal(parser *p, const char *word, size_t len)
+{
+    if (p->n - p->i < len || memcmp(p->s + p->i, word, len) != 0)
+        return -1;
+    p->i += len;
+    return 0;
+}
+
+/* --------------------------------------------------------- structure */
+
+static int read_value(parser *p, long level);
+
+static int key_is(const parser *p, long level, const char *k, size_t klen)
+{
+    return level >= 0 && (size_t)level < p->key->n && p->key->lens[level] == klen &&
+           memcmp(p->key->parts[level], k, klen) == 0;
+}
+
+static int read_object(parser *p, long level)
+{
+    p->i++; /* '{' */
+    skip_ws(p);
+    if (p->i < p->n && p->s[p->i] == '}') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        if (p->i >= p->n || p->s[p->i] != '"')
+            return -1;
+        const char *k;
+        size_t klen;
+        int r = read_string(p, STR_KEY, &p->keys, &k, &klen);
+        if (r)
+            return r;
+        skip_ws(p);
+        if (p->i >= p->n || p->s[p->i] != ':')
+            return -1;
+        p->i++;
+        skip_ws(p);
+        long child = key_is(p, level, k, klen) ? level + 1 : -1;
+        if (child > 0) {
+            /* A later duplicate replaces an earlier member: start over. */
+            p->res = RES_MISSING;
+            p->res_level = (size_t)child;
+        }
+        r = read_value(p, child);
+        if (r)
+            return r;
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == ',') {
+            p->i++;
+            skip_ws(p);
+            continue;
+        }
+        if (p->i < p->n && p->s[p->i] == '}') {
+            p->i++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+static int read_array(parser *p)
+{
+    p->i++; /* '[' */
+    skip_ws(p);
+    if (p->i < p->n && p->s[p->i] == ']') {
+        p->i++;
+        return 0;
+    }
+    for (;;) {
+        int r = read_value(p, -1);
+        if (r)
+            return r;
+        skip_ws(p);
+        if (p->i < p->n && p->s[p->i] == ',') {
+            p->i++;
+            skip_ws(p);
+            continue;
+        }
+        if (p->i < p->n && p->s[p->i] == ']') {
+            p->i++;
+            return 0;
+        }
+        return -1;
+    }
+}
+
+/* A value at `level` (see the top of the file); -1 = off the path. */
+static int read_value(parser *p, long level)
+{
+    if (p->i >= p->n)
+        return -1;
+    int target = level >= 0 && (size_t)level == p->key->n;
+    unsigned char c = p->s[p->i];
+    if (target && c != '"')
+        p->res = RES_NOT_STRING;
+    else if (level > 0 && !target && c != '{') {
+        p->res = RES_NOT_OBJECT;
+        p->res_level = (size_t)level - 1;
+    }
+    if (c == '{' || c == '[') {
+        if (++p->depth > MAX_DEPTH) {
+            p->unusual = 1;
+            return -1;
+        }
+        int r = c == '{' ? read_object(p, target ? -1 : level) : read_array(p);
+        p->depth--;
+        return r;
+    }
+    if (c == '"') {
+        const char *str;
+        size_t len;
+        int r = read_string(p, target ? STR_VALUE : STR_SKIP, target ? p->out : NULL, &str, &len);
+        if (r == 0 && target) {
+            p->res = RES_STRING;
+            p->text = str;
+            p->text_len = len;
+        }
+        return r;
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return read_number(p);
+    if (c == 't')
+        return read_literal(p, "true", 4);
+    if (c == 'f')
+        return read_literal(p, "false", 5);
+    if (c == 'n')
+        return read_literal(p, "null", 4);
+    return -1;
+}
+
+/* "a.b" for the first `upto`+1 parts of the path. */
+static void path_prefix(const jsonl_key *k, size_t upto, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i <= upto && i < k->n; i++)
+        o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, "%s%s", i ? "." : "", k->parts[i]);
+}
+
+int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
+               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+               size_t msg_cap)
+{
+    parser p;
+    memset(&p, 0, sizeof p);
+    p.s = (const unsigned char *)line;
+    p.n = len;
+    p.replace = replace;
+    p.key = key;
+    p.out = scratch;
+    p.res = RES_MISSING;
+    skip_ws(&p);
+    if (p.i >= p.n || p.s[p.i] != '{')
+        return -1; /* not an object, or not JSON: jansson says which */
+    int r = read_value(&p, 0);
+    skip_ws(&p);
+    if (r == 0 && p.i != p.n)
+        r = -1; /* something after the object */
+    jsonl_buf_free(&p.keys);
+    if (r == -2) {
+        snprintf(msg, msg_cap, "out of memory");
+        return JSONL_NOMEM;
+    }
+    if (r || p.unusual)
+        return -1;
+    char where[256];
+    switch (p.res) {
+    case RES_STRING:
+        if (p.surrogate) {
+            snprintf(msg, msg_cap,
+                     "the \"%s\" value has an escaped lone surrogate (\\uD800-\\uDFFF without its "
+                     "pair); --errors replace turns it into U+FFFD",
+                     key->spec);
+            return JSONL_SURROGATE;
+        }
+        *text = p.text;
+        *text_len = p.text_len;
+        return JSONL_OK;
+    case RES_NOT_STRING:
+        snprintf(msg, msg_cap, "the \"%s\" value is not a string", key->spec);
+        return JSONL_NOT_STRING;
+    case RES_NOT_OBJECT:
+        path_prefix(key, p.res_level, where, sizeof where);
+        snprintf(msg, msg_cap, "\"%s\" is not an object, so it has no \"%s\"", where, key->spec);
+        return JSONL_NOT_OBJECT;
+    default:
+        path_prefix(key, p.res_level, where, sizeof where);
+        snprintf(msg, msg_cap, "no key \"%s\" in the record", where);
+        return JSONL_NO_KEY;
+    }
+}
+
+jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
+                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+                           size_t msg_cap)
+{
+    json_error_t je;
+    json_t *root = json_loadb(line, len, JSON_ALLOW_NUL, &je);
+    if (!root) {
+        snprintf(msg, msg_cap, "malformed JSON: %s (byte %d)", je.text, je.position);
+        return JSONL_MALFORMED;
+    }
+    jsonl_status st = JSONL_OK;
+    char where[256];
+    json_t *v = root;
+    if (!json_is_object(v)) {
+        snprintf(msg, msg_cap, "the record is not a JSON object");
+        st = JSONL_NOT_OBJECT;
+    }
+    for (size_t i = 0; st == JSONL_OK && i < key->n; i++) {
+        if (!json_is_object(v)) {
+            path_prefix(key, i - 1, where, sizeof where);
+            snprintf(msg, msg_cap, "\"%s\" is not an object, so it has no \"%s\"", where, key->spec);
+            st = JSONL_NOT_OBJECT;
+            break;
+        }
+        v = json_object_getn(v, key->parts[i], key->lens[i]);
+        if (!v) {
+            path_prefix(key, i, where, sizeof where);
+            snprintf(msg, msg_cap, "no key \"%s\" in the record", where);
+            st = JSONL_NO_KEY;
+        }
+    }
+    if (st == JSONL_OK && !json_is_string(v)) {
+        snprintf(msg, msg_cap, "the \"%s\" value is not a string", key->spec);
+        st = JSONL_NOT_STRING;
+    }
+    if (st == JSONL_OK) {
+        size_t n = json_string_length(v);
+        scratch->len = 0;
+        if (buf_reserve(scratch, n + 1)) {
+            st = JSONL_NOMEM;
+            snprintf(msg, msg_cap, "out of memory");
+        } else {
+            memcpy(scratch->p, json_string_value(v), n);
+            scratch->len = n;
+            *text = scratch->p;
+            *text_len = n;
+        }
+    }
+    json_decref(root);
+    return st;
+}
+
+jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
+                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+                           size_t msg_cap, int *used_jansson)
+{
+    int r = jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
+    if (used_jansson)
+        *used_jansson = r < 0;
+    if (r >= 0)
+        return (jsonl_status)r;
+    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+}

@@ -1,0 +1,278 @@
+/*
+ * reader_source.c - plain, gzip (zlib) and zstd (libzstd) input streams.
+ *
+ * All three read the file through one raw buffer `in`. The first bytes are
+ * read before anything else to pick the format by its magic number; for a
+ * plain file they are simply the first bytes handed out.
+ *
+ * End-of-stream rules (what makes a compressed file "truncated"):
+ *   gzip: the raw input ends before inflate() reports Z_STREAM_END for the
+ *         current member; after a member, the next bytes must start another
+ *         member (1F 8B) or be the end of the file.
+ *   zstd: the raw input ends while ZSTD_decompressStream() still reports an
+ *         unfinished frame (a non-zero return).
+ */
+#include "reader_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
+
+#define RAW_BUF (1u << 18)
+
+struct source {
+    int fd;
+    source_kind kind;
+    unsigned char *in;
+    size_t in_len, in_pos;
+    int in_eof;
+    uint64_t raw_pos;  /* raw bytes handed to the decoder (or out, if plain) */
+    z_stream z;
+    int z_ready;
+    int z_member_done; /* between two gzip members */
+    ZSTD_DStream *zd;
+    size_t zstd_hint;  /* last return of ZSTD_decompressStream: 0 = frame done;
+                          set to 1 at open (no frame decoded yet) */
+    int done;          /* end of stream reached (or failed) */
+};
+
+/* Refills `in` if it is empty. Returns 0, or an errno value. */
+static int refill(source *s)
+{
+    if (s->in_pos < s->in_len || s->in_eof)
+        return 0;
+    s->in_pos = s->in_len = 0;
+    for (;;) {
+        ssize_t n = read(s->fd, s->in, RAW_BUF);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        if (n == 0)
+            s->in_eof = 1;
+        s->in_len = (size_t)n;
+        return 0;
+    }
+}
+
+/* Reads until `in` holds at least `want` bytes or the file ends. */
+static int fill_at_least(source *s, size_t want)
+{
+    while (s->in_len < want && !s->in_eof) {
+        ssize_t n = read(s->fd, s->in + s->in_len, RAW_BUF - s->in_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        if (n == 0)
+            s->in_eof = 1;
+        s->in_len += (size_t)n;
+    }
+    return 0;
+}
+
+int source_open(source **out, const char *path)
+{
+    *out = NULL;
+    source *s = calloc(1, sizeof *s);
+    if (!s)
+        return ENOMEM;
+    s->in = malloc(RAW_BUF);
+    if (!s->in) {
+        free(s);
+        return ENOMEM;
+    }
+    s->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    int e = s->fd < 0 ? errno : fill_at_least(s, 4);
+    if (e) {
+        source_close(s);
+        return e;
+    }
+    const unsigned char *m = s->in;
+    if (s->in_len >= 2 && m[0] == 0x1F && m[1] == 0x8B) {
+        s->kind = SOURCE_GZIP;
+        /* 15 + 16: a gzip wrapper with the largest window. */
+        if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
+            source_close(s);
+            return ENOMEM;
+        }
+        s->z_ready = 1;
+    } else if (s->in_len >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
+        s->kind = SOURCE_ZSTD;
+        s->zstd_hint = 1;
+        s->zd = ZSTD_createDStream();
+        if (!s->zd || ZSTD_isError(ZSTD_initDStream(s->zd))) {
+            source_close(s);
+            return ENOMEM;
+        }
+    }
+    *out = s;
+    return 0;
+}
+
+static ssize_t fail(source *s, char *msg, size_t cap, const char *fmt, const char *detail)
+{
+    snprintf(msg, cap, fmt, detail);
+    s->done = 1;
+    return -1;
+}
+
+static ssize_t read_plain(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+{
+    if (s->in_pos < s->in_len) {
+        size_t n = s->in_len - s->in_pos < cap ? s->in_len - s->in_pos : cap;
+        memcpy(buf, s->in + s->in_pos, n);
+        s->in_pos += n;
+        s->raw_pos += n;
+        return (ssize_t)n;
+    }
+    if (s->in_eof)
+        return 0;
+    for (;;) {
+        ssize_t n = read(s->fd, buf, cap);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return fail(s, msg, msg_cap, "read error: %s", strerror(errno));
+        if (n == 0)
+            s->in_eof = 1;
+        s->raw_pos += (uint64_t)n;
+        return n;
+    }
+}
+
+/* After a gzip member: the file must end or another member must follow. */
+static int gzip_next_member(source *s, char *msg, size_t msg_cap, int *at_end)
+{
+    int e = refill(s);
+    if (e)
+        return (int)fail(s, msg, msg_cap, "read error: %s", strerror(e));
+    if (s->in_pos == s->in_len && s->in_eof) {
+        *at_end = 1;
+        return 0;
+    }
+    if (s->in[s->in_pos] != 0x1F)
+        return (int)fail(s, msg, msg_cap, "corrupt gzip data: %s",
+                         "unexpected bytes after the end of the compressed stream");
+    inflateReset(&s->z);
+    s->z_member_done = 0;
+    *at_end = 0;
+    return 0;
+}
+
+static ssize_t read_gzip(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+{
+    s->z.next_out = buf;
+    s->z.avail_out = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
+    while (s->z.avail_out == (uInt)(cap > (1u << 30) ? (1u << 30) : cap)) {
+        if (s->z_member_done) {
+            int at_end;
+            if (gzip_next_member(s, msg, msg_cap, &at_end) < 0)
+                return -1;
+            if (at_end) {
+                s->done = 1;
+                return 0;
+            }
+        }
+        int e = refill(s);
+        if (e)
+            return fail(s, msg, msg_cap, "read error: %s", strerror(e));
+        if (s->in_pos == s->in_len && s->in_eof)
+            return fail(s, msg, msg_cap, "truncated gzip stream: %s",
+                        "the file ends inside a compressed member");
+        s->z.next_in = s->in + s->in_pos;
+        s->z.avail_in = (uInt)(s->in_len - s->in_pos);
+        int r = inflate(&s->z, Z_NO_FLUSH);
+        size_t used = (s->in_len - s->in_pos) - s->z.avail_in;
+        s->in_pos += used;
+        s->raw_pos += used;
+        if (r == Z_STREAM_END)
+            s->z_member_done = 1;
+        else if (r == Z_NEED_DICT || r == Z_DATA_ERROR)
+            return fail(s, msg, msg_cap, "corrupt gzip data: %s", s->z.msg ? s->z.msg : "bad data");
+        else if (r == Z_MEM_ERROR)
+            return fail(s, msg, msg_cap, "gzip: %s", "out of memory");
+        /* Z_OK / Z_BUF_ERROR: more input or output space needed; loop. */
+    }
+    uInt room = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
+    return (ssize_t)(room - s->z.avail_out);
+}
+
+static ssize_t read_zstd(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+{
+    ZSTD_outBuffer out = {buf, cap, 0};
+    while (out.pos == 0) {
+        int e = refill(s);
+        if (e)
+            return fail(s, msg, msg_cap, "read error: %s", strerror(e));
+        ZSTD_inBuffer in = {s->in + s->in_pos, s->in_len - s->in_pos, 0};
+        if (in.size == 0 && s->in_eof) {
+            /* 0 means the last frame was decoded and flushed completely. */
+            if (s->zstd_hint == 0) {
+                s->done = 1;
+                return 0;
+            }
+            /* Flush what the decoder still holds, then decide. */
+            size_t r = ZSTD_decompressStream(s->zd, &out, &in);
+            if (ZSTD_isError(r))
+                return fail(s, msg, msg_cap, "corrupt zstd data: %s", ZSTD_getErrorName(r));
+            s->zstd_hint = r;
+            if (out.pos)
+                break;
+            if (r != 0)
+                return fail(s, msg, msg_cap, "truncated zstd stream: %s",
+                            "the file ends inside a frame");
+            s->done = 1;
+            return 0;
+        }
+        size_t r = ZSTD_decompressStream(s->zd, &out, &in);
+        s->in_pos += in.pos;
+        s->raw_pos += in.pos;
+        if (ZSTD_isError(r))
+            return fail(s, msg, msg_cap, "corrupt zstd data: %s", ZSTD_getErrorName(r));
+        s->zstd_hint = r;
+    }
+    return (ssize_t)out.pos;
+}
+
+ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
+{
+    if (s->done || cap == 0)
+        return 0;
+    switch (s->kind) {
+    case SOURCE_GZIP:
+        return read_gzip(s, buf, cap, msg, msg_cap);
+    case SOURCE_ZSTD:
+        return read_zstd(s, buf, cap, msg, msg_cap);
+    default:
+        return read_plain(s, buf, cap, msg, msg_cap);
+    }
+}
+
+source_kind source_kind_of(const source *s)
+{
+    return s->kind;
+}
+
+uint64_t source_raw_pos(const source *s)
+{
+    return s->raw_pos;
+}
+
+void source_close(source *s)
+{
+    if (!s)
+        return;
+    if (s->z_ready)
+        inflateEnd(&s->z);
+    ZSTD_freeDStream(s->zd);
+    if (s->fd > STDIN_FILENO)
+        close(s->fd);
+    free(s->in);
+    free(s);
+}

@@ -1,0 +1,108 @@
+/*
+ * writer.h - token outputs: one interface, one file per format.
+ *
+ *   text       one line of decimal ids per document (stdout or -o FILE)
+ *   u16, u32   little-endian ids, no header (stdout or -o FILE); nanoGPT's
+ *              .bin is u16 with --eot append
+ *   count      "N\tFILE[:LINE]" per document and "N\ttotal" (simdbpe count)
+ *   llmc       llm.c shards: -o PREFIX -> PREFIX_{val|train}_{i:06d}.bin,
+ *              each a header of 256 int32 (magic 20240520, version 1, token
+ *              count; u32: 20240801, version 7) then the ids; shard 0 is val
+ *   megatron   -o PREFIX -> PREFIX.bin (the ids) + PREFIX.idx (MMIDIDX)
+ *   datatrove  -o PREFIX -> PREFIX.ds, PREFIX.ds.index, PREFIX.ds.metadata
+ *
+ * The ordered writer calls begin_doc, ids (any number of times), end_doc
+ * for every document in input order, then finish (everything is written
+ * under temporary names), then commit (renamed into place) or discard.
+ * writer.c adds the end-of-text id for --eot prepend/append; the formats
+ * only see ids. All file output goes through outfile.h, so nothing appears
+ * under a final name before commit.
+ */
+#ifndef SIMDBPE_WRITER_H
+#define SIMDBPE_WRITER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "outfile.h"
+
+typedef enum {
+    FMT_TEXT,
+    FMT_U16,
+    FMT_U32,
+    FMT_LLMC,
+    FMT_MEGATRON,
+    FMT_DATATROVE,
+    FMT_COUNT
+} out_format;
+
+typedef enum { EOT_NONE, EOT_APPEND, EOT_PREPEND } eot_mode;
+
+typedef struct writer_config {
+    out_format format;
+    const char *output;        /* -o: a file or a prefix; NULL = stdout */
+    unsigned width;            /* bytes per id: 2 or 4 (binary formats) */
+    eot_mode eot;
+    uint32_t eot_id;
+    uint64_t shard_tokens;     /* llmc */
+    const char *model_name;    /* datatrove metadata */
+    char *const *files;        /* count: input names */
+    int count_lines;           /* count: print FILE:LINE */
+} writer_config;
+
+typedef struct writer writer;
+
+typedef struct writer_ops {
+    int (*begin_doc)(writer *w);
+    int (*ids)(writer *w, const uint32_t *ids, size_t n);
+    /* doc_tokens: the document's ids, EOTs included */
+    int (*end_doc)(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line);
+    int (*finish)(writer *w);
+    int (*commit)(writer *w);
+    void (*discard)(writer *w);
+    void (*destroy)(writer *w);
+} writer_ops;
+
+struct writer {
+    const writer_ops *ops;
+    writer_config cfg;
+    uint64_t doc_tokens;
+    int open_err;       /* set by a constructor that could not open a file */
+    char err_path[512]; /* the file a failure concerns */
+};
+
+/*
+ * Creates the writer for cfg->format and opens its first files. Returns 0,
+ * or an errno value with w->err_path naming the file (then *out is NULL
+ * and `err_path` is filled).
+ */
+int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t cap);
+
+/* These return 0 or an errno value (then w->err_path says which file). */
+int writer_begin_doc(writer *w);
+int writer_ids(writer *w, const uint32_t *ids, size_t n);
+/* *tokens gets the document's ids as written, EOT included. */
+int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens);
+int writer_finish(writer *w);
+int writer_commit(writer *w);
+void writer_discard(writer *w);
+void writer_free(writer *w);
+
+/* ---- for the format files */
+writer *writer_text_new(const writer_config *cfg);      /* text, u16, u32, count */
+writer *writer_llmc_new(const writer_config *cfg);
+writer *writer_megatron_new(const writer_config *cfg);
+writer *writer_datatrove_new(const writer_config *cfg);
+
+/* Writes ids as little-endian `width`-byte integers. */
+void writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n);
+
+/* Opens `path` into *o, or records the failure in w->err_path. */
+int writer_open_file(writer *w, outfile *o, const char *path);
+/* Records which file failed (for the message) and returns e. */
+int writer_fail(writer *w, const char *path, int e);
+
+/* "PREFIX" + "suffix", malloc'ed; NULL when out of memory. */
+char *writer_path(const char *prefix, const char *suffix);
+
+#endif
