@@ -1,0 +1,381 @@
+/*
+ * cmd_train.c - `simdbpe train`: train a GPT-2-style byte-level BPE
+ * vocabulary from text files and write DIR/vocab.json + DIR/merges.txt.
+ *
+ *   simdbpe train --vocab-size N [--min-frequency F] [--special TOKEN]...
+ *                 [--mode lines|documents] [--doc-separator S] [--threads N]
+ *                 [--errors strict|replace] [-q] -o DIR FILE...
+ *
+ * A thin layer over simdbpe_train.h: this file owns arguments, reading the
+ * files (in chunks, never whole), progress on a terminal and messages; the
+ * library does the counting, the merging and the atomic writing.
+ */
+#include "cmd_train.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "simdbpe.h"
+#include "simdbpe_train.h"
+
+#define EXIT_FAILED 1
+#define EXIT_BAD_USAGE 2
+#define READ_CHUNK ((size_t)1 << 20)
+
+static const char train_usage[] =
+    "usage: simdbpe train --vocab-size N [OPTIONS] -o DIR FILE...\n"
+    "\n"
+    "Trains a byte-level BPE vocabulary with GPT-2's pre-tokenizer, as HF\n"
+    "tokenizers' BpeTrainer does, and writes DIR/vocab.json and DIR/merges.txt\n"
+    "(GPT-2 layout: ids 0-255 the bytes, then merged tokens, then specials).\n"
+    "FILE \"-\" is standard input.\n"
+    "\n"
+    "Options:\n"
+    "  --vocab-size N       tokens in all: 256 bytes + merged tokens + specials\n"
+    "  --min-frequency F    stop when the best pair occurs fewer than F times\n"
+    "  --special TOKEN      a special token (repeatable), given the last ids\n"
+    "  --mode M             lines (default: each line with its newline is a\n"
+    "                       sequence, as HF's train-from-files) | documents\n"
+    "                       (each file, or each part between separators)\n"
+    "  --doc-separator S    documents mode: text between documents; \\n \\t \\r\n"
+    "                       \\\\ and \\xHH are understood (e.g. '\\n\\n')\n"
+    "  --threads N          counting threads (default: one per CPU)\n"
+    "  --errors E           strict (default: invalid UTF-8 is an error) |\n"
+    "                       replace (invalid bytes -> U+FFFD)\n"
+    "  -o, --output DIR     where to write (created if missing)\n"
+    "  -q, --quiet          no progress and no summary\n"
+    "  -h, --help           this text\n";
+
+typedef struct train_args {
+    simdbpe_train_options opts;
+    const char **specials;
+    size_t n_specials;
+    char *separator;
+    const char *output;
+    int quiet;
+    int have_vocab;
+    char **files;
+    int n_files;
+} train_args;
+
+static int usage_error(const char *what, const char *arg)
+{
+    fprintf(stderr, "simdbpe train: %s%s%s%s\nTry 'simdbpe train --help'.\n", what,
+            arg ? " '" : "", arg ? arg : "", arg ? "'" : "");
+    return EXIT_BAD_USAGE;
+}
+
+static int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+    if (!*s)
+        return -1;
+    uint64_t v = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > (max - (uint64_t)(*s - '0')) / 10)
+            return -1;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Understands \n \t \r \\ and \xHH in a separator given on the command
+ * line; returns its length, or -1 for a bad escape. */
+static long unescape(const char *in, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; in[i]; i++) {
+        if (in[i] != '\\') {
+            out[o++] = in[i];
+            continue;
+        }
+        char c = in[++i];
+        if (c == 'n')
+            out[o++] = '\n';
+        else if (c == 't')
+            out[o++] = '\t';
+        else if (c == 'r')
+            out[o++] = '\r';
+        else if (c == '\\')
+            out[o++] = '\\';
+        else if (c == 'x' && hex_digit(in[i + 1]) >= 0 && hex_digit(in[i + 2]) >= 0) {
+            out[o++] = (char)(hex_digit(in[i + 1]) * 16 + hex_digit(in[i + 2]));
+            i += 2;
+        } else
+            return -1;
+    }
+    return (long)o;
+}
+
+/* Applies one option with a value; returns 0 or an exit code. */
+static int apply_option(train_args *a, const char *name, const char *val)
+{
+    uint64_t v;
+    if (strcmp(name, "--vocab-size") == 0) {
+        if (parse_u64(val, UINT32_MAX, &v))
+            return usage_error("--vocab-size needs a whole number, not", val);
+        a->opts.vocab_size = (uint32_t)v;
+        a->have_vocab = 1;
+    } else if (strcmp(name, "--min-frequency") == 0) {
+        if (parse_u64(val, UINT64_MAX, &v))
+            return usage_error("--min-frequency needs a whole number, not", val);
+        a->opts.min_frequency = v;
+    } else if (strcmp(name, "--special") == 0) {
+        a->specials[a->n_specials++] = val;
+    } else if (strcmp(name, "--mode") == 0) {
+        if (strcmp(val, "lines") == 0)
+            a->opts.mode = SIMDBPE_TRAIN_LINES;
+        else if (strcmp(val, "documents") == 0)
+            a->opts.mode = SIMDBPE_TRAIN_DOCUMENTS;
+        else
+            return usage_error("--mode is lines or documents, not", val);
+    } else if (strcmp(name, "--doc-separator") == 0) {
+        free(a->separator);
+        a->separator = malloc(strlen(val) + 1);
+        long n = a->separator ? unescape(val, a->separator) : -1;
+        if (n <= 0)
+            return usage_error("--doc-separator: empty or a bad escape in", val);
+        a->opts.doc_separator = a->separator;
+        a->opts.doc_separator_len = (size_t)n;
+    } else if (strcmp(name, "--threads") == 0) {
+        if (parse_u64(val, 1024, &v) || v == 0)
+            return usage_error("--threads needs a number from 1 to 1024, not", val);
+        a->opts.threads = (unsigned)v;
+    } else if (strcmp(name, "--errors") == 0) {
+        if (strcmp(val, "strict") == 0)
+            a->opts.errors = SIMDBPE_UTF8_STRICT;
+        else if (strcmp(val, "replace") == 0)
+            a->opts.errors = SIMDBPE_UTF8_REPLACE;
+        else
+            return usage_error("--errors is strict or replace, not", val);
+    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+        a->output = val;
+    } else {
+        return usage_error("unknown option", name);
+    }
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, train_args *a)
+{
+    simdbpe_train_options_init(&a->opts);
+    a->specials = calloc((size_t)argc + 1, sizeof *a->specials);
+    a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    if (!a->specials || !a->files)
+        return usage_error("out of memory", NULL);
+    int only_files = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (only_files || s[0] != '-' || strcmp(s, "-") == 0) {
+            a->files[a->n_files++] = argv[i];
+            continue;
+        }
+        if (strcmp(s, "--") == 0) {
+            only_files = 1;
+        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
+            fputs(train_usage, stdout);
+            return -1;
+        } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
+            a->quiet = 1;
+        } else {
+            /* "--opt value" or "--opt=value" */
+            const char *eq = strncmp(s, "--", 2) == 0 ? strchr(s, '=') : NULL;
+            char name[32];
+            size_t len = eq ? (size_t)(eq - s) : strlen(s);
+            if (len >= sizeof name)
+                return usage_error("unknown option", s);
+            memcpy(name, s, len);
+            name[len] = '\0';
+            const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+            if (!val)
+                return usage_error("this option needs a value:", name);
+            int rc = apply_option(a, name, val);
+            if (rc)
+                return rc;
+        }
+    }
+    if (!a->have_vocab)
+        return usage_error("--vocab-size N is required", NULL);
+    if (!a->output)
+        return usage_error("-o DIR is required", NULL);
+    if (a->n_files == 0)
+        return usage_error("no input files (use - for standard input)", NULL);
+    if (a->opts.doc_separator && a->opts.mode != SIMDBPE_TRAIN_DOCUMENTS)
+        return usage_error("--doc-separator needs --mode documents", NULL);
+    a->opts.specials = a->specials;
+    a->opts.n_specials = a->n_specials;
+    return 0;
+}
+
+/* ------------------------------------------------------------- progress */
+
+typedef struct progress_state {
+    double start;
+    int shown; /* a progress line is on the terminal */
+} progress_state;
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Rewrites one status line on the terminal (stderr). */
+static void on_progress(const simdbpe_train_progress *p, void *user)
+{
+    progress_state *ps = user;
+    double secs = now_seconds() - ps->start;
+    if (p->stage == SIMDBPE_TRAIN_COUNTING)
+        fprintf(stderr, "\r\033[Kcounting: %.1f MB, %.1f MB/s", (double)p->bytes / 1e6,
+                secs > 0 ? (double)p->bytes / 1e6 / secs : 0.0);
+    else
+        fprintf(stderr, "\r\033[Kmerging: %llu / %llu merges, count %llu (%llu unique words)",
+                (unsigned long long)p->merges_done, (unsigned long long)p->merges_target,
+                (unsigned long long)p->last_count, (unsigned long long)p->unique_words);
+    fflush(stderr);
+    ps->shown = 1;
+}
+
+static void clear_progress(progress_state *ps)
+{
+    if (ps->shown)
+        fputs("\r\033[K", stderr);
+    ps->shown = 0;
+}
+
+/* ---------------------------------------------------------------- input */
+
+static const char *display_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+static void report_error(const char *path, const simdbpe_error *err, simdbpe_status st)
+{
+    const char *msg = err->message[0] ? err->message : simdbpe_strerror(st);
+    if (path)
+        fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), msg);
+    else
+        fprintf(stderr, "simdbpe train: %s\n", msg);
+}
+
+/* Streams one file into the trainer in chunks. */
+static int feed_file(simdbpe_trainer *t, const char *path, char *buf, progress_state *ps,
+                     uint64_t *bytes)
+{
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
+    if (fd < 0) {
+        clear_progress(ps);
+        fprintf(stderr, "simdbpe train: %s: %s\n", path, strerror(errno));
+        return EXIT_FAILED;
+    }
+    simdbpe_error err;
+    simdbpe_status st = SIMDBPE_OK;
+    int rc = 0;
+    for (;;) {
+        ssize_t got = read(fd, buf, READ_CHUNK);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            clear_progress(ps);
+            fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), strerror(errno));
+            rc = EXIT_FAILED;
+            break;
+        }
+        if (got == 0) {
+            st = simdbpe_trainer_end_stream(t, &err);
+            break;
+        }
+        *bytes += (uint64_t)got;
+        st = simdbpe_trainer_feed(t, buf, (size_t)got, &err);
+        if (st != SIMDBPE_OK)
+            break;
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    if (rc == 0 && st != SIMDBPE_OK) {
+        clear_progress(ps);
+        report_error(path, &err, st);
+        rc = EXIT_FAILED;
+    }
+    return rc;
+}
+
+/* ----------------------------------------------------------------- main */
+
+static int run(train_args *a)
+{
+    progress_state ps = {now_seconds(), 0};
+    if (!a->quiet && isatty(STDERR_FILENO)) {
+        a->opts.progress = on_progress;
+        a->opts.progress_user = &ps;
+    }
+    simdbpe_error err;
+    simdbpe_trainer *t;
+    simdbpe_status st = simdbpe_trainer_new(&a->opts, &t, &err);
+    if (st != SIMDBPE_OK) {
+        report_error(NULL, &err, st);
+        return st == SIMDBPE_ERR_INVALID_ARG ? EXIT_BAD_USAGE : EXIT_FAILED;
+    }
+    char *buf = malloc(READ_CHUNK);
+    int rc = buf ? 0 : EXIT_FAILED;
+    if (!buf)
+        fprintf(stderr, "simdbpe train: out of memory\n");
+    uint64_t bytes = 0;
+    for (int i = 0; i < a->n_files && rc == 0; i++)
+        rc = feed_file(t, a->files[i], buf, &ps, &bytes);
+    free(buf);
+    double t_count = now_seconds();
+    if (rc == 0) {
+        st = simdbpe_trainer_train(t, &err);
+        if (st == SIMDBPE_OK)
+            st = simdbpe_trainer_save(t, a->output, &err);
+        clear_progress(&ps);
+        if (st != SIMDBPE_OK) {
+            report_error(NULL, &err, st);
+            rc = EXIT_FAILED;
+        }
+    }
+    double t_end = now_seconds();
+    if (rc == 0 && !a->quiet)
+        fprintf(stderr,
+                "simdbpe train: %zu merges, %u tokens, %llu unique words from %.1f MB in "
+                "%.2f s (counting %.2f s, merging %.2f s) -> %s\n",
+                simdbpe_trainer_merge_count(t), simdbpe_trainer_vocab_size(t),
+                (unsigned long long)simdbpe_trainer_unique_words(t),
+                (double)bytes / 1e6, t_end - ps.start, t_count - ps.start, t_end - t_count, a->output);
+    simdbpe_trainer_free(t);
+    return rc;
+}
+
+int simdbpe_cmd_train(int argc, char **argv)
+{
+    train_args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(argc, argv, &a);
+    if (rc == 0)
+        rc = run(&a);
+    else if (rc < 0)
+        rc = 0; /* --help */
+    free(a.specials);
+    free(a.files);
+    free(a.separator);
+    return rc;
+}
