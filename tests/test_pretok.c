@@ -115,7 +115,9 @@ Test(pretok, whitespace_runs)
 Test(pretok, unicode_classes)
 {
     hand("e\xCC\x81", PIECES(1, 2));          /* a combining mark is not \p{L} */
-    hand("\xEF\xBB\xBF" "a", PIECES(3, 1));   /* U+FEFF is other, not whitespace */
+    hand("\xEF\xBB\xBF" "a", PIECES(3, 1));   /* U+FEFF is other, not whitespace: */
+    hand("\xEF\xBB\xBF\xEF\xBB\xBF" "a", PIECES(6, 1)); /* one run (as \\s it would be 3, 3, 1) */
+    hand("x \xEF\xBB\xBFy", PIECES(1, 4, 1)); /* " \\uFEFF" is one piece */
     hand("\xD9\xA1\xD9\xA2", PIECES(4));      /* Arabic-Indic digits are one \p{N} run */
     hand("\xC2\xBD" "x", PIECES(2, 1));       /* 1/2 is \p{N} (No) */
     hand(" \xF0\x9F\x98\x80", PIECES(5));     /* an emoji is other, with its space */

@@ -266,6 +266,10 @@ const PRETOK_TEXTS = [
   '😀', ' 😀', 'a😀b', '١٢٣', ' ١٢٣', 'Ⅻ', '½x', '²2', 'x²', 'ß', 'İ', 'ǅa', '中文 字', 'ก ข',
   'हिन्दी', '<|endoftext|>', 'a<|endoftext|>b', '\r\n', 'a\r\nb', ' \r\n ', '\u0085x', 'x\u0085',
   '\u000b\u000c', 'a\u0000b', '\t\t', 'x\t\t', '\t\tx', ' \t x', 'end  ', 'end \n\n  ',
+  // U+FEFF, U+200B and U+180E are not whitespace; these split differently
+  // if they were.
+  'x \ufeffy', '\ufeff\ufeffa', 'a \ufeff\ufeff b', 'x \u200by', '\u200b\u200ba',
+  'x \u180ey', '\u180e\u180ea', 'x \u00a0y', '\u2028\u2029a', 'x \u3000y',
 ];
 
 function pieceLengths(text) {
