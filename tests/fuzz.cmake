@@ -17,10 +17,21 @@ if(SIMDBPE_FUZZ)
     message(FATAL_ERROR "SIMDBPE_FUZZ=ON needs clang (libFuzzer): configure with "
                         "-DCMAKE_C_COMPILER=clang")
   endif()
-  # Coverage feedback must come from the library, not only the harness.
+  # Coverage feedback must come from the library, not only the harness, so
+  # every library target of the top directory (however the library is split
+  # into object/static libraries) is instrumented; executables there that
+  # link its objects directly need the sanitizer runtimes.
   set(SIMDBPE_FUZZ_SAN -fsanitize=address,undefined -fno-sanitize-recover=all)
-  target_compile_options(simdbpe PRIVATE -fsanitize=fuzzer-no-link ${SIMDBPE_FUZZ_SAN}
-                                         -fno-omit-frame-pointer -g)
+  get_property(top_targets DIRECTORY ${PROJECT_SOURCE_DIR} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t ${top_targets})
+    get_target_property(type ${t} TYPE)
+    if(type MATCHES "^(OBJECT|STATIC|SHARED)_LIBRARY$")
+      target_compile_options(${t} PRIVATE -fsanitize=fuzzer-no-link ${SIMDBPE_FUZZ_SAN}
+                                          -fno-omit-frame-pointer -g)
+    elseif(type STREQUAL "EXECUTABLE")
+      target_link_options(${t} PRIVATE ${SIMDBPE_FUZZ_SAN})
+    endif()
+  endforeach()
   target_link_options(simdbpe INTERFACE ${SIMDBPE_FUZZ_SAN})
 endif()
 
@@ -50,3 +61,18 @@ simdbpe_fuzz_target(roundtrip)
 simdbpe_fuzz_target(replace)
 simdbpe_fuzz_target(model_load)
 simdbpe_fuzz_target(kernels)
+
+# ---- adversarial inputs (tests/test_adversarial.c, data in tests/adversarial/)
+# One ctest per long kind so `ctest -j` spreads them over the cores.
+pkg_check_modules(ADV_DEPS REQUIRED IMPORTED_TARGET jansson libcrypto)
+add_executable(test_adversarial test_adversarial.c)
+target_include_directories(test_adversarial PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/adversarial ${PROJECT_SOURCE_DIR}/kernels)
+target_compile_definitions(test_adversarial PRIVATE
+  SIMDBPE_ADV_DIR="${CMAKE_CURRENT_SOURCE_DIR}/adversarial")
+target_link_libraries(test_adversarial PRIVATE simdbpe PkgConfig::ADV_DEPS ${CRITERION_LIB})
+add_test(NAME adversarial_cases COMMAND test_adversarial --filter=cases/*)
+foreach(kind one_letter letters digits punctuation spaces whitespace cjk emoji letters_mixed
+             nul mixture overlong surrogates late_invalid)
+  add_test(NAME adversarial_long_${kind} COMMAND test_adversarial --filter=long/${kind})
+endforeach()

@@ -54,6 +54,21 @@ static inline const simdbpe_model *fuzz_gpt2(void)
 }
 
 /*
+ * One GPT-2 encoder for the whole process. Creating one per input would
+ * cost more than the input (it zeroes a cache of megabytes), so inputs
+ * share it and its cache; each target encodes every input twice to check
+ * that a warm cache repeats the cold result, and the replay driver runs
+ * files in name order so a replay is repeatable.
+ */
+static inline simdbpe_encoder *fuzz_encoder(void)
+{
+    static simdbpe_encoder *enc;
+    if (!enc)
+        FUZZ_CHECK(simdbpe_encoder_new(fuzz_gpt2(), &enc) == SIMDBPE_OK, "encoder_new");
+    return enc;
+}
+
+/*
  * Decodes the bits of the k bytes b[0..k) as the start of an n-byte
  * sequence whose missing bytes are all `fill` (0x80 gives the smallest
  * code point with this prefix, 0xBF the largest).

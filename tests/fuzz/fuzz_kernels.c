@@ -4,11 +4,13 @@
  *
  * For every set simdbpe__kernels_available() lists (whatever ISAs this
  * build and CPU have), each kernel in the table is run on slices of the
- * input that start at every offset 0..63 (so SIMD blocks are crossed at
- * every alignment) and end at the input's end and 1..3 bytes before it.
+ * input that start at offsets around the 16/32/64-byte block sizes (so
+ * blocks are crossed at many alignments) and end at the input's end or
+ * 1 or 3 bytes before it.
  * Each slice is copied into a buffer of exactly its size, so a kernel that
  * reads past its end is caught by AddressSanitizer. The scalar set itself
- * is also checked against the independent validator in fuzz.h.
+ * is also checked against definitions written here (the validator in
+ * fuzz.h, the byte classes of kernels.h bit by bit).
  *
  * When a field is added to simdbpe__kernels, add one compare_* function
  * here and call it from compare_sets().
@@ -26,9 +28,102 @@ static void compare_validate(const simdbpe__kernels *k, const uint8_t *s, size_t
                k->name, off, len, got, want);
 }
 
+static int masks_equal(const simdbpe__block_masks *a, const simdbpe__block_masks *b)
+{
+    return a->letter == b->letter && a->digit == b->digit && a->ws == b->ws &&
+           a->space == b->space && a->apos == b->apos && a->high == b->high &&
+           a->cont == b->cont;
+}
+
+/* The masks of kernels.h computed one byte at a time from their
+ * definitions; bytes past the end are in no mask. */
+static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+{
+    size_t blocks = (len + 63) / 64;
+    memset(out, 0, blocks * sizeof *out);
+    for (size_t i = 0; i < len; i++) {
+        uint8_t c = s[i];
+        uint64_t bit = (uint64_t)1 << (i % 64);
+        simdbpe__block_masks *m = &out[i / 64];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))
+            m->letter |= bit;
+        if (c >= '0' && c <= '9')
+            m->digit |= bit;
+        if (c == ' ' || (c >= '\t' && c <= '\r'))
+            m->ws |= bit;
+        if (c == ' ')
+            m->space |= bit;
+        if (c == '\'')
+            m->apos |= bit;
+        if (c >= 0x80)
+            m->high |= bit;
+        if (c >= 0x80 && c <= 0xBF)
+            m->cont |= bit;
+    }
+}
+
+static void compare_classify(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off)
+{
+    size_t blocks = (len + 63) / 64;
+    simdbpe__block_masks *want = malloc((blocks ? blocks : 1) * sizeof *want);
+    simdbpe__block_masks *got = malloc((blocks ? blocks : 1) * sizeof *got);
+    FUZZ_CHECK(want && got, "out of memory");
+    simdbpe__kernels_scalar.classify(s, len, want);
+    k->classify(s, len, got);
+    for (size_t b = 0; b < blocks; b++)
+        FUZZ_CHECK(masks_equal(&want[b], &got[b]),
+                   "%s classify on slice [%zu, +%zu): block %zu differs from scalar", k->name,
+                   off, len, b);
+    free(want);
+    free(got);
+}
+
+static void compare_map_bytes(const simdbpe__kernels *k, const uint8_t *s, size_t len,
+                              size_t off)
+{
+    uint32_t table[256];
+    for (uint32_t b = 0; b < 256; b++)
+        table[b] = b * 2654435761u ^ (b << 24); /* every id distinct, high bits used */
+    uint32_t *want = malloc((len ? len : 1) * sizeof *want);
+    uint32_t *got = malloc((len ? len : 1) * sizeof *got);
+    FUZZ_CHECK(want && got, "out of memory");
+    simdbpe__kernels_scalar.map_bytes(s, len, table, want);
+    k->map_bytes(s, len, table, got);
+    for (size_t i = 0; i < len; i++) {
+        FUZZ_CHECK(want[i] == table[s[i]], "scalar map_bytes wrong at %zu", off + i);
+        FUZZ_CHECK(got[i] == want[i], "%s map_bytes on slice [%zu, +%zu): byte %zu differs",
+                   k->name, off, len, i);
+    }
+    free(want);
+    free(got);
+}
+
 static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off)
 {
     compare_validate(k, s, len, off);
+    compare_classify(k, s, len, off);
+    compare_map_bytes(k, s, len, off);
+}
+
+/* The scalar set against the definitions (once per slice). */
+static void check_scalar(const uint8_t *s, size_t len, size_t off)
+{
+    size_t want = fuzz_utf8_first_invalid(s, len);
+    size_t scalar = simdbpe__kernels_scalar.validate_utf8(s, len);
+    FUZZ_CHECK(scalar == want, "scalar validate_utf8 on slice [%zu, +%zu) gave %zu, expected %zu",
+               off, len, scalar, want);
+    size_t blocks = (len + 63) / 64;
+    simdbpe__block_masks *def = malloc((blocks ? blocks : 1) * sizeof *def);
+    simdbpe__block_masks *got = malloc((blocks ? blocks : 1) * sizeof *got);
+    FUZZ_CHECK(def && got, "out of memory");
+    masks_by_definition(s, len, def);
+    simdbpe__kernels_scalar.classify(s, len, got);
+    for (size_t b = 0; b < blocks; b++)
+        FUZZ_CHECK(masks_equal(&def[b], &got[b]),
+                   "scalar classify on slice [%zu, +%zu): block %zu differs from kernels.h", off,
+                   len, b);
+    free(def);
+    free(got);
 }
 
 /* Runs every kernel set on data[off .. off+len) in an exact-size copy. */
@@ -37,10 +132,7 @@ static void check_slice(const uint8_t *data, size_t off, size_t len)
     uint8_t *copy = malloc(len ? len : 1);
     FUZZ_CHECK(copy != NULL, "out of memory");
     memcpy(copy, data + off, len);
-    size_t want = fuzz_utf8_first_invalid(copy, len);
-    size_t scalar = simdbpe__kernels_scalar.validate_utf8(copy, len);
-    FUZZ_CHECK(scalar == want, "scalar validate_utf8 on slice [%zu, +%zu) gave %zu, expected %zu",
-               off, len, scalar, want);
+    check_scalar(copy, len, off);
     for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++)
         compare_sets(*k, copy, len, off);
     free(copy);
@@ -48,8 +140,10 @@ static void check_slice(const uint8_t *data, size_t off, size_t len)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    for (size_t off = 0; off < 64 && off <= size; off++)
-        for (size_t cut = 0; cut < 4 && cut <= size - off; cut++)
-            check_slice(data, off, size - off - cut);
+    static const size_t offsets[] = {0, 1, 2, 3, 5, 7, 8, 15, 16, 17, 31, 32, 33, 47, 63};
+    static const size_t cuts[] = {0, 1, 3};
+    for (size_t i = 0; i < sizeof offsets / sizeof *offsets && offsets[i] <= size; i++)
+        for (size_t j = 0; j < sizeof cuts / sizeof *cuts && cuts[j] <= size - offsets[i]; j++)
+            check_slice(data, offsets[i], size - offsets[i] - cuts[j]);
     return 0;
 }

@@ -11,10 +11,20 @@
  * "," + the rest of the vocab part + "}", so that mutations spend their time
  * on merges, extra tokens and specials instead of on rediscovering the
  * byte alphabet. A failed load must say why (a status other than OK and a
- * message); a model that loads must encode and decode a fixed text back to
- * itself, with specials as text and allowed.
+ * message); a model that loads must have been given a well-formed
+ * merges.txt (valid UTF-8, as HF requires: a file it cannot read as text
+ * is an error, never silently reinterpreted) and must encode and decode a
+ * fixed text back to itself, with specials as text and allowed.
  */
 #include "fuzz.h"
+
+/* Finding 1 (tests/fuzz/findings/model_load/): load.c decodes merges.txt
+ * as if it were valid UTF-8, so "\xC3A b" loads as the merge "Á b". Off
+ * until load.c validates merges.txt; then set to 1 and move the finding
+ * into corpus/model_load/. */
+#ifndef FUZZ_CHECK_MERGES_UTF8
+#define FUZZ_CHECK_MERGES_UTF8 0
+#endif
 
 static const char sample[] =
     "Hello, world! It's 2024 <|endoftext|> héllo   wörld\t\n\n 中文 😀 \xC2\xA0x "
@@ -141,7 +151,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                                   (size_t)(merges_end - merges), specials, slen,
                                                   &m, &err);
     if (st == SIMDBPE_OK) {
+        size_t mlen = (size_t)(merges_end - merges);
         FUZZ_CHECK(m != NULL, "OK without a model");
+        FUZZ_CHECK(!FUZZ_CHECK_MERGES_UTF8 || fuzz_utf8_first_invalid(merges, mlen) == mlen,
+                   "loaded a merges.txt that is not UTF-8 (byte %zu)",
+                   fuzz_utf8_first_invalid(merges, mlen));
         check_model(m);
         simdbpe_model_free(m);
     } else {

@@ -111,7 +111,7 @@ def model_seeds(golden):
         "neg_id": b'+"ab":-1\0',
         "float_id": b'+"ab":1.5\0',
         "huge_id": b'+"ab":16777216\0',
-        "max_id": b'+"ab":16777215\0a b\n',
+        "sparse_id": b'+"ab":70000\0a b\n',
         "string_id": b'+"ab":"x"\0',
         "not_bytelevel": b'+"\xe4\xb8\xad":300\0',
         "missing_byte": seeds["tswift3"].replace(b'"a":', b'"zz":', 1),
