@@ -1,0 +1,33 @@
+# bulk.cmake - tests of bulk dataset encoding (issue 4): `simdbpe encode`
+# with JSON Lines / compressed / many inputs, every output format read back
+# by readers written from the published layouts, threads, shards + merge
+# through a Dask LocalCluster, bad inputs. Uses simdbpe_tests_add() from
+# core.cmake. Python tests run with /usr/bin/python3 (Debian's, which has
+# python3-distributed).
+#
+# Tests that need ../shared/corpus (or $SIMDBPE_CORPUS_DIR) print
+# "SIMDBPE BULK CORPUS TESTS SKIPPED: ..." and ctest reports them skipped.
+
+set(BULK_TOOLS ${PROJECT_SOURCE_DIR}/tools)
+
+# C unit tests of the CLI's pure parts, compiled from tools/.
+simdbpe_tests_add(test_bulk_safecut bulk/test_safecut.c ${BULK_TOOLS}/safecut.c)
+target_include_directories(test_bulk_safecut PRIVATE ${BULK_TOOLS})
+
+simdbpe_tests_add(test_bulk_jsonl bulk/test_jsonl.c ${BULK_TOOLS}/reader_jsonl.c)
+target_include_directories(test_bulk_jsonl PRIVATE ${BULK_TOOLS})
+
+# Tests that run the real binary.
+set(BULK_PY /usr/bin/python3)
+set(BULK_ENV "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
+function(bulk_py_test name script)
+  add_test(NAME ${name} COMMAND ${BULK_PY} ${CMAKE_CURRENT_SOURCE_DIR}/bulk/${script} ${ARGN})
+  set_tests_properties(${name} PROPERTIES
+    ENVIRONMENT "${BULK_ENV}"
+    SKIP_REGULAR_EXPRESSION "SIMDBPE BULK CORPUS TESTS SKIPPED"
+    SKIP_RETURN_CODE 77
+    TIMEOUT 600)
+endfunction()
+
+bulk_py_test(bulk_formats_golden test_formats.py golden)
+bulk_py_test(bulk_formats_mixed test_formats.py mixed)
