@@ -15,6 +15,7 @@
 
 #include <jansson.h>
 
+#include "../../kernels/kernels.h"
 #include "model.h"
 
 #define MAX_VOCAB_ID (1u << 24)
@@ -340,6 +341,14 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
         i = j + 1;
         if (line == 1 && e - start >= 8 && memcmp(txt + start, "#version", 8) == 0)
             continue;
+        /* HF refuses a merges.txt that is not UTF-8; so do we, rather than
+         * read a stray lead byte together with the next character. */
+        size_t valid = simdbpe__kernels_scalar.validate_utf8((const uint8_t *)txt + start,
+                                                            e - start);
+        if (valid != e - start)
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start + valid, line,
+                                 "merges.txt line %llu: invalid UTF-8 at byte offset %zu",
+                                 (unsigned long long)line, start + valid);
         const char *sp = memchr(txt + start, ' ', e - start);
         if (e == start || !sp || memchr(sp + 1, ' ', (size_t)(txt + e - sp - 1)) ||
             sp == txt + start || sp + 1 == txt + e)
