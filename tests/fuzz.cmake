@@ -61,6 +61,13 @@ simdbpe_fuzz_target(roundtrip)
 simdbpe_fuzz_target(replace)
 simdbpe_fuzz_target(model_load)
 simdbpe_fuzz_target(kernels)
+simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
+simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
+                    INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
+
+# Writes the seeds of model_compiled from those of model_load (run by hand).
+add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)
+target_link_libraries(fuzz_make_sbpe_seeds PRIVATE simdbpe)
 
 # ---- adversarial inputs (tests/test_adversarial.c, data in tests/adversarial/)
 # One ctest per long kind so `ctest -j` spreads them over the cores.

@@ -133,6 +133,34 @@ def model_seeds(golden):
     return seeds
 
 
+def jsonl_seeds(golden):
+    """Records for fuzz_jsonl: byte 0 picks the key and replace mode."""
+    seeds = {}
+    with open(os.path.join(golden, "stress.jsonl"), "rb") as f:
+        lines = f.read().split(b"\n")
+    for i, line in enumerate(lines[:40]):
+        seeds["stress%02d" % i] = b"\x00" + line
+    hand = [
+        b'{"text": "plain"}', b'{"text":"esc \\" \\\\ \\/ \\b \\f \\n \\r \\t"}',
+        b'{"text": "\\u00e9\\u4e2d\\ud83d\\ude00"}', b'{"text": "\\ud800"}',
+        b'{"text": "\\udc00x"}', b'{"text": "\\ud800\\u0041"}', b'{"text": "\\u0000"}',
+        b'{"text": "raw \xc3\xa9 \xff bad"}', b'{"text": "ctl \x01"}', b'{"a": {"b": "nested"}}',
+        b'{"text": 1}', b'{"text": null}', b'{"text": ["x"]}', b'[]', b'"text"', b'{}',
+        b'{"text": "a", "text": "b"}', b'{"x": 1e400, "text": "big"}',
+        b'{"x": -0.0e-5, "y": 123456789012345678901234567890, "text": "n"}',
+        b'{"x": [1, [2, {"y": [true, false, null]}]], "text": "deep"}',
+        b'{"text": "t"} trailing', b'  {"text" : "ws" }  ', b'{"te\\u0078t": "escaped key"}',
+        b'{"\xff": 1, "text": "bad key"}', b'{"text": "unterminated', b'{"text": "\\x"}',
+        b'{"text": "\\u12"}', b'{"x": 01, "text": "t"}', b'{"x": .5}', b'{"x": tru}',
+        b'[' * 70 + b']' * 70, b'{"a":' * 70 + b'1' + b'}' * 70,
+        b'{"content": "other key", "t": "short"}',
+    ]
+    for i, rec in enumerate(hand):
+        seeds["hand%02d" % i] = bytes([i % 5]) + rec
+        seeds["hand%02d_replace" % i] = bytes([0x80 | (i % 5)]) + rec
+    return seeds
+
+
 def main():
     golden = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "golden")
     text = text_seeds(golden)
@@ -146,6 +174,8 @@ def main():
         write("roundtrip", name, data)
     for name, data in model_seeds(golden).items():
         write("model_load", name, data)
+    for name, data in jsonl_seeds(golden).items():
+        write("jsonl", name, data)
 
 
 if __name__ == "__main__":
