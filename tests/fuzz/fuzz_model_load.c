@@ -18,12 +18,11 @@
  */
 #include "fuzz.h"
 
-/* Finding 1 (tests/fuzz/findings/model_load/): load.c decodes merges.txt
- * as if it were valid UTF-8, so "\xC3A b" loads as the merge "Á b". Off
- * until load.c validates merges.txt; then set to 1 and move the finding
- * into corpus/model_load/. */
+/* Finding 1 (corpus/model_load/finding1_merges_not_utf8_loads): load.c
+ * decoded merges.txt as if it were valid UTF-8, so "\xC3A b" loaded as
+ * the merge "\xC3\x81 b". Fixed in 9a1aa3f; the check stays on. */
 #ifndef FUZZ_CHECK_MERGES_UTF8
-#define FUZZ_CHECK_MERGES_UTF8 0
+#define FUZZ_CHECK_MERGES_UTF8 1
 #endif
 
 static const char sample[] =
