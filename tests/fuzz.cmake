@@ -83,3 +83,13 @@ foreach(kind one_letter letters digits punctuation spaces whitespace cjk emoji l
              nul mixture overlong surrogates late_invalid)
   add_test(NAME adversarial_long_${kind} COMMAND test_adversarial --filter=long/${kind})
 endforeach()
+
+# JSON Lines records that are huge or escaped everywhere, through the CLI.
+add_executable(test_adversarial_jsonl test_adversarial_jsonl.c)
+target_include_directories(test_adversarial_jsonl PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/adversarial)
+target_compile_definitions(test_adversarial_jsonl PRIVATE
+  SIMDBPE_ADV_DIR="${CMAKE_CURRENT_SOURCE_DIR}/adversarial")
+target_link_libraries(test_adversarial_jsonl PRIVATE PkgConfig::ADV_DEPS ${CRITERION_LIB})
+add_test(NAME adversarial_jsonl COMMAND test_adversarial_jsonl)
+set_tests_properties(adversarial_jsonl PROPERTIES
+  ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")

@@ -29,16 +29,12 @@
 #include <unistd.h>
 
 #include <jansson.h>
-#include <openssl/evp.h>
 
 #include "simdbpe.h"
 
+#include "adv_expect.h"
 #include "adv_gen.h"
 #include "kernels.h"
-
-#ifndef SIMDBPE_ADV_DIR
-#error "define SIMDBPE_ADV_DIR as the tests/adversarial folder, a string"
-#endif
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -59,27 +55,6 @@
  * RSS 165-225 MB and 546 MB); the limit leaves about 1.5x of headroom. */
 #define AS_BASE ((rlim_t)256 << 20)
 #define AS_PER_BYTE 32
-
-static void sha256_hex(const void *data, size_t len, char hex[65])
-{
-    unsigned char md[32];
-    unsigned int n = 0;
-    cr_assert(EVP_Digest(data, len, md, &n, EVP_sha256(), NULL) == 1 && n == 32);
-    for (int i = 0; i < 32; i++)
-        snprintf(hex + 2 * i, 3, "%02x", md[i]);
-}
-
-/* sha256 of ids as uint32 little-endian (the machine's order on x86). */
-static void ids_sha256(const uint32_t *ids, size_t n, char hex[65])
-{
-    uint8_t *buf = malloc(n * 4 + 1);
-    cr_assert(buf != NULL);
-    for (size_t i = 0; i < n; i++)
-        for (int b = 0; b < 4; b++)
-            buf[4 * i + (size_t)b] = (uint8_t)(ids[i] >> (8 * b));
-    sha256_hex(buf, n * 4, hex);
-    free(buf);
-}
 
 static simdbpe_model *gpt2(void)
 {
@@ -128,7 +103,7 @@ static void check_ids(json_t *c, const char *what, const uint32_t *ids, size_t n
                       (long long)json_integer_value(json_array_get(want_ids, i)));
     cr_assert(n == want_n, "%s (%s): %zu tokens, HF has %zu", name, what, n, want_n);
     char hex[65];
-    ids_sha256(ids, n, hex);
+    adv_ids_sha256(ids, n, hex);
     cr_assert_str_eq(hex, json_string_value(json_object_get(c, "ids_sha256")),
                      "%s (%s): ids differ from HF's", name, what);
 }
@@ -193,32 +168,6 @@ Test(cases, every_kernel_set)
 
 /* ------------------------------------------------------------- long pieces */
 
-typedef struct expected_long {
-    size_t bytes;
-    char input_sha[65];
-    long long strict_offset; /* -1: valid */
-    size_t tokens;
-    char ids_sha[65];
-} expected_long;
-
-static int read_expected(const char *kind, expected_long *e)
-{
-    const char *path = SIMDBPE_ADV_DIR "/long.tsv";
-    FILE *f = fopen(path, "r");
-    cr_assert(f != NULL, "%s: %s", path, strerror(errno));
-    char line[512], name[64], off[32];
-    int found = 0;
-    while (!found && fgets(line, sizeof line, f))
-        if (sscanf(line, "%63s %zu %64s %31s %zu %64s", name, &e->bytes, e->input_sha, off,
-                   &e->tokens, e->ids_sha) == 6 &&
-            strcmp(name, kind) == 0) {
-            e->strict_offset = strcmp(off, "-") == 0 ? -1 : atoll(off);
-            found = 1;
-        }
-    fclose(f);
-    return found;
-}
-
 /* What the child reports. */
 typedef struct long_result {
     int stage; /* 0 done; 1 generate failed; 2 encoder; 3 replace encode */
@@ -238,7 +187,7 @@ static void long_child(size_t k, size_t bytes, long_result *r)
         r->stage = 1;
         return;
     }
-    sha256_hex(text, r->len, r->input_sha);
+    adv_sha256_hex(text, r->len, r->input_sha);
     simdbpe_model *m;
     simdbpe_encoder *enc;
     simdbpe_error err;
@@ -262,7 +211,7 @@ static void long_child(size_t k, size_t bytes, long_result *r)
     }
     if (r->strict == SIMDBPE_OK || r->replace == SIMDBPE_OK) {
         r->tokens = n;
-        ids_sha256(ids, n, r->ids_sha);
+        adv_ids_sha256(ids, n, r->ids_sha);
     }
     r->stage = 0;
 }
@@ -273,8 +222,8 @@ static void check_long(const char *kind)
     while (k < ADV_N_KINDS && strcmp(adv_kinds[k].name, kind) != 0)
         k++;
     cr_assert(k < ADV_N_KINDS, "no generator for %s", kind);
-    expected_long e;
-    cr_assert(read_expected(kind, &e), "long.tsv has no row for %s", kind);
+    adv_expected e;
+    cr_assert(adv_read_expected(kind, &e), "long.tsv has no row for %s", kind);
     int fd[2];
     cr_assert(pipe(fd) == 0);
     size_t text_bytes = e.strict_offset < 0 ? e.bytes : 3 * e.bytes;
