@@ -64,6 +64,7 @@ simdbpe_fuzz_target(kernels)
 simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
 simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
                     INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
+simdbpe_fuzz_target(train)
 
 # Writes the seeds of model_compiled from those of model_load (run by hand).
 add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)

@@ -161,6 +161,29 @@ def jsonl_seeds(golden):
     return seeds
 
 
+def train_seeds(golden):
+    """Tiny corpora for fuzz_train: 3 header bytes (merges wanted, options,
+    where to cut the stream), then text from the golden training corpora's
+    sources (../corpus/small, next to golden/) and stress.jsonl."""
+    seeds = {}
+    small = os.path.join(golden, "..", "corpus", "small")
+    for name in ("tinyshakespeare", "taylorswift"):
+        with open(os.path.join(small, name + ".txt"), "rb") as f:
+            text = f.read(3000)
+        for i, (start, n) in enumerate(((0, 600), (1000, 1500), (2000, 300))):
+            chunk = text[start:start + n]
+            seeds["%s%d" % (name, i)] = bytes([40 + i, i, (7 * i + 5) % 256]) + chunk
+    with open(os.path.join(golden, "stress.jsonl"), encoding="utf-8") as f:
+        lines = f.readlines()[:-1]
+    for i in range(0, len(lines), 6):
+        text = json.loads(lines[i])["text"].encode("utf-8")[:1500]
+        seeds["stress%02d" % i] = bytes([i % 64, i % 4, i % 251]) + text
+    seeds["ties"] = bytes([63, 1, 3]) + b"ab ba ab ba aaaa abab baba\naaa bbb\n"
+    seeds["invalid"] = bytes([20, 0, 2]) + b"a\xe4\xb8 b\xff\xfe c\xc0\xaf\n\xed\xa0\x80 dd"
+    seeds["empty"] = bytes([5, 0, 0])
+    return seeds
+
+
 def main():
     golden = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "golden")
     text = text_seeds(golden)
@@ -176,6 +199,8 @@ def main():
         write("model_load", name, data)
     for name, data in jsonl_seeds(golden).items():
         write("jsonl", name, data)
+    for name, data in train_seeds(golden).items():
+        write("train", name, data)
 
 
 if __name__ == "__main__":
