@@ -13,7 +13,8 @@
  *           counted), and everything (merge = everything - the other two).
  * --kernels times each kernel of every kernel set this CPU supports over
  *           the concatenated documents (GB/s).
- * --tsv     machine-readable lines "NAME\tWHAT\tMB/s\ttokens/s\tpieces".
+ * --tsv     the encode result as one line "NAME\tsimdbpe\tbytes\ttokens\tseconds"
+ *           (stages and kernels then print TSV lines too).
  *
  * Timings are medians because these machines are shared and noisy;
  * compare ratios within one run, not absolute numbers across runs.
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
     }
     double sec = median(t, runs);
     if (tsv)
-        printf("%s\tencode\t%.2f\t%.0f\t%zu\n", name, bytes / sec / 1e6, tokens / sec, tokens);
+        printf("%s\tsimdbpe\t%zu\t%zu\t%.6f\n", name, bytes, tokens, sec);
     else
         printf("%-14s simdbpe (%s)  %8.1f MB/s  %6.2f Mtokens/s  (%zu bytes, %zu tokens, "
                "median of %d; model load %.1f ms)\n",

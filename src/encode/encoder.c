@@ -8,28 +8,32 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
- *        - one byte: its byte token;
+ *        - the whole pre-token is a token BPE would produce whole (the
+ *          model's whole-token map; most pre-tokens of text): emit it;
  *        - in the encoder's cache: copy the cached ids;
- *        - the whole pre-token is a token BPE would produce whole: emit it;
- *        - otherwise run the BPE merge;
- *      and remember the result of the last two in the cache.
+ *        - otherwise run the BPE merge and cache the result.
  *
- * The cache holds pieces of up to 16 bytes that encode to at most 3 ids,
- * the overwhelming majority of pre-tokens in text. It is direct-mapped and
- * bounded (CACHE_SLOTS * 32 bytes, sized for L2); a new entry replaces the
- * one in its slot. Entries store the piece as two zero-padded words, so a
- * lookup is two loads, a multiply and one compare of two words.
+ * Pieces are keyed by their first 16 bytes as two zero-padded words plus
+ * the length, hashed with one multiply, so both lookups are a couple of
+ * loads and word compares. The cache holds pieces of up to 16 bytes that
+ * are not whole tokens and encode to at most 11 ids, one per cache line;
+ * it is direct-mapped and bounded (CACHE_SLOTS * 64 bytes); a new entry
+ * replaces the one in its slot.
  */
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "../../kernels/kernels.h"
 #include "../model/model.h"
 #include "../pretok/pretok.h"
 
-#define CACHE_BITS 17
+#define CACHE_BITS 16
 #define CACHE_SLOTS (1u << CACHE_BITS)
-#define CACHE_IDS 3
+#define CACHE_IDS 11
 
+/* One cache line. */
 typedef struct cache_slot {
     uint64_t lo, hi; /* the piece, zero-padded */
     uint32_t ids[CACHE_IDS];
@@ -49,6 +53,23 @@ struct simdbpe_encoder {
     cache_slot *cache;
 };
 
+/* The cache, zeroed. It is a few MB touched at random, so on Linux it asks
+ * for transparent huge pages: two page faults instead of a thousand (each
+ * costs tens of microseconds on virtual machines). */
+static cache_slot *alloc_cache(void)
+{
+    size_t bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
+    size_t align = bytes >= (2u << 20) ? (2u << 20) : 64;
+    cache_slot *c = aligned_alloc(align, bytes);
+    if (!c)
+        return NULL;
+#if defined(MADV_HUGEPAGE)
+    madvise(c, bytes, MADV_HUGEPAGE);
+#endif
+    memset(c, 0, bytes);
+    return c;
+}
+
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
 {
     if (!model || !out)
@@ -60,7 +81,7 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->cache = calloc(CACHE_SLOTS, sizeof *e->cache);
+    e->cache = alloc_cache();
     if (!e->cache) {
         free(e);
         return SIMDBPE_ERR_NOMEM;
@@ -98,20 +119,25 @@ static simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
     return SIMDBPE_OK;
 }
 
-/* A piece that missed the cache (or is too long for it): the whole-token
- * map, else BPE; short results are cached. */
-static simdbpe_status encode_miss(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
-                                  cache_slot *slot, uint64_t lo, uint64_t hi, size_t *n)
+/* A piece that is not a whole token: the cache (short pieces), else BPE,
+ * whose result is cached when it fits. */
+static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
+                                   uint64_t lo, uint64_t hi, size_t *n)
 {
-    const simdbpe_model *m = e->m;
-    simdbpe_status st = reserve_out(e, *n, len);
+    cache_slot *slot = NULL;
+    if (len <= SIMDBPE__SHORT_PIECE) {
+        slot = &e->cache[h >> (64 - CACHE_BITS)];
+        if (SIMDBPE_LIKELY(slot->lo == lo && slot->hi == hi && slot->len == len)) {
+            memcpy(e->out + *n, slot->ids, sizeof slot->ids);
+            *n += slot->n_ids;
+            return SIMDBPE_OK;
+        }
+    }
+    simdbpe_status st = reserve_out(e, *n, len + CACHE_IDS);
     if (st != SIMDBPE_OK)
         return st;
     size_t start = *n;
-    uint32_t id = simdbpe__whole_find(m, p, len, h);
-    if (id != SIMDBPE__NO_ID)
-        e->out[(*n)++] = id;
-    else if ((st = simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n)) != SIMDBPE_OK)
+    if ((st = simdbpe__bpe_word(e->m, &e->scratch, p, len, e->out, n)) != SIMDBPE_OK)
         return st;
     if (slot && *n - start <= CACHE_IDS) {
         slot->lo = lo;
@@ -132,39 +158,31 @@ static const uint64_t keep_hi[17] = {
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
 /* Encodes the piece s[a..b) (b > a) of a text of length n. The common case
- * (short piece in the cache) stays in this inline function. */
+ * (a whole token) stays in this inline function: two loads for the key,
+ * one multiply for the hash, two reads of the model's whole-token map. */
 static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t n,
                                           size_t a, size_t b, size_t *n_out)
 {
     size_t len = b - a;
     const uint8_t *p = s + a;
-    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
-        uint64_t lo, hi;
-        if (SIMDBPE_LIKELY(a + 16 <= n)) {
-            memcpy(&lo, p, 8);
-            memcpy(&hi, p + 8, 8);
-            lo = simdbpe__le64(lo) & keep_lo[len];
-            hi = simdbpe__le64(hi) & keep_hi[len];
-        } else {
-            simdbpe__short_words(p, len, &lo, &hi);
-        }
-        uint64_t h = simdbpe__hash_short(lo, hi, len);
-        cache_slot *slot = &e->cache[h >> (64 - CACHE_BITS)];
-        if (SIMDBPE_LIKELY(slot->lo == lo && slot->hi == hi && slot->len == len)) {
-            uint32_t *o = e->out + *n_out;
-            o[0] = slot->ids[0];
-            o[1] = slot->ids[1];
-            o[2] = slot->ids[2];
-            *n_out += slot->n_ids;
-            return SIMDBPE_OK;
-        }
-        if (len == 1) {
-            e->out[(*n_out)++] = e->m->byte_id[p[0]];
-            return SIMDBPE_OK;
-        }
-        return encode_miss(e, p, len, h, slot, lo, hi, n_out);
+    uint64_t lo, hi, h;
+    if (SIMDBPE_LIKELY(a + 16 <= n)) {
+        memcpy(&lo, p, 8);
+        memcpy(&hi, p + 8, 8);
+        size_t k = len < 16 ? len : 16;
+        lo = simdbpe__le64(lo) & keep_lo[k];
+        hi = simdbpe__le64(hi) & keep_hi[k];
+    } else {
+        simdbpe__short_words(p, len, &lo, &hi); /* len < 16 here */
     }
-    return encode_miss(e, p, len, simdbpe__piece_hash(p, len), NULL, 0, 0, n_out);
+    h = SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE) ? simdbpe__hash_short(lo, hi, len)
+                                                     : simdbpe__piece_hash(p, len);
+    uint32_t id = simdbpe__whole_find(e->m, p, len, h, lo, hi);
+    if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
+        e->out[(*n_out)++] = id;
+        return SIMDBPE_OK;
+    }
+    return encode_other(e, p, len, h, lo, hi, n_out);
 }
 
 /* Splits s[0..len) into pre-tokens and encodes each one. */
@@ -178,7 +196,7 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
     while (st == SIMDBPE_OK && (count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
         /* The pieces that end in this chunk of 64*count bytes give at most
          * one id per byte, plus up to 15 bytes of a short piece begun
-         * before it, and the cache path writes CACHE_IDS ids at once: room
+         * before it, and the cache path copies CACHE_IDS ids at once: room
          * for all. Long pieces reserve for themselves. */
         st = reserve_out(e, *n, 64 * count + 64);
         for (size_t j = 0; st == SIMDBPE_OK && j < count; j++) {

@@ -14,13 +14,12 @@
  *
  *   long words (a 5 MB run of digits, letters, spaces, one emoji...):
  *     symbols in a doubly linked list over byte positions; candidate pairs
- *     in a bucket queue keyed by rank: one min-heap of positions per rank
- *     (leftmost first) and a two-level bitmap of the non-empty ranks (the
- *     lowest is found with two count-trailing-zeros). Entries go stale when
- *     a neighbour changes; a popped entry is applied only if its pair is
- *     still the rank's pair (model->rules[rank]). Each merge pushes at most
- *     two entries, so a word of n bytes costs O(n log n), and positions
- *     arrive mostly in increasing order, which a heap absorbs in O(1).
+ *     in one bucket of positions per rank, merged rank by rank in
+ *     left-to-right sweeps (see "long words" below). Entries go stale when
+ *     a neighbour changes; an entry is applied only if its pair is still
+ *     the rank's pair (model->rules[rank]). Each merge queues at most two
+ *     entries, so a word of n bytes costs O(n log n) at worst (sorting a
+ *     bucket) and memory is O(n).
  *
  * A merge never creates a pair of its own rank (the new symbol's bytes are
  * longer than either input's), which is what makes per-rank queues exact.
@@ -34,21 +33,18 @@
 #define SHORT_WORD 64
 
 typedef struct simdbpe__bpe_bucket {
-    uint32_t *pos; /* a min-heap of left positions */
+    uint32_t *pos; /* left positions of queued pairs of one rank */
     uint32_t n, cap;
 } bucket;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
-    free(s->id);
-    free(s->prev);
-    free(s->next);
+    free(s->nodes);
     if (s->buckets)
         for (uint32_t r = 0; r < s->n_buckets; r++)
             free(s->buckets[r].pos);
     free(s->buckets);
     free(s->bits);
-    free(s->summary);
     const struct simdbpe__kernels *k = s->k;
     memset(s, 0, sizeof *s);
     s->k = k;
@@ -98,38 +94,47 @@ static simdbpe_status bpe_short(const simdbpe_model *m, const uint8_t *s, size_t
 
 /* ------------------------------------------------------------- long words */
 
+/*
+ * Long words are merged rank by rank, each rank in one left-to-right sweep,
+ * which touches the symbols in increasing position order (prefetchable)
+ * instead of jumping around a 5 MB word as a global heap would.
+ *
+ * Why it is exact: at the start of the sweep of rank r no pair of a lower
+ * rank exists (all were merged in earlier sweeps), so the leftmost pair of
+ * rank r is the one BPE merges next. A merge changes only the pairs on
+ * either side of it. A new pair of a rank above r waits in its bucket; a
+ * new pair of rank r or lower (rank r can appear only after a lower-rank
+ * merge) goes into a small local heap, and the next merge is always the
+ * smallest (rank, position) among the heap's top and the sweep's next
+ * entry: again exactly the pair BPE picks. Buckets are filled in increasing
+ * position order within each sweep; a bucket is sorted when its sweep
+ * starts if it is not sorted already.
+ */
+typedef struct simdbpe__bpe_node {
+    uint32_t id, prev, next;
+} node;
+
 static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t n)
 {
     if (n > s->cap) {
-        size_t cap = n;
-        uint32_t *id = realloc(s->id, cap * sizeof *id);
-        if (id)
-            s->id = id;
-        uint32_t *prev = realloc(s->prev, cap * sizeof *prev);
-        if (prev)
-            s->prev = prev;
-        uint32_t *next = realloc(s->next, cap * sizeof *next);
-        if (next)
-            s->next = next;
-        if (!id || !prev || !next)
+        node *nodes = realloc(s->nodes, n * sizeof *nodes);
+        if (!nodes)
             return -1;
-        s->cap = cap;
+        s->nodes = nodes;
+        s->cap = n;
     }
     if (s->n_buckets != m->n_merges || !s->buckets) {
         free(s->buckets);
         free(s->bits);
-        free(s->summary);
         s->n_buckets = m->n_merges;
         size_t words = ((size_t)m->n_merges + 63) / 64;
         s->buckets = calloc(m->n_merges ? m->n_merges : 1, sizeof *s->buckets);
         s->bits = calloc(words ? words : 1, sizeof *s->bits);
-        s->summary = calloc((words + 63) / 64 + 1, sizeof *s->summary);
-        if (!s->buckets || !s->bits || !s->summary) {
+        if (!s->buckets || !s->bits) {
             free(s->buckets);
             free(s->bits);
-            free(s->summary);
             s->buckets = NULL;
-            s->bits = s->summary = NULL;
+            s->bits = NULL;
             s->n_buckets = 0;
             return -1;
         }
@@ -137,8 +142,8 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
     return 0;
 }
 
-/* Adds position `pos` to rank r's heap and marks r non-empty. */
-static int bucket_push(simdbpe__bpe_scratch *s, uint32_t r, uint32_t pos)
+/* Appends position `pos` to rank r's bucket. */
+static int bucket_add(simdbpe__bpe_scratch *s, uint32_t r, uint32_t pos)
 {
     bucket *b = &s->buckets[r];
     if (b->n == b->cap) {
@@ -149,73 +154,153 @@ static int bucket_push(simdbpe__bpe_scratch *s, uint32_t r, uint32_t pos)
         b->pos = p;
         b->cap = cap;
     }
-    uint32_t i = b->n++;
-    while (i > 0) {
-        uint32_t parent = (i - 1) / 2;
-        if (b->pos[parent] <= pos)
-            break;
-        b->pos[i] = b->pos[parent];
-        i = parent;
-    }
-    b->pos[i] = pos;
+    b->pos[b->n++] = pos;
     s->bits[r / 64] |= 1ULL << (r % 64);
-    s->summary[r / 4096] |= 1ULL << (r / 64 % 64);
     return 0;
 }
 
-static uint32_t bucket_pop(simdbpe__bpe_scratch *s, uint32_t r)
+/* The first non-empty rank at or after r, or NONE. */
+static uint32_t next_rank(const simdbpe__bpe_scratch *s, uint32_t r)
 {
-    bucket *b = &s->buckets[r];
-    uint32_t top = b->pos[0];
-    uint32_t last = b->pos[--b->n];
-    uint32_t i = 0;
+    size_t words = ((size_t)s->n_buckets + 63) / 64;
+    size_t w = r / 64;
+    if (w >= words)
+        return NONE;
+    uint64_t bits = s->bits[w] & (~0ULL << (r % 64));
+    while (!bits) {
+        if (++w >= words)
+            return NONE;
+        bits = s->bits[w];
+    }
+    return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(bits));
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The local heap of pairs of rank <= the sweep's rank (usually tiny). */
+typedef struct local_heap {
+    uint64_t *k;
+    size_t n, cap;
+} local_heap;
+
+static int local_push(local_heap *h, uint64_t key)
+{
+    if (h->n == h->cap) {
+        size_t cap = h->cap ? h->cap * 2 : 64;
+        uint64_t *k = realloc(h->k, cap * sizeof *k);
+        if (!k)
+            return -1;
+        h->k = k;
+        h->cap = cap;
+    }
+    size_t i = h->n++;
+    while (i > 0 && h->k[(i - 1) / 2] > key) {
+        h->k[i] = h->k[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h->k[i] = key;
+    return 0;
+}
+
+static uint64_t local_pop(local_heap *h)
+{
+    uint64_t top = h->k[0], last = h->k[--h->n];
+    size_t i = 0;
     for (;;) {
-        uint32_t c = 2 * i + 1;
-        if (c >= b->n)
+        size_t c = 2 * i + 1;
+        if (c >= h->n)
             break;
-        if (c + 1 < b->n && b->pos[c + 1] < b->pos[c])
+        if (c + 1 < h->n && h->k[c + 1] < h->k[c])
             c++;
-        if (last <= b->pos[c])
+        if (last <= h->k[c])
             break;
-        b->pos[i] = b->pos[c];
+        h->k[i] = h->k[c];
         i = c;
     }
-    if (b->n > 0)
-        b->pos[i] = last;
-    else {
-        s->bits[r / 64] &= ~(1ULL << (r % 64));
-        if (!s->bits[r / 64])
-            s->summary[r / 4096] &= ~(1ULL << (r / 64 % 64));
-    }
+    if (h->n > 0)
+        h->k[i] = last;
     return top;
 }
 
-/* The lowest non-empty rank, or NONE. */
-static uint32_t lowest_rank(const simdbpe__bpe_scratch *s)
-{
-    size_t groups = ((size_t)s->n_buckets + 4095) / 4096;
-    for (size_t g = 0; g < groups; g++) {
-        if (s->summary[g]) {
-            size_t w = g * 64 + (size_t)__builtin_ctzll(s->summary[g]);
-            return (uint32_t)(w * 64 + (size_t)__builtin_ctzll(s->bits[w]));
-        }
-    }
-    return NONE;
-}
-
-static int push_pair(const simdbpe_model *m, simdbpe__bpe_scratch *s, uint32_t pos,
-                     uint32_t left, uint32_t right)
+/* Queues the pair (left at pos, its right neighbour) if it is a merge:
+ * into the local heap if its rank is <= r, else into its bucket. */
+static int queue_pair(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t r,
+                      uint32_t pos, uint32_t left, uint32_t right)
 {
     const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
-    return slot ? bucket_push(s, slot->rank, pos) : 0;
+    if (!slot)
+        return 0;
+    if (slot->rank <= r)
+        return local_push(h, (uint64_t)slot->rank << 32 | pos);
+    return bucket_add(s, slot->rank, pos);
 }
 
-/* Empties every queue after a failure, so the scratch stays reusable. */
+/* Applies the merge of rank r at pos if the pair there is still its pair,
+ * and queues the two pairs it changes. Returns -1 when out of memory. */
+static int apply(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t sweep,
+                 uint32_t r, uint32_t pos)
+{
+    node *nd = s->nodes;
+    const simdbpe__merge_rule *rule = &m->rules[r];
+    uint32_t nx = nd[pos].next;
+    if (nd[pos].id != rule->left || nx == NONE || nd[nx].id != rule->right)
+        return 0; /* stale: a neighbour changed since it was queued */
+    nd[pos].id = rule->id;
+    nd[nx].id = NONE;
+    nd[pos].next = nd[nx].next;
+    if (nd[nx].next != NONE)
+        nd[nd[nx].next].prev = pos;
+    uint32_t pv = nd[pos].prev;
+    if (pv != NONE && queue_pair(m, s, h, sweep, pv, nd[pv].id, nd[pos].id))
+        return -1;
+    if (nd[pos].next != NONE && queue_pair(m, s, h, sweep, pos, nd[pos].id, nd[nd[pos].next].id))
+        return -1;
+    return 0;
+}
+
+/* Empties every bucket (after a failure, so the scratch stays usable). */
 static void drain(simdbpe__bpe_scratch *s)
 {
-    uint32_t r;
-    while ((r = lowest_rank(s)) != NONE)
-        bucket_pop(s, r);
+    for (uint32_t r = next_rank(s, 0); r != NONE; r = next_rank(s, r + 1)) {
+        s->buckets[r].n = 0;
+        s->bits[r / 64] &= ~(1ULL << (r % 64));
+    }
+}
+
+/* One sweep: every queued pair of rank r, left to right, interleaved with
+ * the local heap. */
+static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t r)
+{
+    bucket *b = &s->buckets[r];
+    int sorted = 1;
+    for (uint32_t i = 1; i < b->n && sorted; i++)
+        sorted = b->pos[i - 1] <= b->pos[i];
+    if (!sorted)
+        qsort(b->pos, b->n, sizeof *b->pos, cmp_u32);
+    /* Nothing is added to bucket r during its own sweep (such pairs go to
+     * the local heap), so b->pos is stable here. */
+    uint32_t i = 0, n = b->n;
+    while (i < n || h->n) {
+        uint64_t next = i < n ? (uint64_t)r << 32 | b->pos[i] : UINT64_MAX;
+        uint64_t key;
+        if (h->n && h->k[0] < next)
+            key = local_pop(h);
+        else {
+            key = next;
+            i++;
+            if (i + 16 < n)
+                __builtin_prefetch(&s->nodes[b->pos[i + 16]]);
+        }
+        if (apply(m, s, h, r, (uint32_t)(key >> 32), (uint32_t)key))
+            return -1;
+    }
+    b->n = 0;
+    s->bits[r / 64] &= ~(1ULL << (r % 64));
+    return 0;
 }
 
 static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
@@ -225,47 +310,33 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
         return SIMDBPE_ERR_TOO_LARGE;
     if (reserve_long(m, s, len))
         return SIMDBPE_ERR_NOMEM;
-    uint32_t *id = s->id, *prev = s->prev, *next = s->next;
-    if (s->k)
-        s->k->map_bytes(bytes, len, m->byte_id, id);
-    else
-        simdbpe__kernels_scalar.map_bytes(bytes, len, m->byte_id, id);
+    node *nd = s->nodes;
     uint32_t n = (uint32_t)len;
-    for (uint32_t i = 0; i < n; i++) {
-        prev[i] = i - 1; /* NONE for i = 0 */
-        next[i] = i + 1 < n ? i + 1 : NONE;
+    /* Initial ids through the kernel set, then the links. */
+    uint32_t *ids = (uint32_t *)(void *)out + *n_out; /* out has room for len ids */
+    (s->k ? s->k : &simdbpe__kernels_scalar)->map_bytes(bytes, len, m->byte_id, ids);
+    for (uint32_t i = 0; i < n; i++)
+        nd[i] = (node){ids[i], i - 1 /* NONE for i = 0 */, i + 1 < n ? i + 1 : NONE};
+    local_heap h = {NULL, 0, 0};
+    int fail = 0;
+    for (uint32_t i = 0; i + 1 < n && !fail; i++) {
+        const simdbpe__merge_slot *slot = simdbpe__merge_find(m, nd[i].id, nd[i + 1].id);
+        if (slot)
+            fail = bucket_add(s, slot->rank, i);
     }
-    for (uint32_t i = 0; i + 1 < n; i++)
-        if (push_pair(m, s, i, id[i], id[i + 1])) {
-            drain(s);
-            return SIMDBPE_ERR_NOMEM;
-        }
-    uint32_t r;
-    while ((r = lowest_rank(s)) != NONE) {
-        uint32_t pos = bucket_pop(s, r);
-        const simdbpe__merge_rule *rule = &m->rules[r];
-        uint32_t nx = next[pos];
-        /* Stale: the left symbol was merged away or changed, or its right
-         * neighbour changed. */
-        if (id[pos] != rule->left || nx == NONE || id[nx] != rule->right)
-            continue;
-        id[pos] = rule->id;
-        id[nx] = NONE;
-        next[pos] = next[nx];
-        if (next[nx] != NONE)
-            prev[next[nx]] = pos;
-        int fail = 0;
-        if (prev[pos] != NONE)
-            fail |= push_pair(m, s, prev[pos], id[prev[pos]], id[pos]);
-        if (next[pos] != NONE)
-            fail |= push_pair(m, s, pos, id[pos], id[next[pos]]);
-        if (fail) {
-            drain(s);
-            return SIMDBPE_ERR_NOMEM;
+    for (uint32_t r = fail ? NONE : next_rank(s, 0); r != NONE; r = next_rank(s, r + 1)) {
+        if (sweep(m, s, &h, r)) {
+            fail = 1;
+            break;
         }
     }
-    for (uint32_t i = 0; i != NONE; i = next[i])
-        out[(*n_out)++] = id[i];
+    free(h.k);
+    if (fail) {
+        drain(s);
+        return SIMDBPE_ERR_NOMEM;
+    }
+    for (uint32_t i = 0; i != NONE; i = nd[i].next)
+        out[(*n_out)++] = nd[i].id;
     return SIMDBPE_OK;
 }
 

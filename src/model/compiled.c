@@ -28,7 +28,8 @@
  *     merge pilots   u32[merge buckets]
  *     merge slots    {u64 left<<32|right, u32 rank, u32 id}[n_merge_keys]
  *     whole pilots   u32[whole buckets]
- *     whole slots    {u32 id, u32 hash32}[n_whole]
+ *     whole slots    {u64 lo, u64 hi, u32 id, u32 len}[n_whole]   (lo, hi:
+ *                    the token's first 16 bytes, zero-padded, as two words)
  *     specials       {u32 id, u32 offset in blob, u32 length}[n_specials]
  *
  * The section sizes follow from the header, so the file size must be
@@ -92,7 +93,7 @@ static layout layout_of(const header *h)
     PLACE(merge_pilots, (uint64_t)h->merge_buckets * 4);
     PLACE(merge_slots, (uint64_t)h->n_merge_keys * 16);
     PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
-    PLACE(whole_slots, (uint64_t)h->n_whole * 8);
+    PLACE(whole_slots, (uint64_t)h->n_whole * 24);
     PLACE(specials, (uint64_t)h->n_specials * 12);
 #undef PLACE
     l.end = at;
@@ -187,8 +188,10 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
     for (uint32_t b = 0; b < h.whole_buckets; b++)
         put32(out + l.whole_pilots + 4 * b, m->whole_mph.pilots[b]);
     for (uint32_t i = 0; i < h.n_whole; i++) {
-        put32(out + l.whole_slots + 8 * i, m->whole[i].id);
-        put32(out + l.whole_slots + 8 * i + 4, m->whole[i].hash32);
+        put64(out + l.whole_slots + 24 * i, m->whole[i].lo);
+        put64(out + l.whole_slots + 24 * i + 8, m->whole[i].hi);
+        put32(out + l.whole_slots + 24 * i + 16, m->whole[i].id);
+        put32(out + l.whole_slots + 24 * i + 20, m->whole[i].len);
     }
     for (size_t i = 0; i < m->n_specials; i++) {
         put32(out + l.specials + 12 * i, m->specials[i].id);
@@ -283,9 +286,11 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
         const simdbpe__whole_slot *w = &m->whole[i];
         if (w->id >= v || !m->tok_has[w->id])
             return BAD("compiled model: whole-token slot %u has a bad id", i);
-        uint32_t off = m->tok_off[w->id];
-        uint64_t h = simdbpe__piece_hash(m->blob + off, m->tok_off[w->id + 1] - off);
-        if ((uint32_t)(h >> 32) != w->hash32 || simdbpe__mph_slot(&m->whole_mph, h) != i)
+        uint32_t off = m->tok_off[w->id], len = m->tok_off[w->id + 1] - off;
+        uint64_t h = simdbpe__piece_hash(m->blob + off, len), lo, hi;
+        simdbpe__short_words(m->blob + off, len < 16 ? len : 16, &lo, &hi);
+        if (w->lo != lo || w->hi != hi || w->len != len ||
+            simdbpe__mph_slot(&m->whole_mph, h) != i)
             return BAD("compiled model: whole-token slot %u is inconsistent", i);
     }
     return SIMDBPE_OK;

@@ -515,9 +515,14 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
         st = SIMDBPE_ERR_UNSUPPORTED; /* two tokens with equal 64-bit hashes */
     if (st == SIMDBPE_OK && !(slots = malloc((n ? n : 1) * sizeof *slots)))
         st = SIMDBPE_ERR_NOMEM;
-    for (uint32_t i = 0; st == SIMDBPE_OK && i < n; i++)
-        slots[simdbpe__mph_slot(&m->whole_mph, keys[i])] =
-            (simdbpe__whole_slot){ids[i], (uint32_t)(keys[i] >> 32)};
+    for (uint32_t i = 0; st == SIMDBPE_OK && i < n; i++) {
+        size_t len;
+        const uint8_t *s = token_ptr(m, ids[i], &len);
+        simdbpe__whole_slot *w = &slots[simdbpe__mph_slot(&m->whole_mph, keys[i])];
+        simdbpe__short_words(s, len < 16 ? len : 16, &w->lo, &w->hi);
+        w->id = ids[i];
+        w->len = (uint32_t)len;
+    }
     free(ids);
     free(keys);
     if (st != SIMDBPE_OK) {

@@ -14,8 +14,8 @@
  *   whole:    token bytes -> id, a minimal perfect hash holding only the
  *             tokens whose own bytes BPE-encode to exactly that one token,
  *             so "the whole pre-token is in this map => emit it" is exact
- *             by construction; slots keep the id and 32 hash bits, and a
- *             hit is confirmed against the token's bytes
+ *             by construction; slots keep the id and the key inline (the
+ *             first 16 bytes and the length), so a hit is two compares
  *   specials: literal text -> id
  *
  * Every model is, in the end, one compiled image (compiled.c: the .sbpe
@@ -42,9 +42,13 @@ typedef struct simdbpe__merge_rule {
     uint32_t left, right, id;
 } simdbpe__merge_rule;
 
+/* A whole token, its key inline: the first 16 bytes as two zero-padded
+ * little-endian words (simdbpe__short_words) and the length, so a lookup
+ * compares two words and reads the token bytes only past 16 bytes. */
 typedef struct simdbpe__whole_slot {
+    uint64_t lo, hi;
     uint32_t id;
-    uint32_t hash32; /* the high half of the piece hash of the token */
+    uint32_t len;
 } simdbpe__whole_slot;
 
 typedef struct simdbpe__special {
@@ -135,19 +139,20 @@ static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model
 
 /* The id of the token whose bytes are exactly s[0..len) and which BPE
  * yields on its own bytes, or SIMDBPE__NO_ID. `hash` is
- * simdbpe__piece_hash(s, len). */
+ * simdbpe__piece_hash(s, len); lo and hi are the first 16 bytes as
+ * simdbpe__short_words gives them. */
 static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t *s, size_t len,
-                                           uint64_t hash)
+                                           uint64_t hash, uint64_t lo, uint64_t hi)
 {
     if (SIMDBPE_UNLIKELY(m->n_whole == 0))
         return SIMDBPE__NO_ID;
     const simdbpe__whole_slot *w = &m->whole[simdbpe__mph_slot(&m->whole_mph, hash)];
-    if (w->hash32 != (uint32_t)(hash >> 32))
+    if (w->lo != lo || w->hi != hi || w->len != len)
         return SIMDBPE__NO_ID;
-    uint32_t off = m->tok_off[w->id];
-    if (m->tok_off[w->id + 1] - off == len && memcmp(m->blob + off, s, len) == 0)
-        return w->id;
-    return SIMDBPE__NO_ID;
+    if (SIMDBPE_UNLIKELY(len > 16) &&
+        memcmp(m->blob + m->tok_off[w->id] + 16, s + 16, len - 16) != 0)
+        return SIMDBPE__NO_ID;
+    return w->id;
 }
 
 /* ---- hashing pre-tokens ---- */
@@ -205,10 +210,10 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
  * simdbpe__bpe_scratch_free. */
 typedef struct simdbpe__bpe_scratch {
     const struct simdbpe__kernels *k; /* for map_bytes; NULL = scalar */
-    uint32_t *id, *prev, *next;       /* per byte position */
+    struct simdbpe__bpe_node *nodes;              /* per byte position: id, prev, next */
     size_t cap;
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
-    uint64_t *bits, *summary;            /* non-empty ranks, two levels */
+    uint64_t *bits;                      /* non-empty ranks */
     uint32_t n_buckets;
 } simdbpe__bpe_scratch;
 

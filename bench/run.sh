@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# run.sh - the benchmark: simdbpe and its peers on the same inputs, in one run.
+#
+#   bench/run.sh [--full] [--runs N] [--sample-mb MB] [--adversarial-mb MB] [--no-peers]
+#
+# 1. builds simdbpe (Release, into build-bench/ or $SIMDBPE_BENCH_BUILD);
+# 2. installs the peers pinned in bench/package.json + package-lock.json with npm ci
+#    (tiktoken-rs-node-linux-x64-gnu, tiktoken, tokenizers);
+# 3. writes the inputs (bench/gen_inputs.py): documents of the english, code and
+#    multilingual corpora from $SIMDBPE_CORPUS_DIR or ../shared/corpus (a sample of
+#    --sample-mb MB each, default 8, spread over the corpus; --full for all of it), and
+#    the adversarial single pieces (--adversarial-mb MB each, default 5);
+# 4. times simdbpe (bench_encode: one thread, one encoder, every document) and each peer
+#    (bench/peers.mjs) on the same files, medians of --runs runs (default 3); a peer that
+#    crashes or panics on an input is reported as crashed;
+# 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
+#    then simdbpe's stage breakdown (validate, pre-tokenize, merge) and kernel GB/s.
+#
+# The machine is shared and noisy: read the ratios, which compare runs made minutes apart
+# on the same files, and the medians.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
+runs=3 sample=8 adv=5 full="" peers=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --full) full=--full ;;
+    --runs) runs=$2; shift ;;
+    --sample-mb) sample=$2; shift ;;
+    --adversarial-mb) adv=$2; shift ;;
+    --no-peers) peers=0 ;;
+    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+echo "# building simdbpe (Release) in $build" >&2
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDBPE_BUILD_TESTS=OFF \
+  >/dev/null
+ninja -C "$build" bench_encode >/dev/null
+
+if [ "$peers" = 1 ]; then
+  if [ ! -d "$here/node_modules/tiktoken-rs-node-linux-x64-gnu" ]; then
+    echo "# installing the peers (npm ci in bench/)" >&2
+    (cd "$here" && npm ci --no-audit --no-fund >/dev/null)
+  fi
+fi
+
+corpus=${SIMDBPE_CORPUS_DIR:-$root/../shared/corpus}
+work=${TMPDIR:-/tmp}/simdbpe-bench
+mkdir -p "$work"
+if [ -d "$corpus" ]; then
+  echo "# inputs: corpora from $corpus (${full:-sample of $sample MB each}), adversarial $adv MB" >&2
+  python3 "$here/gen_inputs.py" "$work" --corpus "$corpus" --sample-mb "$sample" \
+    --adversarial-mb "$adv" $full
+else
+  echo "# corpora not found at $corpus (set SIMDBPE_CORPUS_DIR): corpus benchmarks skipped" >&2
+  python3 "$here/gen_inputs.py" "$work" --adversarial-mb "$adv"
+fi
+
+results=$work/results.tsv
+: >"$results"
+sets=()
+for name in english code multilingual; do
+  [ -d "$work/$name" ] && sets+=("$name")
+done
+for kind in one_letter random_letters digits spaces punctuation one_emoji; do
+  sets+=("adversarial/$kind")
+done
+
+for set in "${sets[@]}"; do
+  if [ -d "$work/$set" ]; then files=("$work/$set"/*); else files=("$work/$set"); fi
+  label=${set#adversarial/}
+  echo "# $label: simdbpe" >&2
+  "$build/bench/bench_encode" --tsv -r "$runs" "$label" "${files[@]}" >>"$results"
+  [ "$peers" = 1 ] || continue
+  for peer in tiktoken-rs tiktoken hf; do
+    echo "# $label: $peer" >&2
+    if out=$(timeout 1800 node "$here/peers.mjs" "$peer" "$runs" "${files[@]}" 2>"$work/err.txt"); then
+      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"]]))' \
+        "$out" "$label" >>"$results"
+    else
+      msg=$(grep -m1 -iE "panic|error|abort|overflow|killed" "$work/err.txt" | cut -c1-100 || true)
+      printf '%s\t%s\tcrashed\t%s\n' "$label" "$peer" "${msg:-exit status $?}" >>"$results"
+    fi
+  done
+done
+
+echo
+echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; single thread, medians of $runs runs"
+echo
+python3 "$here/report.py" "$results"
+echo
+grep -P '\tcrashed\t' "$results" | awk -F'\t' '{printf "crashed: %s on %s: %s\n", $2, $1, $4}' || true
+echo
+echo "simdbpe stages and kernels:"
+for set in english code multilingual; do
+  [ -d "$work/$set" ] || continue
+  "$build/bench/bench_encode" -r "$runs" --stages "$set" "$work/$set"/*
+done
+if [ -d "$work/english" ]; then
+  "$build/bench/bench_encode" -r "$runs" --kernels english "$work/english"/* | grep kernels
+fi
