@@ -16,7 +16,9 @@
  *   - the next merge is the pair with the highest count; on equal counts the
  *     smallest (left id, right id), ids being GPT-2's: 0-255 the bytes in
  *     GPT-2 order, then merged tokens in the order they were made;
- *   - a merge whose result already is a token reuses that token's id;
+ *   - a merge whose result already is a token reuses that token's id (with
+ *     exact counts this happens only when a special token is spelled like
+ *     the merged token: merges alone never make the same token twice);
  *   - training stops when the vocabulary (bytes + merged tokens + special
  *     tokens) reaches vocab_size, when no pair is left, or when the best
  *     pair occurs fewer than min_frequency times.

@@ -1,0 +1,149 @@
+/*
+ * test_train_cli.c - the real `simdbpe train` binary: output files equal to
+ * HF's, messages that say what and where, exit codes, no partial output, and
+ * the trained directory usable by `simdbpe encode -m DIR`.
+ */
+#include "test_train.h"
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+/* Runs `simdbpe ARGS` through the shell; returns the exit code and puts
+ * what it wrote to stderr into err (NUL-terminated, truncated). */
+static int run(const char *args, char *err, size_t cap)
+{
+    char errfile[] = "/tmp/simdbpe-train-cli-err.XXXXXX";
+    int fd = mkstemp(errfile);
+    cr_assert(fd >= 0);
+    close(fd);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>'%s' >/dev/null </dev/null", SIMDBPE_CLI_PATH, args,
+             errfile);
+    int status = system(cmd);
+    cr_assert(status != -1 && WIFEXITED(status), "could not run: %s", cmd);
+    size_t len = 0;
+    char *text = tt_read(errfile, &len);
+    snprintf(err, cap, "%s", text);
+    free(text);
+    unlink(errfile);
+    return WEXITSTATUS(status);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+Test(cli, trains_the_golden_files)
+{
+    char dir[256], args[1024], err[4096];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args,
+             "train --vocab-size 100000 --special '<|endoftext|>' --threads 2 -q -o '%s/out' '%s'",
+             dir, TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert_str_empty(err, "-q printed: %s", err);
+    const char *files[2] = {"vocab.json", "merges.txt"};
+    for (int i = 0; i < 2; i++) {
+        char got_path[512], want_path[512];
+        snprintf(got_path, sizeof got_path, "%s/out/%s", dir, files[i]);
+        snprintf(want_path, sizeof want_path, TT_DIR "/golden/taylorswift/%s", files[i]);
+        size_t gl, wl;
+        char *got = tt_read(got_path, &gl), *want = tt_read(want_path, &wl);
+        tt_assert_same(files[i], got, gl, want, wl);
+        free(got);
+        free(want);
+    }
+    /* no temporary files left next to them */
+    snprintf(args, sizeof args, "ls -A '%s/out' | grep -c tmp", dir);
+    FILE *p = popen(args, "r");
+    int leftovers = -1;
+    cr_assert(p && fscanf(p, "%d", &leftovers) == 1);
+    pclose(p);
+    cr_assert_eq(leftovers, 0);
+    tt_rmdir(dir);
+}
+
+Test(cli, summary_line_and_encode_with_the_result)
+{
+    char dir[256], args[1024], err[4096];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args,
+             "train --vocab-size=500 --mode documents --doc-separator '\\n\\n' -o '%s' '%s' '%s'",
+             dir, TT_CORPUS("taylorswift"), TT_CORPUS("tinyshakespeare"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(err, "244 merges, 500 tokens") != NULL, "summary: %s", err);
+    snprintf(args, sizeof args, "encode -m '%s' -q '%s'", dir, TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "encode with the trained model: %s", err);
+    tt_rmdir(dir);
+}
+
+Test(cli, invalid_utf8_names_file_line_and_offset)
+{
+    char dir[256], args[1024], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/bad.txt", dir);
+    FILE *f = fopen(path, "wb");
+    fputs("good line\nanother good line\nbad \xff byte\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --vocab-size 300 -o '%s/out' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 1);
+    char want[700];
+    snprintf(want, sizeof want, "%s: invalid UTF-8 at line 3, byte offset 32 (byte 0xFF)", path);
+    cr_assert(strstr(err, want) != NULL, "message: %s", err);
+    cr_assert(!exists(strcat(strcpy(path, dir), "/out/vocab.json")), "partial output");
+    /* --errors replace trains on it */
+    snprintf(path, sizeof path, "%s/bad.txt", dir);
+    snprintf(args, sizeof args, "train --vocab-size 300 --errors replace -q -o '%s/out' '%s'",
+             dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    tt_rmdir(dir);
+}
+
+Test(cli, empty_corpus_and_small_vocab_are_clear_errors)
+{
+    char dir[256], args[1024], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/empty.txt", dir);
+    fclose(fopen(path, "wb"));
+    snprintf(args, sizeof args, "train --vocab-size 300 -o '%s/out' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 1);
+    cr_assert(strstr(err, "empty corpus") != NULL, "%s", err);
+    snprintf(args, sizeof args,
+             "train --vocab-size 256 --special '<|endoftext|>' -o '%s/out' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 2);
+    cr_assert(strstr(err, "vocab size 256 is below 257") != NULL, "%s", err);
+    cr_assert(!exists(strcat(strcpy(path, dir), "/out")), "output directory made anyway");
+    tt_rmdir(dir);
+}
+
+Test(cli, usage_errors)
+{
+    char err[4096];
+    cr_assert_eq(run("train -o /tmp/x /dev/null", err, sizeof err), 2);
+    cr_assert(strstr(err, "--vocab-size N is required") != NULL, "%s", err);
+    cr_assert_eq(run("train --vocab-size 300 /dev/null", err, sizeof err), 2);
+    cr_assert(strstr(err, "-o DIR is required") != NULL, "%s", err);
+    cr_assert_eq(run("train --vocab-size 300 -o /tmp/x", err, sizeof err), 2);
+    cr_assert_eq(run("train --vocab-size lots -o /tmp/x /dev/null", err, sizeof err), 2);
+    cr_assert_eq(run("train --vocab-size 300 --mode words -o /tmp/x /dev/null", err, sizeof err),
+                 2);
+    cr_assert_eq(run("train --vocab-size 300 --doc-separator x -o /tmp/x /dev/null", err,
+                     sizeof err),
+                 2);
+    cr_assert(strstr(err, "needs --mode documents") != NULL, "%s", err);
+    cr_assert_eq(run("train --vocab-size 300 --bogus 1 -o /tmp/x /dev/null", err, sizeof err), 2);
+    cr_assert_eq(run("train --help", err, sizeof err), 0);
+}
+
+Test(cli, missing_file)
+{
+    char err[4096];
+    cr_assert_eq(run("train --vocab-size 300 -o /tmp/simdbpe-never /nonexistent/file.txt", err,
+                     sizeof err),
+                 1);
+    cr_assert(strstr(err, "/nonexistent/file.txt: No such file or directory") != NULL, "%s",
+              err);
+}
