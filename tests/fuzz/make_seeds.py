@@ -37,8 +37,17 @@ INVALID = [
 CHARS = ["a", "\u00e9", "\u4e2d", "\U0001f600", " ", "\u3000", "7"]
 
 
+# Seeds that show an open finding (findings/README.md) go to findings/
+# instead of corpus/ until the fix lands, so the replay tests stay green.
+HELD_BACK = {
+    "jsonl": {"hand05", "hand05_replace", "hand25", "hand25_replace"},  # finding 2
+}
+
+
 def write(target, name, data):
     d = os.path.join(CORPUS, target)
+    if name in HELD_BACK.get(target, ()):
+        d = os.path.join(HERE, "findings", target)
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "seed_" + name), "wb") as f:
         f.write(data)
