@@ -31,3 +31,6 @@ endfunction()
 
 bulk_py_test(bulk_formats_golden test_formats.py golden)
 bulk_py_test(bulk_formats_mixed test_formats.py mixed)
+bulk_py_test(bulk_split test_split.py)
+bulk_py_test(bulk_errors test_errors.py)
+bulk_py_test(bulk_dask_shards_merge test_dask.py)

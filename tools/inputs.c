@@ -4,7 +4,6 @@
 #include "inputs.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,15 +114,12 @@ int inputs_check(const file_list *l)
             stdin_uses++;
             continue;
         }
-        int fd = open(p, O_RDONLY | O_CLOEXEC);
+        /* stat + access, not open: opening a FIFO would consume its writer. */
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) != 0) {
+        if (stat(p, &st) != 0 || access(p, R_OK) != 0) {
             cli_error("%s: %s", p, strerror(errno));
-            if (fd >= 0)
-                close(fd);
             return EXIT_FAIL;
         }
-        close(fd);
         if (S_ISDIR(st.st_mode)) {
             cli_error("%s: is a directory", p);
             return EXIT_FAIL;

@@ -333,6 +333,7 @@ static int end_document(pipeline *p)
 static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *ids)
 {
     int e = 0;
+    p->t->cuts += !s->begin;
     if (s->begin) {
         p->doc_open = p->doc_poisoned = 0;
         p->doc_buffered = p->j->skip_errors && !s->end;

@@ -101,6 +101,7 @@ typedef struct skip_record {
 /* What a run did. */
 typedef struct run_totals {
     uint64_t docs, tokens, text_bytes, in_bytes, skipped;
+    uint64_t cuts;      /* documents were cut into pieces this many times */
     skip_record *skips; /* the first MAX_SKIP_LIST skipped documents */
     size_t n_skips;
     file_stats *files;  /* job->n_files entries */

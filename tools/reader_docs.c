@@ -20,8 +20,6 @@
 #include "reader_source.h"
 #include "safecut.h"
 
-#define MIN_READ (1u << 16)
-
 struct reader {
     const job *j;
     size_t next_file;
@@ -259,12 +257,15 @@ static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
                 carry_tail(r, b, ustart);
                 return 1;
             }
-            *want *= 2; /* one unit longer than a batch, with no cut: hold it whole */
+            /* One unit longer than a batch, with no cut: hold it whole. */
+            while (*want <= b->len)
+                *want *= 2;
         }
-        size_t room = *want > b->len ? *want - b->len : 0;
-        if (batch_reserve(b, room < MIN_READ ? MIN_READ : room))
+        /* Read no further than the batch size: a batch is a unit of work. */
+        size_t room = *want - b->len;
+        if (batch_reserve(b, room))
             return -1;
-        ssize_t got = source_read(r->src, b->buf + b->len, b->cap - b->len, r->fail_msg,
+        ssize_t got = source_read(r->src, b->buf + b->len, room, r->fail_msg,
                                   sizeof r->fail_msg);
         if (got < 0)
             r->failed = r->src_done = 1;

@@ -28,7 +28,7 @@ def golden_input(tmp):
 
 
 def run_golden():
-    tmp = tempfile.mkdtemp(prefix="bulk-formats-")
+    tmp = make_tmpdir("bulk-formats-")
     files, want = golden_input(tmp)
     base = ["encode", "--input-format", "jsonl", "-q"] + files
     p = lambda name: os.path.join(tmp, name)  # noqa: E731
@@ -105,7 +105,7 @@ def run_mixed():
     corpus, golden = skip_without_corpus("test_formats.py mixed")
     rows = golden_tsv(os.path.join(golden, "mixed.tsv"))
     src = os.path.join(corpus, "mixed.jsonl.zst")
-    tmp = tempfile.mkdtemp(prefix="bulk-mixed-")
+    tmp = make_tmpdir("bulk-mixed-")
     p = lambda name: os.path.join(tmp, name)  # noqa: E731
     base = ["encode", "-q", "--threads", "2", "--input-format", "jsonl", src]
 

@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""test_errors.py - bad inputs and interrupted runs.
+
+A bad document (invalid UTF-8, a malformed JSON line, a lone surrogate, a
+truncated or corrupt .gz/.zst) stops the run with the file, the line and the
+reason, and leaves no file under a final name (nor a temporary one); with
+--on-error skip it is skipped, counted and listed in the summary. SIGINT in
+the middle of a run leaves nothing either. Expected ids come from
+tests/data/golden (stress.jsonl, utf8.jsonl).
+"""
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bulkutil import *  # noqa: E402,F401,F403
+
+STRESS = golden_records("stress.jsonl")
+
+
+def fresh_dir():
+    return make_tmpdir("bulk-errors-")
+
+
+def entries(d):
+    return sorted(os.listdir(d))
+
+
+def jsonl_bytes(texts):
+    return b"".join(json.dumps({"text": t}).encode() + b"\n" for t in texts)
+
+
+def expect_failure(d, inputs, needles, fmt="megatron", extra=()):
+    """Runs an encode into d/out that must fail; checks the message and that
+    d holds nothing new."""
+    before = entries(d)
+    out = os.path.join(d, "out")
+    _, err, rc = run(["encode", "--input-format", "jsonl", "--output-format", fmt, "-o", out]
+                     + list(extra) + inputs, expect=None)
+    check(rc == 1, "exit %d, wanted 1; stderr: %s" % (rc, err))
+    for n in needles:
+        check(n in err, "stderr lacks %r:\n%s" % (n, err))
+    check(entries(d) == before, "files left behind: %s" % (set(entries(d)) - set(before)))
+    return err
+
+
+def truncated_gzip_and_zstd():
+    d = fresh_dir()
+    texts = [t for t, _ in STRESS]
+    raw = jsonl_bytes(texts)
+    gz = gzip.compress(raw)
+    write_bytes(os.path.join(d, "t.jsonl.gz"), gz[: len(gz) // 2])
+    expect_failure(d, [os.path.join(d, "t.jsonl.gz")], ["t.jsonl.gz", "line ", "truncated gzip"])
+    write_bytes(os.path.join(d, "t.jsonl"), raw)
+    subprocess.run(["zstd", "-q", "-f", os.path.join(d, "t.jsonl")], check=True)
+    os.unlink(os.path.join(d, "t.jsonl"))
+    with open(os.path.join(d, "t.jsonl.zst"), "rb") as f:
+        zst = f.read()
+    os.unlink(os.path.join(d, "t.jsonl.zst"))
+    write_bytes(os.path.join(d, "z.jsonl.zst"), zst[: len(zst) * 2 // 3])
+    expect_failure(d, [os.path.join(d, "z.jsonl.zst")], ["z.jsonl.zst", "line ", "truncated zstd"],
+                   fmt="llmc")
+    os.unlink(os.path.join(d, "z.jsonl.zst"))
+    # Corrupt in the middle: a decoder error, not a truncation.
+    bad = bytearray(gz)
+    for i in range(len(bad) // 2, len(bad) // 2 + 16):
+        bad[i] ^= 0x5A
+    write_bytes(os.path.join(d, "c.jsonl.gz"), bytes(bad))
+    expect_failure(d, [os.path.join(d, "c.jsonl.gz")], ["c.jsonl.gz", "gzip"], fmt="datatrove")
+    bad = bytearray(zst)
+    for i in range(len(bad) // 2, len(bad) // 2 + 16):
+        bad[i] ^= 0x5A
+    write_bytes(os.path.join(d, "c.jsonl.zst"), bytes(bad))
+    expect_failure(d, [os.path.join(d, "c.jsonl.zst")], ["c.jsonl.zst", "zstd"], fmt="u16")
+
+
+def bad_records_stop_with_file_and_line():
+    d = fresh_dir()
+    good = jsonl_bytes(["a", "b"])
+    cases = [
+        (b'{"text": "x",}\n', ["line 3", "malformed JSON"]),
+        (b'{"txt": "x"}\n', ["line 3", 'no key "text"']),
+        (b'{"text": 5}\n', ["line 3", "not a string"]),
+        (b'{"text": "a\\ud800b"}\n', ["line 3", "surrogate"]),
+        (b'{"text": "ok \xff"}\n', ["line 3", "invalid UTF-8"]),
+    ]
+    for i, (line, needles) in enumerate(cases):
+        path = os.path.join(d, "bad%d.jsonl" % i)
+        write_bytes(path, good + line + good)
+        expect_failure(d, [path], ["bad%d.jsonl" % i] + needles, fmt="u32")
+        os.unlink(path)
+    # Text input: the file, line and byte offset of invalid UTF-8.
+    path = os.path.join(d, "bad.txt")
+    write_bytes(path, b"fine\nstill fine\nbroken \xc3( here\n")
+    before = entries(d)
+    _, err, rc = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "o"), path],
+                     expect=None)
+    check(rc == 1 and "bad.txt: line 3, byte offset 23" in err, "stderr: %s" % err)
+    check(entries(d) == before, "files left behind")
+
+
+def lone_surrogate_replaced():
+    # utf8.jsonl: b"a\xffa" decoded with errors="replace" is "a\ufffda"; the
+    # JSON escape \ud800 in replace mode must give the same ids.
+    want = None
+    with open(os.path.join(GOLDEN_DIR, "utf8.jsonl")) as f:
+        for line in f:
+            r = json.loads(line)
+            if r.get("hex") == "61ff61":
+                want = r["ids"]
+    check(want is not None, "no 61ff61 record")
+    d = fresh_dir()
+    write_bytes(os.path.join(d, "s.jsonl"), b'{"text": "a\\ud800a"}\n')
+    out, _, _ = run(["encode", "-q", "--input-format", "jsonl", "--errors", "replace",
+                     os.path.join(d, "s.jsonl")])
+    check([int(x) for x in out.split()] == want, "got %s, want %s" % (out, want))
+
+
+def skip_lists_every_bad_document():
+    d = fresh_dir()
+    texts = [t for t, _ in STRESS[:10]]
+    ids = [i for _, i in STRESS[:10]]
+    lines = jsonl_bytes(texts).split(b"\n")[:-1]
+    # Bad records at lines 3, 6 and 9 of a.jsonl, between good ones.
+    a = lines[:2] + [b'{"text": "x",}'] + lines[2:4] + [b'{"text": "\xff"}'] + lines[4:6] + \
+        [b'{"text": "\\udc00"}'] + lines[6:]
+    write_bytes(os.path.join(d, "a.jsonl"), b"\n".join(a) + b"\n")
+    gz = gzip.compress(jsonl_bytes([t for t, _ in STRESS[10:20]]))
+    write_bytes(os.path.join(d, "b.jsonl.gz"), gz[: len(gz) - 12])  # truncated
+    summary = os.path.join(d, "summary.json")
+    _, err, _ = run(["encode", "--input-format", "jsonl", "--on-error", "skip", "--output-format",
+                     "megatron", "-o", os.path.join(d, "out"), "--summary", summary,
+                     os.path.join(d, "a.jsonl"), os.path.join(d, "b.jsonl.gz")])
+    with open(summary) as f:
+        s = json.load(f)
+    check(s["skipped"] == 4, "skipped %d, want 4: %s" % (s["skipped"], s))
+    listed = s["skipped_documents"]
+    for needle in ("a.jsonl: line 3: malformed JSON", "a.jsonl: line 6: invalid UTF-8",
+                   "a.jsonl: line 9: the \"text\" value has an escaped lone surrogate",
+                   "b.jsonl.gz: line"):
+        check(any(needle in x for x in listed), "summary lacks %r: %s" % (needle, listed))
+    check(any("truncated gzip" in x for x in listed), "truncation not listed")
+    check("4 documents skipped" in err, "stderr: %s" % err)
+    _, docs = read_megatron(os.path.join(d, "out"))
+    # a.jsonl's 10 good records, then b's records before the damage.
+    check(len(docs) >= 10 and len(docs) < 20, "%d documents" % len(docs))
+    check_against_ids(docs[:10], ids, "append", "skip")
+    check_against_ids(docs[10:], [i for _, i in STRESS[10:10 + len(docs) - 10]], "append", "b")
+
+
+def open_fifo_writer(fifo, proc, timeout=30):
+    """Opens the FIFO for writing once `proc` has opened it for reading
+    (never blocking forever if it died first)."""
+    deadline = time.time() + timeout
+    while True:
+        try:
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:  # ENXIO: no reader yet
+            check(proc.poll() is None and time.time() < deadline,
+                  "simdbpe did not open the FIFO (exit %s)" % proc.poll())
+            time.sleep(0.02)
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "wb")
+
+
+def interrupted_run_leaves_nothing():
+    """SIGINT while the run waits for more input (a FIFO): no output file,
+    no temporary file."""
+    for fmt in ("megatron", "llmc", "u16", "datatrove"):
+        d = fresh_dir()
+        fifo = os.path.join(d, "in.fifo")
+        os.mkfifo(fifo)
+        # Small batches, so that outputs are being written while it waits.
+        args = [cli_path(), "encode", "-q", "--input-format", "jsonl", "--batch-bytes", "4096",
+                "--output-format", fmt, "-o", os.path.join(d, "out"), fifo]
+        if fmt == "llmc":
+            args[2:2] = ["--shard-tokens", "100"]
+        proc = subprocess.Popen(args, stderr=subprocess.PIPE)
+        with open_fifo_writer(fifo, proc) as w:
+            w.write(jsonl_bytes([t for t, _ in STRESS]))  # several shards' worth
+            w.flush()
+            time.sleep(0.5)
+            names = entries(d)
+            check(any(".tmp." in n for n in names), "%s: no temporary file while running: %s"
+                  % (fmt, names))
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+        check(proc.returncode == -signal.SIGINT, "%s: exit %s" % (fmt, proc.returncode))
+        check(entries(d) == ["in.fifo"], "%s: left behind: %s" % (fmt, entries(d)))
+
+
+def output_that_cannot_be_written():
+    d = fresh_dir()
+    write_bytes(os.path.join(d, "a.txt"), b"hello")
+    _, err, rc = run(["encode", "--output-format", "megatron", "-o",
+                      os.path.join(d, "no", "such", "dir", "x"), os.path.join(d, "a.txt")],
+                     expect=None)
+    check(rc == 1 and "x.bin" in err and "No such file" in err, "stderr: %s" % err)
+    _, err, rc = run(["encode", os.path.join(d, "missing.txt"), os.path.join(d, "a.txt")],
+                     expect=None)
+    check(rc == 1 and "missing.txt" in err, "stderr: %s" % err)
+    _, err, rc = run(["encode", os.path.join(d, "*.nothing")], expect=None)
+    check(rc == 1 and "no file matches" in err, "stderr: %s" % err)
+
+
+def usage_errors():
+    d = fresh_dir()
+    write_bytes(os.path.join(d, "a.txt"), b"hello")
+    a = os.path.join(d, "a.txt")
+    for args, needle in (
+        (["--output-format", "megatron", a], "-o PREFIX"),
+        (["--dtype", "u16", a], "--dtype"),
+        (["--shard-tokens", "10", a], "--shard-tokens"),
+        (["--json-key", "x", a], "--json-key"),
+        (["--input-format", "lines", "--doc-separator", "x", a], "--doc-separator"),
+        (["--threads", "0", a], "--threads"),
+        (["--rank", "1", a], "--rank"),
+        (["--rank", "2", "--world-size", "2", "-o", os.path.join(d, "o"), a], "rank"),
+    ):
+        _, err, rc = run(["encode"] + args, expect=None)
+        check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
+
+
+def vocabulary_over_65536_ids():
+    """A model with 70,000 ids: u16 is refused; the defaults widen."""
+    d = fresh_dir()
+    model = os.path.join(d, "model")
+    os.mkdir(model)
+    with open(os.path.join(SOURCE_DIR, "src", "model", "gpt2", "vocab.json"),
+              encoding="utf-8") as f:
+        vocab = json.load(f)
+    byte_tokens = sorted(vocab.items(), key=lambda kv: kv[1])[:256]
+    v = {tok: i for tok, i in byte_tokens}
+    for i in range(256, 70000):
+        v["<extra_%d>" % i] = i
+    with open(os.path.join(model, "vocab.json"), "w", encoding="utf-8") as f:
+        json.dump(v, f)
+    write_bytes(os.path.join(model, "merges.txt"), b"#version: 0.2\n")
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hi")
+    hi = [v["h"], v["i"]]  # no merges: one byte token each
+    _, err, rc = run(["encode", "-m", model, "--output-format", "u16", a], expect=None)
+    check(rc == 2 and "u16" in err and "70000" in err, "stderr: %s" % err)
+    _, err, rc = run(["encode", "-m", model, "--output-format", "megatron", "--dtype", "u16",
+                      "-o", os.path.join(d, "m"), a], expect=None)
+    check(rc == 2, "megatron --dtype u16 accepted with 70000 ids")
+    run(["encode", "-q", "-m", model, "--eot", "none", "--output-format", "megatron", "-o",
+         os.path.join(d, "m"), a])
+    dtype, docs = read_megatron(os.path.join(d, "m"))
+    check(dtype == 4 and [list(x) for x in docs] == [hi], "megatron: %d %s" % (dtype, docs))
+    run(["encode", "-q", "-m", model, "--eot", "none", "--output-format", "llmc", "-o",
+         os.path.join(d, "l"), a])
+    stream, width, _ = read_llmc(os.path.join(d, "l"))
+    check(width == 4 and list(stream) == hi, "llmc: %d %s" % (width, stream))
+    run(["encode", "-q", "-m", model, "--eot", "none", "--output-format", "datatrove", "-o",
+         os.path.join(d, "t"), a])
+    _, size, docs, _ = read_datatrove(os.path.join(d, "t"))
+    check(size == 4 and [list(x) for x in docs] == [hi], "datatrove: %d %s" % (size, docs))
+
+
+if __name__ == "__main__":
+    main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
+          skip_lists_every_bad_document, interrupted_run_leaves_nothing,
+          output_that_cannot_be_written, usage_errors, vocabulary_over_65536_ids])
