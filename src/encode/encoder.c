@@ -29,7 +29,7 @@
 #include "../model/model.h"
 #include "../pretok/pretok.h"
 
-#define CACHE_BITS 16
+#define CACHE_BITS 17
 #define CACHE_SLOTS (1u << CACHE_BITS)
 #define CACHE_IDS 11
 
@@ -157,32 +157,75 @@ static const uint64_t keep_hi[17] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL,
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
-/* Encodes the piece s[a..b) (b > a) of a text of length n. The common case
- * (a whole token) stays in this inline function: two loads for the key,
- * one multiply for the hash, two reads of the model's whole-token map. */
-static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t n,
-                                          size_t a, size_t b, size_t *n_out)
+/* What the encoder knows of a piece before looking it up: its key (first
+ * 16 bytes as two zero-padded words), its hash, and the whole-token slot
+ * it would be in, which has been prefetched. */
+typedef struct piece_key {
+    uint64_t lo, hi, h;
+    const simdbpe__whole_slot *slot; /* NULL if the model has no whole map */
+} piece_key;
+
+static inline void prepare_piece(const simdbpe_model *m, const uint8_t *s, size_t n, size_t a,
+                                 size_t b, piece_key *k)
 {
     size_t len = b - a;
     const uint8_t *p = s + a;
-    uint64_t lo, hi, h;
     if (SIMDBPE_LIKELY(a + 16 <= n)) {
-        memcpy(&lo, p, 8);
-        memcpy(&hi, p + 8, 8);
-        size_t k = len < 16 ? len : 16;
-        lo = simdbpe__le64(lo) & keep_lo[k];
-        hi = simdbpe__le64(hi) & keep_hi[k];
+        memcpy(&k->lo, p, 8);
+        memcpy(&k->hi, p + 8, 8);
+        size_t c = len < 16 ? len : 16;
+        k->lo = simdbpe__le64(k->lo) & keep_lo[c];
+        k->hi = simdbpe__le64(k->hi) & keep_hi[c];
     } else {
-        simdbpe__short_words(p, len, &lo, &hi); /* len < 16 here */
+        simdbpe__short_words(p, len, &k->lo, &k->hi); /* len < 16 here */
     }
-    h = SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE) ? simdbpe__hash_short(lo, hi, len)
-                                                     : simdbpe__piece_hash(p, len);
-    uint32_t id = simdbpe__whole_find(e->m, p, len, h, lo, hi);
-    if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
-        e->out[(*n_out)++] = id;
-        return SIMDBPE_OK;
+    k->h = SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE) ? simdbpe__hash_short(k->lo, k->hi, len)
+                                                        : simdbpe__piece_hash(p, len);
+    k->slot = NULL;
+    if (SIMDBPE_LIKELY(m->n_whole != 0)) {
+        k->slot = simdbpe__whole_slot_of(m, k->h);
+        __builtin_prefetch(k->slot);
     }
-    return encode_other(e, p, len, h, lo, hi, n_out);
+}
+
+/* Encodes the piece s[a..b) whose key is k. The common case (a whole
+ * token) stays in this inline function. */
+static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t a,
+                                          size_t b, const piece_key *k, size_t *n_out)
+{
+    size_t len = b - a;
+    if (SIMDBPE_LIKELY(k->slot != NULL)) {
+        uint32_t id = simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi);
+        if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
+            e->out[(*n_out)++] = id;
+            return SIMDBPE_OK;
+        }
+    }
+    return encode_other(e, s + a, len, k->h, k->lo, k->hi, n_out);
+}
+
+/* Pieces are looked up AHEAD pieces after their key is prepared, so the
+ * model's slots are in cache by then. */
+#define AHEAD 4
+#define RING 8
+
+/* Encodes the pieces between consecutive bounds[0..nb) of s[0..n). */
+static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t n,
+                                    const size_t *bounds, size_t nb, size_t *n_out)
+{
+    piece_key ring[RING];
+    size_t np = nb - 1;
+    for (size_t i = 0; i < np && i < AHEAD; i++)
+        prepare_piece(e->m, s, n, bounds[i], bounds[i + 1], &ring[i % RING]);
+    for (size_t i = 0; i < np; i++) {
+        if (i + AHEAD < np)
+            prepare_piece(e->m, s, n, bounds[i + AHEAD], bounds[i + AHEAD + 1],
+                          &ring[(i + AHEAD) % RING]);
+        simdbpe_status st = encode_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING], n_out);
+        if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
+            return st;
+    }
+    return SIMDBPE_OK;
 }
 
 /* Splits s[0..len) into pre-tokens and encodes each one. */
@@ -190,6 +233,7 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
 {
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t bounds[SIMDBPE__PRETOK_CHUNK * 64 + 2];
     size_t base, count, piece = 0;
     simdbpe_status st = SIMDBPE_OK;
     simdbpe__pretok_begin(&ps, e->k, s, len);
@@ -199,25 +243,25 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
          * before it, and the cache path copies CACHE_IDS ids at once: room
          * for all. Long pieces reserve for themselves. */
         st = reserve_out(e, *n, 64 * count + 64);
-        for (size_t j = 0; st == SIMDBPE_OK && j < count; j++) {
+        size_t nb = 0;
+        bounds[nb++] = piece;
+        for (size_t j = 0; j < count; j++) {
             uint64_t bits = starts[j];
             size_t at = base + 64 * j;
             if (j == 0 && at == 0)
                 bits &= bits - 1; /* the text's first start opens the first piece */
-            while (bits) {
-                size_t next = at + (size_t)__builtin_ctzll(bits);
-                bits &= bits - 1;
-                st = encode_piece(e, s, len, piece, next, n);
-                if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
-                    break;
-                piece = next;
-            }
+            for (; bits; bits &= bits - 1)
+                bounds[nb++] = at + (size_t)__builtin_ctzll(bits);
         }
+        if (st == SIMDBPE_OK)
+            st = encode_bounds(e, s, len, bounds, nb, n);
+        piece = bounds[nb - 1];
     }
     if (st == SIMDBPE_OK && len > 0) {
+        size_t last[2] = {piece, len};
         st = reserve_out(e, *n, CACHE_IDS + 1);
         if (st == SIMDBPE_OK)
-            st = encode_piece(e, s, len, piece, len, n);
+            st = encode_bounds(e, s, len, last, 2, n);
     }
     return st;
 }

@@ -25,6 +25,9 @@
  * longer than either input's), which is what makes per-rank queues exact.
  */
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "../../kernels/kernels.h"
 #include "model.h"
@@ -37,8 +40,44 @@ typedef struct simdbpe__bpe_bucket {
     uint32_t n, cap;
 } bucket;
 
+/*
+ * A small direct-mapped cache of merge lookups, (left, right) -> (rank,
+ * new id) or "no merge", in front of the model's perfect hash. Words repeat
+ * pairs a lot (a 5 MB run of digits has 100 distinct pairs), and one probe
+ * here is a multiply and one L1/L2 load where the perfect hash costs two
+ * mixes and two dependent loads.
+ */
+#define PAIR_BITS 14
+
+typedef struct simdbpe__pair_entry {
+    uint64_t key; /* left << 32 | right, or UINT64_MAX when empty */
+    uint32_t rank, id; /* rank NONE: not a merge */
+} pair_entry;
+
+/* The merge (rank, id) of the pair; rank NONE if it is not one. */
+static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
+                                   uint32_t left, uint32_t right)
+{
+    uint64_t key = (uint64_t)left << 32 | right;
+    if (SIMDBPE_UNLIKELY(!s->pairs)) {
+        s->pairs = malloc(sizeof(pair_entry) << PAIR_BITS);
+        if (s->pairs)
+            memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
+    }
+    pair_entry *e = s->pairs ? &s->pairs[(key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS)]
+                             : NULL;
+    if (e && e->key == key)
+        return *e;
+    const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
+    pair_entry found = {key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
+    if (e)
+        *e = found;
+    return found;
+}
+
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
+    free(s->pairs);
     free(s->nodes);
     if (s->buckets)
         for (uint32_t r = 0; r < s->n_buckets; r++)
@@ -52,17 +91,17 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 
 /* ------------------------------------------------------------ short words */
 
-static simdbpe_status bpe_short(const simdbpe_model *m, const uint8_t *s, size_t len,
-                                uint32_t *out, size_t *n_out)
+static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc,
+                                const uint8_t *s, size_t len, uint32_t *out, size_t *n_out)
 {
     uint32_t id[SHORT_WORD], rank[SHORT_WORD], made[SHORT_WORD];
     size_t n = len;
     for (size_t i = 0; i < n; i++)
         id[i] = m->byte_id[s[i]];
     for (size_t i = 0; i + 1 < n; i++) {
-        const simdbpe__merge_slot *slot = simdbpe__merge_find(m, id[i], id[i + 1]);
-        rank[i] = slot ? slot->rank : NONE;
-        made[i] = slot ? slot->id : NONE;
+        pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
+        rank[i] = p.rank;
+        made[i] = p.id;
     }
     for (;;) {
         uint32_t best = NONE;
@@ -82,9 +121,9 @@ static simdbpe_status bpe_short(const simdbpe_model *m, const uint8_t *s, size_t
         memmove(rank + at + 1, rank + at + 2, (n > at + 2 ? n - at - 2 : 0) * sizeof *rank);
         memmove(made + at + 1, made + at + 2, (n > at + 2 ? n - at - 2 : 0) * sizeof *made);
         for (size_t i = at ? at - 1 : 0; i <= at && i + 1 < n; i++) {
-            const simdbpe__merge_slot *slot = simdbpe__merge_find(m, id[i], id[i + 1]);
-            rank[i] = slot ? slot->rank : NONE;
-            made[i] = slot ? slot->id : NONE;
+            pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
+            rank[i] = p.rank;
+            made[i] = p.id;
         }
     }
     memcpy(out + *n_out, id, n * sizeof *id);
@@ -117,11 +156,19 @@ typedef struct simdbpe__bpe_node {
 static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t n)
 {
     if (n > s->cap) {
-        node *nodes = realloc(s->nodes, n * sizeof *nodes);
+        /* Large words are swept many times at scattered positions: ask
+         * for huge pages so the TLB covers them (and page faults are few). */
+        size_t cap = n < 4096 ? 4096 : n + n / 4;
+        size_t bytes = (cap * sizeof(node) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+        node *nodes = aligned_alloc(2u << 20, bytes);
         if (!nodes)
             return -1;
+#if defined(MADV_HUGEPAGE)
+        madvise(nodes, bytes, MADV_HUGEPAGE);
+#endif
+        free(s->nodes);
         s->nodes = nodes;
-        s->cap = n;
+        s->cap = bytes / sizeof(node);
     }
     if (s->n_buckets != m->n_merges || !s->buckets) {
         free(s->buckets);
@@ -231,12 +278,12 @@ static uint64_t local_pop(local_heap *h)
 static int queue_pair(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t r,
                       uint32_t pos, uint32_t left, uint32_t right)
 {
-    const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
-    if (!slot)
+    pair_entry p = pair_find(m, s, left, right);
+    if (p.rank == NONE)
         return 0;
-    if (slot->rank <= r)
-        return local_push(h, (uint64_t)slot->rank << 32 | pos);
-    return bucket_add(s, slot->rank, pos);
+    if (p.rank <= r)
+        return local_push(h, (uint64_t)p.rank << 32 | pos);
+    return bucket_add(s, p.rank, pos);
 }
 
 /* Applies the merge of rank r at pos if the pair there is still its pair,
@@ -320,9 +367,9 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
     local_heap h = {NULL, 0, 0};
     int fail = 0;
     for (uint32_t i = 0; i + 1 < n && !fail; i++) {
-        const simdbpe__merge_slot *slot = simdbpe__merge_find(m, nd[i].id, nd[i + 1].id);
-        if (slot)
-            fail = bucket_add(s, slot->rank, i);
+        pair_entry p = pair_find(m, s, nd[i].id, nd[i + 1].id);
+        if (p.rank != NONE)
+            fail = bucket_add(s, p.rank, i);
     }
     for (uint32_t r = fail ? NONE : next_rank(s, 0); r != NONE; r = next_rank(s, r + 1)) {
         if (sweep(m, s, &h, r)) {
@@ -348,6 +395,6 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
         return SIMDBPE_OK;
     }
     if (len <= SHORT_WORD)
-        return bpe_short(m, s, len, out, n_out);
+        return bpe_short(m, scratch, s, len, out, n_out);
     return bpe_long(m, scratch, s, len, out, n_out);
 }

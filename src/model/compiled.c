@@ -238,8 +238,8 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, header *h, layou
     if (h->vocab_size == 0 || h->vocab_size > MAX_VOCAB || h->n_tokens > h->vocab_size ||
         h->n_merges > MAX_VOCAB || h->n_merge_keys > h->n_merges ||
         h->n_whole > h->n_tokens || h->n_specials > h->n_tokens || h->blob_len > UINT32_MAX ||
-        h->merge_buckets != (h->n_merge_keys ? h->n_merge_keys / 4 + 1 : 0) ||
-        h->whole_buckets != (h->n_whole ? h->n_whole / 4 + 1 : 0) ||
+        h->merge_buckets != simdbpe__mph_buckets_for(h->n_merge_keys) ||
+        h->whole_buckets != simdbpe__mph_buckets_for(h->n_whole) ||
         (h->flags & ~FLAG_WHOLE_EXACT))
         return BAD("compiled model: inconsistent counts in the header");
     *l = layout_of(h);

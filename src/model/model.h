@@ -59,11 +59,12 @@ typedef struct simdbpe__special {
 
 /*
  * A minimal perfect hash (PTHash-style "hash and displace") from n distinct
- * 64-bit key hashes onto 0..n-1: a key falls in bucket
- * fastrange(mix(h), n_buckets), and its bucket's pilot p (found when the
- * table is built) moves it to fastrange(mix(h >> 32 ^ p << 32), n). Lookups
- * cost two mixes and two reads; keys that were not in the set land
- * somewhere, so slots must be verified.
+ * 64-bit key hashes onto 0..n-1: a key is mixed once, x = (key ^ seed) * C;
+ * it falls in bucket fastrange(x >> 32, n_buckets), and its bucket's pilot
+ * p (found when the table is built) moves it to
+ * fastrange(((x ^ p * D) * E) >> 32, n). Lookups cost three multiplies and
+ * two reads (the pilots are small and stay in cache); keys that were not
+ * in the set land somewhere, so slots must be verified.
  */
 typedef struct simdbpe__mph {
     uint32_t n_keys, n_buckets;
@@ -76,22 +77,33 @@ static inline uint32_t simdbpe__fastrange32(uint32_t x, uint32_t n)
     return (uint32_t)(((uint64_t)x * n) >> 32);
 }
 
+static inline uint64_t simdbpe__mph_mix(const simdbpe__mph *h, uint64_t key)
+{
+    return (key ^ h->seed) * 0x9E3779B97F4A7C15ULL;
+}
+
 static inline uint32_t simdbpe__mph_bucket(const simdbpe__mph *h, uint64_t x)
 {
-    return simdbpe__fastrange32((uint32_t)x, h->n_buckets);
+    return simdbpe__fastrange32((uint32_t)(x >> 32), h->n_buckets);
 }
 
 static inline uint32_t simdbpe__mph_place(const simdbpe__mph *h, uint64_t x, uint32_t pilot)
 {
-    return simdbpe__fastrange32(
-        (uint32_t)simdbpe__hash_u64((x >> 32) ^ (uint64_t)pilot << 32 ^ h->seed), h->n_keys);
+    uint64_t y = (x ^ (uint64_t)pilot * 0xD6E8FEB86659FD93ULL) * 0xC2B2AE3D27D4EB4FULL;
+    return simdbpe__fastrange32((uint32_t)(y >> 32), h->n_keys);
 }
 
 /* The slot of key hash `key` (h->n_keys > 0). */
 static inline uint32_t simdbpe__mph_slot(const simdbpe__mph *h, uint64_t key)
 {
-    uint64_t x = simdbpe__hash_u64(key ^ h->seed);
+    uint64_t x = simdbpe__mph_mix(h, key);
     return simdbpe__mph_place(h, x, h->pilots[simdbpe__mph_bucket(h, x)]);
+}
+
+/* How many buckets a perfect hash of n keys has (about 2 keys each). */
+static inline uint32_t simdbpe__mph_buckets_for(uint32_t n)
+{
+    return n ? n / 2 + 1 : 0;
 }
 
 /* Builds pilots for keys[0..n) (distinct); returns 0, or -1 if out of
@@ -137,22 +149,38 @@ static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model
     return s->key == key ? s : NULL;
 }
 
-/* The id of the token whose bytes are exactly s[0..len) and which BPE
- * yields on its own bytes, or SIMDBPE__NO_ID. `hash` is
- * simdbpe__piece_hash(s, len); lo and hi are the first 16 bytes as
- * simdbpe__short_words gives them. */
-static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t *s, size_t len,
-                                           uint64_t hash, uint64_t lo, uint64_t hi)
+/* The whole-token slot a piece with hash `hash` would be in (n_whole > 0);
+ * split from the compare so the encoder can prefetch it ahead. */
+static inline const simdbpe__whole_slot *simdbpe__whole_slot_of(const simdbpe_model *m,
+                                                               uint64_t hash)
 {
-    if (SIMDBPE_UNLIKELY(m->n_whole == 0))
-        return SIMDBPE__NO_ID;
-    const simdbpe__whole_slot *w = &m->whole[simdbpe__mph_slot(&m->whole_mph, hash)];
+    return &m->whole[simdbpe__mph_slot(&m->whole_mph, hash)];
+}
+
+/* The id in slot w if it holds exactly the piece s[0..len) (lo and hi are
+ * its first 16 bytes as simdbpe__short_words gives them), else
+ * SIMDBPE__NO_ID. */
+static inline uint32_t simdbpe__whole_match(const simdbpe_model *m, const simdbpe__whole_slot *w,
+                                            const uint8_t *s, size_t len, uint64_t lo,
+                                            uint64_t hi)
+{
     if (w->lo != lo || w->hi != hi || w->len != len)
         return SIMDBPE__NO_ID;
     if (SIMDBPE_UNLIKELY(len > 16) &&
         memcmp(m->blob + m->tok_off[w->id] + 16, s + 16, len - 16) != 0)
         return SIMDBPE__NO_ID;
     return w->id;
+}
+
+/* The id of the token whose bytes are exactly s[0..len) and which BPE
+ * yields on its own bytes, or SIMDBPE__NO_ID. `hash` is
+ * simdbpe__piece_hash(s, len). */
+static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t *s, size_t len,
+                                           uint64_t hash, uint64_t lo, uint64_t hi)
+{
+    if (SIMDBPE_UNLIKELY(m->n_whole == 0))
+        return SIMDBPE__NO_ID;
+    return simdbpe__whole_match(m, simdbpe__whole_slot_of(m, hash), s, len, lo, hi);
 }
 
 /* ---- hashing pre-tokens ---- */
@@ -215,6 +243,7 @@ typedef struct simdbpe__bpe_scratch {
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
     uint64_t *bits;                      /* non-empty ranks */
     uint32_t n_buckets;
+    struct simdbpe__pair_entry *pairs;   /* recent merge lookups */
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
@@ -228,6 +257,15 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
  */
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out);
+
+/* ---- large temporary arrays (mph.c) ---- */
+
+/* malloc/calloc for arrays of hundreds of KB built while loading a model:
+ * on Linux they ask for transparent huge pages, because fresh 4 KB pages
+ * cost ~10 us each in faults on virtual machines (a model load touches
+ * ~12 MB). Free with free(). */
+void *simdbpe__model_alloc(size_t bytes);
+void *simdbpe__model_calloc(size_t n, size_t size);
 
 /* ---- byte-level alphabet (bytelevel.c) ---- */
 

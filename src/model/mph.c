@@ -1,22 +1,50 @@
 /*
  * mph.c - building minimal perfect hashes (see simdbpe__mph in model.h).
  *
- * Keys are spread over n/4 buckets; buckets are placed largest first, each
- * by trying pilots 0, 1, 2, ... until every key of the bucket lands on a
- * free slot of 0..n-1 and no two on the same one. Large buckets are placed
- * while the table is empty and the last, single-key buckets need about
- * n / (free slots) tries each, so a build is O(n log n) hashing and takes
- * a few milliseconds for 50,000 keys. If a bucket finds no pilot (which
+ * Keys are spread over about n/2 buckets; buckets are placed largest
+ * first, each by trying pilots 0, 1, 2, ... until every key of the bucket
+ * lands on a free slot of 0..n-1 and no two on the same one. A bucket of k
+ * keys placed when a fraction f of the table is free needs about f^-k
+ * tries, so buckets must stay small for a minimal (full) table: with 4 keys
+ * per bucket the last pairs and triples took millions of tries (40 ms for
+ * GPT-2's merges), with 2 the build is a few milliseconds. The last,
+ * single-key buckets need about n / (free slots) tries each. If a bucket finds no pilot (which
  * only happens in practice when two keys are equal) the build starts again
  * with another seed, a few times, then gives up.
  */
 #include <stdlib.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "model.h"
 
-#define BUCKET_SIZE 4
+void *simdbpe__model_alloc(size_t bytes)
+{
+    if (bytes < (256u << 10))
+        return malloc(bytes ? bytes : 1);
+    size_t align = 2u << 20;
+    size_t rounded = (bytes + align - 1) / align * align;
+    void *p = aligned_alloc(align, rounded);
+#if defined(MADV_HUGEPAGE)
+    if (p)
+        madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return p;
+}
+
+void *simdbpe__model_calloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    void *p = simdbpe__model_alloc(n * size);
+    if (p)
+        memset(p, 0, n * size);
+    return p;
+}
+
 #define MAX_PILOT (1u << 24)
-#define SEEDS 8
+#define SEEDS 16
 
 /* Places every bucket; returns 0, or -1 if some bucket found no pilot. */
 static int place_all(simdbpe__mph *h, uint32_t *pilots, const uint64_t *x, uint32_t n,
@@ -56,16 +84,16 @@ int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots_out, const uint64_t *k
 {
     *pilots_out = NULL;
     h->n_keys = n;
-    h->n_buckets = n ? n / BUCKET_SIZE + 1 : 0;
+    h->n_buckets = simdbpe__mph_buckets_for(n);
     h->pilots = NULL;
     if (n == 0)
         return 0;
     uint32_t nb = h->n_buckets;
-    uint32_t *pilots = calloc(nb, sizeof *pilots);
-    uint64_t *x = malloc((size_t)n * sizeof *x);       /* mixed keys, by bucket */
-    uint32_t *bucket = malloc((size_t)n * sizeof *bucket);
-    uint32_t *first = calloc((size_t)nb + 2, sizeof *first); /* bucket -> first key */
-    uint32_t *order = malloc((size_t)nb * sizeof *order);
+    uint32_t *pilots = simdbpe__model_calloc(nb, sizeof *pilots);
+    uint64_t *x = simdbpe__model_alloc((size_t)n * sizeof *x);       /* mixed keys, by bucket */
+    uint32_t *bucket = simdbpe__model_alloc((size_t)n * sizeof *bucket);
+    uint32_t *first = simdbpe__model_calloc((size_t)nb + 2, sizeof *first); /* bucket -> first key */
+    uint32_t *order = simdbpe__model_alloc((size_t)nb * sizeof *order);
     uint32_t *by_size = NULL;
     uint64_t *taken = malloc(((size_t)n + 63) / 64 * sizeof *taken);
     uint32_t spots[256];
@@ -78,8 +106,7 @@ int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots_out, const uint64_t *k
         memset(first, 0, ((size_t)nb + 2) * sizeof *first);
         uint32_t max_size = 0;
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t m = simdbpe__hash_u64(keys[i] ^ h->seed);
-            bucket[i] = simdbpe__mph_bucket(h, m);
+            bucket[i] = simdbpe__mph_bucket(h, simdbpe__mph_mix(h, keys[i]));
             first[bucket[i] + 2]++;
         }
         for (uint32_t b = 0; b < nb; b++) {
@@ -90,7 +117,7 @@ int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots_out, const uint64_t *k
         if (max_size > sizeof spots / sizeof *spots)
             continue; /* a degenerate seed */
         for (uint32_t i = 0; i < n; i++)
-            x[first[bucket[i] + 1]++] = simdbpe__hash_u64(keys[i] ^ h->seed);
+            x[first[bucket[i] + 1]++] = simdbpe__mph_mix(h, keys[i]);
         /* Buckets by decreasing size (counting sort on size). */
         free(by_size);
         by_size = calloc((size_t)max_size + 2, sizeof *by_size);
