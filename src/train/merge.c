@@ -671,7 +671,7 @@ static void report(const simdbpe__merge_config *cfg, const state *s, uint64_t ta
     memset(&p, 0, sizeof p);
     p.stage = SIMDBPE_TRAIN_MERGING;
     p.bytes = cfg->bytes_fed;
-    p.unique_words = s->n_words;
+    p.unique_words = cfg->unique_words;
     p.merges_done = s->n_merges;
     p.merges_target = target;
     p.last_count = last_count;

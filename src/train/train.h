@@ -177,6 +177,7 @@ typedef struct simdbpe__merge_config {
     const simdbpe__train_special *specials;
     size_t n_specials;
     uint64_t bytes_fed;
+    uint64_t unique_words; /* all of them, for progress reports */
     simdbpe_train_progress_fn progress;
     void *progress_user;
 } simdbpe__merge_config;

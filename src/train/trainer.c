@@ -252,6 +252,7 @@ simdbpe_status simdbpe_trainer_train(simdbpe_trainer *t, simdbpe_error *err)
         .specials = t->specials,
         .n_specials = t->n_specials,
         .bytes_fed = t->feed.bytes_fed,
+        .unique_words = t->unique_words,
         .progress = t->opts.progress,
         .progress_user = t->opts.progress_user,
     };
