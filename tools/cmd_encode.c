@@ -61,84 +61,91 @@ static const char *const eot_names[] = {"none", "append", "prepend", NULL};
 
 /* ------------------------------------------------------------- options */
 
-/* A count option within [lo, hi]; -1 if it is not one. */
+/* A count option within [lo, hi]. Returns 0, or -1 if it is not one. */
 static int count_in(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
 {
     return cli_parse_count(val, out) || *out < lo || *out > hi ? -1 : 0;
 }
 
-/* Options shared by encode and count. Returns 1 if `name` is not one. */
-static int set_common(encode_opts *o, const char *name, const char *val, int *bad)
+/* A name from `names`; its index, or -1 (the caller reports it). */
+static int choice(const char *val, const char *const *names, int *out)
 {
-    static const char *const in_names[] = {"text", "lines", "jsonl", NULL};
-    static const char *const specials[] = {"text", "allow", "error", NULL};
-    static const char *const errors[] = {"strict", "replace", NULL};
-    static const char *const on_error[] = {"stop", "skip", NULL};
+    *out = cli_pick(val, names);
+    return *out < 0 ? -1 : 0;
+}
+
+static const char *const in_names[] = {"text", "lines", "jsonl", NULL};
+static const char *const special_names[] = {"text", "allow", "error", NULL};
+static const char *const error_names[] = {"strict", "replace", NULL};
+static const char *const on_error_names[] = {"stop", "skip", NULL};
+static const char *const dtype_names[] = {"u16", "u32", NULL};
+
+/* Options of encode and count. Returns 0 (set), -1 (bad value) or 1 (not
+ * one of these options). */
+static int set_common(encode_opts *o, const char *name, const char *val)
+{
     uint64_t n = 0;
-    int v = 0;
+    int v = 0, bad = 0;
     if (!strcmp(name, "-m") || !strcmp(name, "--model"))
         o->model = val;
     else if (!strcmp(name, "-o") || !strcmp(name, "--output"))
         o->output = val;
-    else if (!strcmp(name, "--input-format"))
-        v = o->in_mode = cli_pick(val, in_names);
     else if (!strcmp(name, "--json-key"))
         o->json_key = val;
     else if (!strcmp(name, "--doc-separator"))
         o->sep_arg = val;
-    else if (!strcmp(name, "--special") && (v = cli_pick(val, specials)) >= 0)
-        o->enc.special = (simdbpe_special_policy)v;
-    else if (!strcmp(name, "--errors") && (v = cli_pick(val, errors)) >= 0)
-        o->enc.errors = (simdbpe_utf8_policy)v;
-    else if (!strcmp(name, "--on-error"))
-        v = o->skip_errors = cli_pick(val, on_error);
     else if (!strcmp(name, "--summary"))
         o->summary = val;
-    else if (!strcmp(name, "--threads") && !(v = count_in(val, 1, 1024, &n)))
+    else if (!strcmp(name, "--input-format"))
+        bad = choice(val, in_names, &o->in_mode);
+    else if (!strcmp(name, "--special") && !(bad = choice(val, special_names, &v)))
+        o->enc.special = (simdbpe_special_policy)v;
+    else if (!strcmp(name, "--errors") && !(bad = choice(val, error_names, &v)))
+        o->enc.errors = (simdbpe_utf8_policy)v;
+    else if (!strcmp(name, "--on-error"))
+        bad = choice(val, on_error_names, &o->skip_errors);
+    else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, 1024, &n)))
         o->threads = (long)n;
-    else if (!strcmp(name, "--rank") && !(v = count_in(val, 0, 1000000, &n)))
+    else if (!strcmp(name, "--rank") && !(bad = count_in(val, 0, 1000000, &n)))
         o->rank = (long)n;
-    else if (!strcmp(name, "--world-size") && !(v = count_in(val, 1, 1000000, &n)))
+    else if (!strcmp(name, "--world-size") && !(bad = count_in(val, 1, 1000000, &n)))
         o->world = (long)n;
     else if (!strcmp(name, "--batch-bytes"))
-        v = count_in(val, 16, (uint64_t)1 << 40, &o->batch_bytes);
-    else if (strcmp(name, "--special") && strcmp(name, "--errors") && strcmp(name, "--threads") &&
-             strcmp(name, "--rank") && strcmp(name, "--world-size"))
+        bad = count_in(val, 16, (uint64_t)1 << 40, &o->batch_bytes);
+    else if (!bad)
         return 1;
-    *bad = v < 0;
-    return 0;
+    return bad;
 }
 
-/* Options of encode only. Returns 1 if `name` is not one. */
-static int set_encode_only(encode_opts *o, const char *name, const char *val, int *bad)
+/* Options of encode only; same returns as set_common(). */
+static int set_encode_only(encode_opts *o, const char *name, const char *val)
 {
-    static const char *const dtypes[] = {"u16", "u32", NULL};
-    int v = 0;
+    int v = 0, bad = 0;
     if (!strcmp(name, "--output-format"))
-        v = o->format = cli_pick(val, format_names);
-    else if (!strcmp(name, "--eot") && (v = cli_pick(val, eot_names)) >= 0)
+        bad = choice(val, format_names, &o->format);
+    else if (!strcmp(name, "--eot") && !(bad = choice(val, eot_names, &v)))
         o->eot = v == 0 ? EOT_NONE : v == 1 ? EOT_APPEND : EOT_PREPEND;
-    else if (!strcmp(name, "--dtype") && (v = cli_pick(val, dtypes)) >= 0)
+    else if (!strcmp(name, "--dtype") && !(bad = choice(val, dtype_names, &v)))
         o->width = v == 0 ? 2 : 4;
     else if (!strcmp(name, "--shard-tokens")) {
-        v = count_in(val, 1, INT32_MAX, &o->shard_tokens);
+        bad = count_in(val, 1, INT32_MAX, &o->shard_tokens);
         o->shard_tokens_set = 1;
-    } else if (strcmp(name, "--eot") && strcmp(name, "--dtype"))
+    } else if (!bad)
         return 1;
-    *bad = v < 0;
-    return 0;
+    return bad;
 }
 
 static int set_option(encode_opts *o, const char *name, const char *val)
 {
-    int bad = 0;
-    if (set_common(o, name, val, &bad)) {
-        if (o->count && !set_encode_only(o, name, val, &bad))
-            return cli_usage_error("option '%s' is for encode, not count", name);
-        if (set_encode_only(o, name, val, &bad))
+    int r = set_common(o, name, val);
+    if (r == 1) {
+        r = set_encode_only(o, name, val);
+        if (r == 1)
             return cli_usage_error("unknown option '%s'", name);
+        if (o->count)
+            return cli_usage_error("option '%s' is for encode, not count", name);
     }
-    if (bad)
+    if (r < 0)
         return cli_usage_error("bad value '%s' for %s", val, name);
     return 0;
 }
