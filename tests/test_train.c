@@ -64,6 +64,53 @@ Test(golden, taylorswift_any_threads_any_chunks)
             check_golden("taylorswift", threads[i], chunks[j]);
 }
 
+/* What tiktoken's GPT-2 file loader (data_gym_to_mergeable_bpe_ranks)
+ * asserts: byte tokens ranked as [b for b in range(256) if
+ * chr(b).isprintable() and chr(b) != " "] followed by the other bytes in
+ * order, then merge i making rank 256 + i; vocab.json must say the same. In
+ * Latin-1, Python's isprintable() is false for the C0/C1 controls, U+00A0
+ * and U+00AD (and true for ' ', which the loader excludes). */
+static int python_printable(unsigned b)
+{
+    return !(b < 0x20 || (b >= 0x7F && b <= 0xA0) || b == 0xAD);
+}
+
+Test(golden, tiktoken_gpt2_loader_layout)
+{
+    size_t len;
+    char *text = tt_read(TT_CORPUS("taylorswift"), &len);
+    simdbpe_train_options o = tt_hf_options(3000, 2);
+    simdbpe_trainer *t = tt_train(&o, text, len, 1 << 20);
+    unsigned rank_to_byte[256], n = 0;
+    for (unsigned b = 0; b < 256; b++)
+        if (python_printable(b) && b != ' ')
+            rank_to_byte[n++] = b;
+    for (unsigned b = 0; b < 256; b++)
+        if (!(python_printable(b) && b != ' '))
+            rank_to_byte[n++] = b;
+    for (uint32_t id = 0; id < 256; id++) {
+        const uint8_t *b;
+        size_t bl;
+        cr_assert_eq(simdbpe_trainer_token_bytes(t, id, &b, &bl), SIMDBPE_OK);
+        cr_assert(bl == 1 && b[0] == rank_to_byte[id], "byte token %u", id);
+    }
+    size_t merges = simdbpe_trainer_merge_count(t);
+    cr_assert_eq(merges, 3000 - 256 - 1);
+    for (size_t i = 0; i < merges; i++) {
+        uint32_t l, r, id;
+        simdbpe_trainer_merge_at(t, i, &l, &r, &id, NULL);
+        cr_assert_eq(id, 256 + i, "merge %zu makes id %u", i, id);
+        const uint8_t *lb, *rb, *xb;
+        size_t ll, rl, xl;
+        simdbpe_trainer_token_bytes(t, l, &lb, &ll);
+        simdbpe_trainer_token_bytes(t, r, &rb, &rl);
+        simdbpe_trainer_token_bytes(t, id, &xb, &xl);
+        cr_assert(xl == ll + rl && !memcmp(xb, lb, ll) && !memcmp(xb + ll, rb, rl));
+    }
+    simdbpe_trainer_free(t);
+    free(text);
+}
+
 /* --------------------------------------------------------------- prefix */
 
 Test(prefix, first_merges_equal_a_smaller_run)
