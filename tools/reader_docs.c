@@ -295,7 +295,8 @@ int reader_fill(reader *r, batch *b)
         size_t ustart = b->len;
         if (batch_reserve(b, r->carry_len))
             return -1;
-        memcpy(b->buf + b->len, r->carry, r->carry_len);
+        if (r->carry_len) /* carry may be NULL when empty */
+            memcpy(b->buf + b->len, r->carry, r->carry_len);
         b->len += r->carry_len;
         r->carry_len = 0;
         int full = take_file(r, b, ustart, &want);

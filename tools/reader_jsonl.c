@@ -234,7 +234,7 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
             continue;
         }
         /* A backslash: flush the run before it, then the escape. */
-        if (dst) {
+        if (dst && i > run) {
             if (buf_reserve(dst, i - run))
                 return -2;
             memcpy(dst->p + dst->len, s + run, i - run);
