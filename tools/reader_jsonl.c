@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +199,40 @@ static int read_escape(parser *p, int mode, jsonl_buf *dst)
 }
 
 /*
+ * The first byte at or after s[i] (before n) that ends a plain run of a
+ * string: '"', '\\', a control byte (< 0x20) and, unless `high_ok`, a byte
+ * >= 0x80 (which then needs a UTF-8 check). Eight bytes at a time:
+ *
+ *   haszero(v)   = (v - 0x01..01) & ~v & 0x80..80   some byte of v is 0
+ *   hasless(v,k) = (v - k*0x01..01) & ~v & 0x80..80 some byte < k (k <= 128)
+ *
+ * so a word needs a closer look when (w ^ '"'s), (w ^ '\\'s) has a zero
+ * byte, when w has a byte < 0x20, or (ASCII runs) a byte with its top bit.
+ */
+static size_t plain_run_end(const unsigned char *s, size_t i, size_t n, int high_ok)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    while (i + 8 <= n) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        uint64_t q = w ^ (ones * '"'), b = w ^ (ones * '\\');
+        uint64_t stop = ((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w);
+        stop &= highs;
+        if (!high_ok)
+            stop |= w & highs;
+        if (stop)
+            break;
+        i += 8;
+    }
+    for (; i < n; i++) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\' || c < 0x20 || (c >= 0x80 && !high_ok))
+            return i;
+    }
+    return n;
+}
+
+/*
  * Reads the string whose opening quote is at s[i]. On success *str, *len
  * is its content: a pointer into the record when it has no escapes, else
  * `dst`'s buffer (dst is reset first; NULL for STR_SKIP). Returns 0, -1 on
@@ -211,9 +246,10 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
     if (dst)
         dst->len = 0;
     for (;;) {
-        /* The common case: a run of printable ASCII. */
-        while (i < p->n && s[i] >= 0x20 && s[i] < 0x80 && s[i] != '"' && s[i] != '\\')
-            i++;
+        /* The common case: a plain run. The value's bytes >= 0x80 are part
+         * of it (the encoder checks the value's UTF-8); elsewhere they stop
+         * the run for a UTF-8 check. */
+        i = plain_run_end(s, i, p->n, mode == STR_VALUE);
         if (i >= p->n)
             return -1;
         unsigned char c = s[i];
@@ -222,10 +258,6 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
         if (c < 0x20)
             return -1; /* control characters must be escaped */
         if (c >= 0x80) {
-            if (mode == STR_VALUE) {
-                i++; /* the encoder checks the value's UTF-8 */
-                continue;
-            }
             unsigned cp;
             size_t l = utf8_decode(s, p->n, i, &cp);
             if (!l)
