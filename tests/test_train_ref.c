@@ -383,6 +383,43 @@ Test(reference, overlapping_pairs)
     free(s);
 }
 
+Test(reference, line_ends)
+{
+    /* Lines mode counts many lines at once and fixes the pieces where a line
+     * differs from the whole text: whitespace before the '\n' (one piece
+     * with it), CR LF, NBSP and U+3000 before it, empty and blank lines,
+     * lines without a '\n' at the end, whitespace starting a line,
+     * contractions at line ends. Each case repeats with different words so
+     * the counts differ. */
+    static const char *const cases[] = {
+        "word \n", "word  \n", "word\t\n", "word\r\n", "word \r\n", "word\xc2\xa0\n",
+        "word\xe3\x80\x80\n", "\n", " \n", "   \n", "\t\n", " word\n", "  word\n",
+        "\tword \n", "it's\n", "it'\n", "word's \n", "12 \n", "!? \n", "word\n\n",
+        "\xc2\xa0word\n", "word \xc2\x85\n",
+    };
+    static const char *const words[] = {"ab", "ba", "abab", "bab", "aab"};
+    size_t cap = 1 << 16, n = 0;
+    char *s = malloc(cap);
+    for (size_t r = 0; r < 40; r++)
+        for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+            const char *w = words[(r * 7 + c) % 5];
+            for (const char *p = cases[c]; *p; p++) {
+                if (!strncmp(p, "word", 4)) {
+                    memcpy(s + n, w, strlen(w));
+                    n += strlen(w);
+                    p += 3;
+                } else {
+                    s[n++] = *p;
+                }
+            }
+        }
+    memcpy(s + n, "ab ", 3); /* the last line has no '\n' */
+    n += 3;
+    compare("line ends", s, n, 1, 100000, 0, 1, n);
+    compare("line ends, 3 threads, small chunks", s, n, 1, 100000, 0, 3, 61);
+    free(s);
+}
+
 Test(reference, real_text_documents_mode_threads)
 {
     size_t len;

@@ -198,16 +198,83 @@ typedef struct job {
 } job;
 
 /* Pre-tokenizes one sequence s[0..n) and counts its pieces; `room` bytes
- * from s may be read (room >= n). */
+ * from s may be read (room >= n). The block scanner gives piece starts 64
+ * bytes at a time. */
 static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
 {
-    size_t i = 0;
-    while (i < n) {
-        size_t e = simdbpe__pretok_piece_end(s, n, i);
-        if (simdbpe__count_word(j->hot, j->tab, s + i, e - i, room - i))
-            return -1;
-        i = e;
+    simdbpe__pretok_state ps;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, piece = 0;
+    simdbpe__pretok_begin(&ps, j->f->k, s, n);
+    while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
+        for (size_t b = 0; b < count; b++) {
+            uint64_t bits = starts[b];
+            size_t at = base + 64 * b;
+            if (at == 0)
+                bits &= bits - 1; /* the text's first start opens the first piece */
+            while (bits) {
+                size_t next = at + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (simdbpe__count_word(j->hot, j->tab, s + piece, next - piece, room - piece))
+                    return -1;
+                piece = next;
+            }
+        }
     }
+    if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
+        return -1;
+    return 0;
+}
+
+/*
+ * Lines mode over many lines at once: the pieces of the whole text, fixed
+ * where the lines differ from it. Every line start starts a piece, and a
+ * line's trailing whitespace run (which ends with its '\n') is one piece:
+ * in the whole text `\s+(?!\S)` would leave the '\n' alone when the next
+ * line starts with non-whitespace, so a start at a '\n' that follows
+ * whitespace of the same line is dropped. Nothing else in a line depends on
+ * what follows its '\n'.
+ */
+static int count_lines_blocks(job *j, const uint8_t *s, size_t n, size_t room)
+{
+    simdbpe__pretok_state ps;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, piece = 0;
+    const uint8_t *hit = n ? memchr(s, '\n', n) : NULL;
+    size_t nl = hit ? (size_t)(hit - s) : SIZE_MAX; /* the next '\n' to note */
+    uint64_t carry = 0; /* the previous block ended with '\n' */
+    simdbpe__pretok_begin(&ps, j->f->k, s, n);
+    while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
+        for (size_t b = 0; b < count; b++) {
+            size_t at = base + 64 * b;
+            uint64_t bits = starts[b] | carry, lf = 0;
+            while (nl < at + 64) {
+                lf |= (uint64_t)1 << (nl - at);
+                hit = nl + 1 < n ? memchr(s + nl + 1, '\n', n - nl - 1) : NULL;
+                nl = hit ? (size_t)(hit - s) : SIZE_MAX;
+            }
+            carry = lf >> 63;
+            bits |= lf << 1;
+            for (uint64_t m = lf & bits; m; m &= m - 1) {
+                size_t p = at + (size_t)__builtin_ctzll(m);
+                if (p > 0 && s[p - 1] != '\n' && class_before(s, p) == SIMDBPE__CP_SPACE)
+                    bits &= ~((uint64_t)1 << (p - at));
+            }
+            if (n - at < 64)
+                bits &= ((uint64_t)1 << (n - at)) - 1; /* a start at n is the end */
+            if (at == 0)
+                bits &= bits - 1;
+            while (bits) {
+                size_t next = at + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                if (simdbpe__count_word(j->hot, j->tab, s + piece, next - piece, room - piece))
+                    return -1;
+                piece = next;
+            }
+        }
+    }
+    if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
+        return -1;
     return 0;
 }
 
@@ -251,15 +318,7 @@ static int repair(job *j, const uint8_t *s, size_t n, size_t bad, size_t *out_le
 
 static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
 {
-    size_t i = 0;
-    while (i < n) {
-        const uint8_t *nl = memchr(s + i, '\n', n - i);
-        size_t end = nl ? (size_t)(nl - s) + 1 : n;
-        if (count_sequence(j, s + i, end - i, room - i))
-            return -1;
-        i = end;
-    }
-    return 0;
+    return count_lines_blocks(j, s, n, room);
 }
 
 /* Documents mode: the separator ends a document; a part's edges are safe
