@@ -29,7 +29,7 @@ for inp, r in rows.items():
         if v is None:
             cells.append("-")
         elif v[0] == "crashed":
-            cells.append("crashed")
+            cells.append("timeout" if "within" in (v[1] if len(v) > 1 else "") else "crashed")
         else:
             b, t, s = int(v[0]), int(v[1]), float(v[2])
             mbs[i] = b / s / 1e6

@@ -12,7 +12,8 @@
 #    the adversarial single pieces (--adversarial-mb MB each, default 5);
 # 4. times simdbpe (bench_encode: one thread, one encoder, every document) and each peer
 #    (bench/peers.mjs) on the same files, medians of --runs runs (default 3); a peer that
-#    crashes or panics on an input is reported as crashed;
+#    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
+#    is reported as crashed, with the reason;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
 #    then simdbpe's stage breakdown (validate, pre-tokenize, merge) and kernel GB/s.
 #
@@ -22,7 +23,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
-runs=3 sample=8 adv=5 full="" peers=1
+runs=3 sample=8 adv=5 full="" peers=1 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=--full ;;
@@ -77,12 +78,18 @@ for set in "${sets[@]}"; do
   [ "$peers" = 1 ] || continue
   for peer in tiktoken-rs tiktoken hf; do
     echo "# $label: $peer" >&2
-    if out=$(timeout 1800 node "$here/peers.mjs" "$peer" "$runs" "${files[@]}" 2>"$work/err.txt"); then
+    if out=$(timeout "$peer_timeout" node "$here/peers.mjs" "$peer" "$runs" "${files[@]}" 2>"$work/err.txt"); then
       python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"]]))' \
         "$out" "$label" >>"$results"
     else
-      msg=$(grep -m1 -iE "panic|error|abort|overflow|killed" "$work/err.txt" | cut -c1-100 || true)
-      printf '%s\t%s\tcrashed\t%s\n' "$label" "$peer" "${msg:-exit status $?}" >>"$results"
+      code=$?
+      if [ "$code" = 124 ]; then
+        msg="no result within ${peer_timeout} s (killed)"
+      else
+        msg=$(grep -m1 -iE "panic|error|abort|overflow|killed" "$work/err.txt" | cut -c1-100 || true)
+        msg=${msg:-exit status $code}
+      fi
+      printf '%s\t%s\tcrashed\t%s\n' "$label" "$peer" "$msg" >>"$results"
     fi
   done
 done

@@ -157,14 +157,16 @@ static const uint64_t keep_hi[17] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL,
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
-/* What the encoder knows of a piece before looking it up: its key (first
- * 16 bytes as two zero-padded words), its hash, and the whole-token slot
- * it would be in, which has been prefetched. */
+/* What the encoder knows of a piece before it emits it: its key (first 16
+ * bytes as two zero-padded words), its hash, the whole-token slot it would
+ * be in, and then the result of that lookup. */
 typedef struct piece_key {
     uint64_t lo, hi, h;
     const simdbpe__whole_slot *slot; /* NULL if the model has no whole map */
+    uint32_t id;                     /* the whole token, or SIMDBPE__NO_ID */
 } piece_key;
 
+/* Stage 1: key, hash, and a prefetch of the whole-token slot. */
 static inline void prepare_piece(const simdbpe_model *m, const uint8_t *s, size_t n, size_t a,
                                  size_t b, piece_key *k)
 {
@@ -188,26 +190,34 @@ static inline void prepare_piece(const simdbpe_model *m, const uint8_t *s, size_
     }
 }
 
-/* Encodes the piece s[a..b) whose key is k. The common case (a whole
- * token) stays in this inline function. */
+/* Stage 2: the whole-token lookup (its slot is in cache by now); a piece
+ * that is not a whole token gets its cache slot prefetched instead. */
+static inline void lookup_piece(const simdbpe_encoder *e, const uint8_t *s, size_t a, size_t b,
+                                piece_key *k)
+{
+    size_t len = b - a;
+    k->id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi)
+                    : SIMDBPE__NO_ID;
+    if (k->id == SIMDBPE__NO_ID && len <= SIMDBPE__SHORT_PIECE)
+        __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
+}
+
+/* Stage 3: emit. */
 static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t a,
                                           size_t b, const piece_key *k, size_t *n_out)
 {
-    size_t len = b - a;
-    if (SIMDBPE_LIKELY(k->slot != NULL)) {
-        uint32_t id = simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi);
-        if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
-            e->out[(*n_out)++] = id;
-            return SIMDBPE_OK;
-        }
+    if (SIMDBPE_LIKELY(k->id != SIMDBPE__NO_ID)) {
+        e->out[(*n_out)++] = k->id;
+        return SIMDBPE_OK;
     }
-    return encode_other(e, s + a, len, k->h, k->lo, k->hi, n_out);
+    return encode_other(e, s + a, b - a, k->h, k->lo, k->hi, n_out);
 }
 
-/* Pieces are looked up AHEAD pieces after their key is prepared, so the
- * model's slots are in cache by then. */
-#define AHEAD 4
-#define RING 8
+/* The three stages run on pieces i + AHEAD1, i + AHEAD2 and i, so each
+ * memory access has a few pieces' time to arrive. */
+#define AHEAD1 8
+#define AHEAD2 4
+#define RING 16
 
 /* Encodes the pieces between consecutive bounds[0..nb) of s[0..n). */
 static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t n,
@@ -215,12 +225,17 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
 {
     piece_key ring[RING];
     size_t np = nb - 1;
-    for (size_t i = 0; i < np && i < AHEAD; i++)
+    for (size_t i = 0; i < np && i < AHEAD1; i++)
         prepare_piece(e->m, s, n, bounds[i], bounds[i + 1], &ring[i % RING]);
+    for (size_t i = 0; i < np && i < AHEAD2; i++)
+        lookup_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING]);
     for (size_t i = 0; i < np; i++) {
-        if (i + AHEAD < np)
-            prepare_piece(e->m, s, n, bounds[i + AHEAD], bounds[i + AHEAD + 1],
-                          &ring[(i + AHEAD) % RING]);
+        if (i + AHEAD1 < np)
+            prepare_piece(e->m, s, n, bounds[i + AHEAD1], bounds[i + AHEAD1 + 1],
+                          &ring[(i + AHEAD1) % RING]);
+        if (i + AHEAD2 < np)
+            lookup_piece(e, s, bounds[i + AHEAD2], bounds[i + AHEAD2 + 1],
+                         &ring[(i + AHEAD2) % RING]);
         simdbpe_status st = encode_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING], n_out);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;

@@ -33,6 +33,7 @@
 #include "model.h"
 
 #define NONE UINT32_MAX
+#define PREFETCH 32 /* entries ahead in a sweep */
 #define SHORT_WORD 64
 
 typedef struct simdbpe__bpe_bucket {
@@ -339,8 +340,8 @@ static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
         else {
             key = next;
             i++;
-            if (i + 16 < n)
-                __builtin_prefetch(&s->nodes[b->pos[i + 16]]);
+            if (i + PREFETCH < n)
+                __builtin_prefetch(&s->nodes[b->pos[i + PREFETCH]]);
         }
         if (apply(m, s, h, r, (uint32_t)(key >> 32), (uint32_t)key))
             return -1;
