@@ -164,7 +164,7 @@ static void flush_buffer(outfile *o)
 
 void outfile_write(outfile *o, const void *data, size_t len)
 {
-    if (o->err || o->fd < 0)
+    if (o->err || o->fd < 0 || len == 0)
         return;
     o->pos += len;
     if (o->len + len > o->cap) {

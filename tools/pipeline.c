@@ -106,6 +106,8 @@ static void batch_free(batch *b)
 
 static int batch_add_ids(batch *b, const uint32_t *ids, size_t n)
 {
+    if (n == 0)
+        return 0; /* ids may be NULL */
     if (b->nids + n > b->idcap) {
         size_t cap = b->idcap ? b->idcap : 4096;
         while (cap < b->nids + n)
@@ -231,7 +233,8 @@ static int encode_batch(worker *wk, batch *b)
                 break;
             continue;
         }
-        const char *text = b->buf + s->off;
+        /* An empty document may come from a batch without a buffer. */
+        const char *text = b->buf ? b->buf + s->off : "";
         size_t len = s->len;
         if (s->kind == SEG_JSON) {
             int r = json_text(wk, b, s, &text, &len);
@@ -292,6 +295,8 @@ static void record_skip(pipeline *p, const char *msg)
 
 static int docbuf_add(pipeline *p, const uint32_t *ids, size_t n)
 {
+    if (n == 0)
+        return 0;
     if (p->docbuf_len + n > p->docbuf_cap) {
         size_t cap = p->docbuf_cap ? p->docbuf_cap : 4096;
         while (cap < p->docbuf_len + n)

@@ -126,8 +126,10 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
     if (j->mode == IN_TEXT && !j->sep)
         return 0; /* the whole file is one document */
     for (;;) {
-        const char *from = b->buf + *ustart;
         size_t n = b->len - *ustart;
+        if (n == 0)
+            return 0; /* (b->buf may still be NULL) */
+        const char *from = b->buf + *ustart;
         const char *hit = j->sep ? memmem(from, n, j->sep, j->sep_len) : memchr(from, '\n', n);
         if (!hit)
             return 0;
@@ -169,6 +171,9 @@ static int try_cut(reader *r, batch *b, size_t *ustart)
 static void carry_tail(reader *r, batch *b, size_t ustart)
 {
     size_t n = b->len - ustart;
+    r->carry_len = n;
+    if (n == 0)
+        return;
     if (n > r->carry_cap) {
         char *p = realloc(r->carry, n);
         if (!p)
@@ -177,7 +182,6 @@ static void carry_tail(reader *r, batch *b, size_t ustart)
         r->carry_cap = n;
     }
     memcpy(r->carry, b->buf + ustart, n);
-    r->carry_len = n;
     b->len = ustart;
 }
 

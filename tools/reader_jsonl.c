@@ -280,7 +280,7 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
         i = run = p->i;
     }
     if (escaped && dst) {
-        if (buf_reserve(dst, i - run))
+        if (buf_reserve(dst, i - run)) /* an escape has allocated dst->p */
             return -2;
         memcpy(dst->p + dst->len, s + run, i - run);
         dst->len += i - run;
