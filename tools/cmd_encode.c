@@ -483,6 +483,10 @@ static int prepare(run *r)
     if (r->rank.active && (!r->cfg.output || !strcmp(r->cfg.output, "-")))
         return cli_usage_error("rank %ld of %ld (from %s): give -o, each rank writes its own files",
                                r->rank.rank, r->rank.world, r->rank.source);
+    for (size_t i = 0; r->rank.world > 1 && i < r->files.n; i++)
+        if (!strcmp(r->files.paths[i], "-"))
+            return cli_usage_error("standard input cannot be shared by %ld ranks; name files",
+                                   r->rank.world);
     if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
         return cli_error("out of memory"), EXIT_FAIL;
     if (r->cfg.output && strcmp(r->cfg.output, "-")) {
