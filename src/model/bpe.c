@@ -55,6 +55,11 @@ typedef struct simdbpe__pair_entry {
     uint32_t rank, id; /* rank NONE: not a merge */
 } pair_entry;
 
+static inline size_t pair_index(uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS));
+}
+
 /* The merge (rank, id) of the pair; rank NONE if it is not one. */
 static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                    uint32_t left, uint32_t right)
@@ -65,8 +70,7 @@ static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch 
         if (s->pairs)
             memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
     }
-    pair_entry *e = s->pairs ? &s->pairs[(key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS)]
-                             : NULL;
+    pair_entry *e = s->pairs ? &s->pairs[pair_index(key)] : NULL;
     if (e && e->key == key)
         return *e;
     const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
@@ -95,35 +99,39 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc,
                                 const uint8_t *s, size_t len, uint32_t *out, size_t *n_out)
 {
-    uint32_t id[SHORT_WORD], rank[SHORT_WORD], made[SHORT_WORD];
+    uint32_t id[SHORT_WORD], made[SHORT_WORD];
+    /* rank << 8 | position: the minimum is the lowest rank, leftmost on
+     * ties, and is found without a branch per pair (positions < 64). */
+    uint64_t key[SHORT_WORD];
     size_t n = len;
     for (size_t i = 0; i < n; i++)
         id[i] = m->byte_id[s[i]];
+    if (SIMDBPE_LIKELY(sc->pairs != NULL))
+        for (size_t i = 0; i + 1 < n; i++) /* the lookups below are independent */
+            __builtin_prefetch(&sc->pairs[pair_index((uint64_t)id[i] << 32 | id[i + 1])]);
     for (size_t i = 0; i + 1 < n; i++) {
         pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
-        rank[i] = p.rank;
+        key[i] = (uint64_t)p.rank << 8 | i;
         made[i] = p.id;
     }
     for (;;) {
-        uint32_t best = NONE;
-        size_t at = 0;
-        for (size_t i = 0; i + 1 < n; i++) {
-            if (rank[i] < best) {
-                best = rank[i];
-                at = i;
-            }
-        }
-        if (best == NONE)
+        uint64_t best = UINT64_MAX;
+        for (size_t i = 0; i + 1 < n; i++)
+            best = key[i] < best ? key[i] : best;
+        if (best >> 8 == NONE || n < 2)
             break;
+        size_t at = (size_t)(best & 0xFF);
         /* Symbol at+1 joins symbol at; pairs after it move down one. */
         id[at] = made[at];
         n--;
         memmove(id + at + 1, id + at + 2, (n - at - 1) * sizeof *id);
-        memmove(rank + at + 1, rank + at + 2, (n > at + 2 ? n - at - 2 : 0) * sizeof *rank);
-        memmove(made + at + 1, made + at + 2, (n > at + 2 ? n - at - 2 : 0) * sizeof *made);
+        for (size_t i = at + 1; i + 1 < n; i++) {
+            key[i] = (key[i + 1] & ~(uint64_t)0xFF) | i;
+            made[i] = made[i + 1];
+        }
         for (size_t i = at ? at - 1 : 0; i <= at && i + 1 < n; i++) {
             pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
-            rank[i] = p.rank;
+            key[i] = (uint64_t)p.rank << 8 | i;
             made[i] = p.id;
         }
     }
