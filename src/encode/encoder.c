@@ -17,8 +17,9 @@
  * the length, hashed with one multiply, so both lookups are a couple of
  * loads and word compares. The cache holds pieces of up to 16 bytes that
  * are not whole tokens and encode to at most 11 ids, one per cache line;
- * it is direct-mapped and bounded (CACHE_SLOTS * 64 bytes); a new entry
- * replaces the one in its slot.
+ * a second one holds pieces of up to 48 bytes and 16 ids. Both are
+ * direct-mapped and bounded (8 MB and 2 MB); a new entry replaces the one
+ * in its slot.
  */
 #include <stdlib.h>
 #if defined(__linux__)
@@ -32,6 +33,22 @@
 #define CACHE_BITS 17
 #define CACHE_SLOTS (1u << CACHE_BITS)
 #define CACHE_IDS 11
+
+/* Pieces longer than 16 bytes or of more than 11 ids (long words in
+ * non-Latin scripts, runs of symbols in code) go to a second cache with
+ * two-line entries: the whole key up to 48 bytes, up to 16 ids. */
+#define LONG_BITS 14
+#define LONG_KEY 48
+#define LONG_IDS 16
+
+typedef struct long_slot {
+    uint64_t h; /* the piece hash */
+    uint8_t key[LONG_KEY];
+    uint32_t ids[LONG_IDS];
+    uint8_t len; /* 0 = empty */
+    uint8_t n_ids;
+    uint8_t unused[6];
+} long_slot;
 
 /* One cache line. */
 typedef struct cache_slot {
@@ -51,16 +68,16 @@ struct simdbpe_encoder {
     size_t clean_cap;
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
+    long_slot *long_cache;
 };
 
-/* The cache, zeroed. It is a few MB touched at random, so on Linux it asks
+/* A cache, zeroed. It is a few MB touched at random, so on Linux it asks
  * for transparent huge pages: two page faults instead of a thousand (each
  * costs tens of microseconds on virtual machines). */
-static cache_slot *alloc_cache(void)
+static void *alloc_cache(size_t bytes)
 {
-    size_t bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
     size_t align = bytes >= (2u << 20) ? (2u << 20) : 64;
-    cache_slot *c = aligned_alloc(align, bytes);
+    void *c = aligned_alloc(align, (bytes + align - 1) / align * align);
     if (!c)
         return NULL;
 #if defined(MADV_HUGEPAGE)
@@ -81,8 +98,11 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->cache = alloc_cache();
-    if (!e->cache) {
+    e->cache = alloc_cache((size_t)CACHE_SLOTS * sizeof(cache_slot));
+    e->long_cache = alloc_cache(((size_t)1 << LONG_BITS) * sizeof(long_slot));
+    if (!e->cache || !e->long_cache) {
+        free(e->cache);
+        free(e->long_cache);
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
@@ -100,6 +120,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->out);
     free(e->clean);
     free(e->cache);
+    free(e->long_cache);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -119,8 +140,8 @@ static simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
     return SIMDBPE_OK;
 }
 
-/* A piece that is not a whole token: the cache (short pieces), else BPE,
- * whose result is cached when it fits. */
+/* A piece that is not a whole token: the caches, else BPE, whose result
+ * is cached when it fits. */
 static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
                                    uint64_t lo, uint64_t hi, size_t *n)
 {
@@ -133,18 +154,34 @@ static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t 
             return SIMDBPE_OK;
         }
     }
+    long_slot *ls = NULL;
+    if (len <= LONG_KEY) {
+        ls = &e->long_cache[h >> (64 - LONG_BITS)];
+        if (ls->h == h && ls->len == len && memcmp(ls->key, p, len) == 0) {
+            memcpy(e->out + *n, ls->ids, ls->n_ids * sizeof(uint32_t));
+            *n += ls->n_ids;
+            return SIMDBPE_OK;
+        }
+    }
     simdbpe_status st = reserve_out(e, *n, len + CACHE_IDS);
     if (st != SIMDBPE_OK)
         return st;
     size_t start = *n;
     if ((st = simdbpe__bpe_word(e->m, &e->scratch, p, len, e->out, n)) != SIMDBPE_OK)
         return st;
-    if (slot && *n - start <= CACHE_IDS) {
+    size_t got = *n - start;
+    if (slot && got <= CACHE_IDS) {
         slot->lo = lo;
         slot->hi = hi;
         slot->len = (uint8_t)len;
-        slot->n_ids = (uint8_t)(*n - start);
-        memcpy(slot->ids, e->out + start, slot->n_ids * sizeof(uint32_t));
+        slot->n_ids = (uint8_t)got;
+        memcpy(slot->ids, e->out + start, got * sizeof(uint32_t));
+    } else if (ls && got <= LONG_IDS) {
+        ls->h = h;
+        ls->len = (uint8_t)len;
+        ls->n_ids = (uint8_t)got;
+        memcpy(ls->key, p, len);
+        memcpy(ls->ids, e->out + start, got * sizeof(uint32_t));
     }
     return SIMDBPE_OK;
 }
@@ -198,8 +235,12 @@ static inline void lookup_piece(const simdbpe_encoder *e, const uint8_t *s, size
     size_t len = b - a;
     k->id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi)
                     : SIMDBPE__NO_ID;
-    if (k->id == SIMDBPE__NO_ID && len <= SIMDBPE__SHORT_PIECE)
-        __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
+    if (k->id == SIMDBPE__NO_ID) {
+        if (len <= SIMDBPE__SHORT_PIECE)
+            __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
+        else if (len <= LONG_KEY)
+            __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
+    }
 }
 
 /* Stage 3: emit. */
