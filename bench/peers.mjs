@@ -7,8 +7,9 @@
 // native Rust, GPT-2 vocab.json + merges.txt from src/model/gpt2 with the
 // GPT-2 tokenizer.json settings). Each FILE is one document, read and
 // decoded before timing; every document is encoded on one thread, RUNS
-// times, and the median is printed as one JSON line:
-//   {"peer", "bytes", "tokens", "seconds"}
+// times, and the medians are printed as one JSON line:
+//   {"peer", "bytes", "tokens", "seconds", "cpu_seconds"}
+// (cpu_seconds: the process's user + system CPU time, all threads).
 // A peer that throws or crashes on an input (tiktoken-rs panics on long
 // pieces) makes this process fail; run.sh reports that as a crash.
 import { createRequire } from 'node:module';
@@ -63,15 +64,21 @@ const texts = docs.map((b) => b.toString('utf8'));
 const bytes = docs.reduce((s, b) => s + b.length, 0);
 const encode = await encoderFor(peer);
 const times = [];
+const cpus = [];
 let tokens = 0;
 for (let r = 0; r < runs; r++) {
   const t0 = process.hrtime.bigint();
+  const c0 = process.cpuUsage();
   let n = 0;
   for (const t of texts) n += await encode(t);
+  const c = process.cpuUsage(c0);
   times.push(Number(process.hrtime.bigint() - t0) / 1e9);
+  cpus.push((c.user + c.system) / 1e6);
   tokens = n;
 }
-times.sort((a, b) => a - b);
-const mid = times.length >> 1;
-const seconds = times.length % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
-console.log(JSON.stringify({ peer, bytes, tokens, seconds }));
+const median = (v) => {
+  v.sort((a, b) => a - b);
+  const mid = v.length >> 1;
+  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+};
+console.log(JSON.stringify({ peer, bytes, tokens, seconds: median(times), cpu_seconds: median(cpus) }));

@@ -3,9 +3,11 @@
 
     report.py RESULTS.tsv
 
-Each line of RESULTS.tsv: input, implementation, bytes, tokens, seconds (medians), or
-input, implementation, "crashed", message. Prints a Markdown table: MB/s, Mtokens/s and the
-ratio to tiktoken-rs on the same input, then the ratio targets of issue 3.
+Each line of RESULTS.tsv: input, implementation, bytes, tokens, wall seconds, CPU seconds
+(medians), or input, implementation, "crashed", message. Prints a Markdown table: wall-clock
+MB/s of each implementation, simdbpe's Mtokens/s, and simdbpe's speed ratio to tiktoken-rs and
+HF on the same input, by wall clock and by CPU time (the CPU-time ratio is the steadier one on a
+shared, loaded machine).
 """
 import sys
 from collections import OrderedDict
@@ -19,10 +21,10 @@ for line in open(sys.argv[1], encoding="utf-8"):
 
 impls = ["simdbpe", "tiktoken-rs", "tiktoken", "hf"]
 print("| input | MB | " + " | ".join(f"{i} MB/s" for i in impls) +
-      " | simdbpe Mtok/s | simdbpe / tiktoken-rs | simdbpe / hf |")
-print("|---|---:|" + "---:|" * len(impls) + "---:|---:|---:|")
+      " | simdbpe Mtok/s | / tiktoken-rs | / tiktoken-rs (CPU) | / hf | / hf (CPU) |")
+print("|---|---:|" + "---:|" * len(impls) + "---:|---:|---:|---:|---:|")
 for inp, r in rows.items():
-    mbs, mb, mtok = {}, "", ""
+    mbs, cpu, mb, mtok = {}, {}, "", ""
     cells = []
     for i in impls:
         v = r.get(i)
@@ -33,10 +35,14 @@ for inp, r in rows.items():
         else:
             b, t, s = int(v[0]), int(v[1]), float(v[2])
             mbs[i] = b / s / 1e6
+            if len(v) > 3 and float(v[3]) > 0:
+                cpu[i] = b / float(v[3]) / 1e6
             mb = f"{b / 1e6:.1f}"
             if i == "simdbpe":
                 mtok = f"{t / s / 1e6:.1f}"
             cells.append(f"{mbs[i]:.1f}")
-    rt = f"{mbs['simdbpe'] / mbs['tiktoken-rs']:.1f}x" if "simdbpe" in mbs and "tiktoken-rs" in mbs else "-"
-    rh = f"{mbs['simdbpe'] / mbs['hf']:.1f}x" if "simdbpe" in mbs and "hf" in mbs else "-"
-    print(f"| {inp} | {mb} | " + " | ".join(cells) + f" | {mtok} | {rt} | {rh} |")
+    def ratio(d, peer):
+        return f"{d['simdbpe'] / d[peer]:.1f}x" if "simdbpe" in d and peer in d else "-"
+    print(f"| {inp} | {mb} | " + " | ".join(cells) +
+          f" | {mtok} | {ratio(mbs, 'tiktoken-rs')} | {ratio(cpu, 'tiktoken-rs')} | "
+          f"{ratio(mbs, 'hf')} | {ratio(cpu, 'hf')} |")

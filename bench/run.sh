@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the benchmark: simdbpe and its peers on the same inputs, in one run.
 #
-#   bench/run.sh [--full] [--runs N] [--sample-mb MB] [--adversarial-mb MB] [--no-peers]
+#   bench/run.sh [--full] [--runs N] [--peer-runs N] [--sample-mb MB] [--adversarial-mb MB]
+#                [--no-peers]
 #
 # 1. builds simdbpe (Release, into build-bench/ or $SIMDBPE_BENCH_BUILD);
 # 2. installs the peers pinned in bench/package.json + package-lock.json with npm ci
@@ -11,7 +12,8 @@
 #    --sample-mb MB each, default 8, spread over the corpus; --full for all of it), and
 #    the adversarial single pieces (--adversarial-mb MB each, default 5);
 # 4. times simdbpe (bench_encode: one thread, one encoder, every document) and each peer
-#    (bench/peers.mjs) on the same files, medians of --runs runs (default 3); a peer that
+#    (bench/peers.mjs) on the same files, medians of --runs runs (default 3; --peer-runs
+#    for the peers, which take minutes on the full corpora); a peer that
 #    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
 #    is reported as crashed, with the reason;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
@@ -23,11 +25,12 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
-runs=3 sample=8 adv=5 full="" peers=1 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
+runs=3 peer_runs="" sample=8 adv=5 full="" peers=1 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=--full ;;
     --runs) runs=$2; shift ;;
+    --peer-runs) peer_runs=$2; shift ;;
     --sample-mb) sample=$2; shift ;;
     --adversarial-mb) adv=$2; shift ;;
     --no-peers) peers=0 ;;
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+peer_runs=${peer_runs:-$runs}
 
 echo "# building simdbpe (Release) in $build" >&2
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDBPE_BUILD_TESTS=OFF \
@@ -78,8 +82,8 @@ for set in "${sets[@]}"; do
   [ "$peers" = 1 ] || continue
   for peer in tiktoken-rs tiktoken hf; do
     echo "# $label: $peer" >&2
-    if out=$(timeout "$peer_timeout" node "$here/peers.mjs" "$peer" "$runs" "${files[@]}" 2>"$work/err.txt"); then
-      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"]]))' \
+    if out=$(timeout "$peer_timeout" node "$here/peers.mjs" "$peer" "$peer_runs" "${files[@]}" 2>"$work/err.txt"); then
+      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"], "%.6f" % r["cpu_seconds"]]))' \
         "$out" "$label" >>"$results"
     else
       code=$?
@@ -95,7 +99,7 @@ for set in "${sets[@]}"; do
 done
 
 echo
-echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores; single thread, medians of $runs runs"
+echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; medians of $runs runs (peers: $peer_runs)"
 echo
 python3 "$here/report.py" "$results"
 echo

@@ -8,16 +8,22 @@
 
 #include "body.inc.h"
 
-/* Eight bytes widened to 32-bit indices, then one gather of their ids. */
+/* Byte -> id with plain loads, eight bytes per step. AVX2's vpgatherdd
+ * was measured slower than scalar loads on this AMD EPYC (Zen) machine
+ * (1.0-1.3 GB/s against 1.6-3.3), so the AVX2 set does not use it; the
+ * explicit shifts also keep the compiler from vectorising into gathers. */
 static void map_bytes_avx2(const uint8_t *s, size_t len, const uint32_t table[256],
                            uint32_t *out)
 {
     size_t i = 0;
     for (; i + 8 <= len; i += 8) {
-        simde__m128i b = simde_mm_loadl_epi64((const void *)(s + i));
-        simde__m256i idx = simde_mm256_cvtepu8_epi32(b);
-        simde__m256i ids = simde_mm256_i32gather_epi32((const int32_t *)table, idx, 4);
-        simde_mm256_storeu_si256((void *)(out + i), ids);
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        w = __builtin_bswap64(w);
+#endif
+        for (int k = 0; k < 8; k++)
+            out[i + (size_t)k] = table[(w >> (8 * k)) & 0xFF];
     }
     for (; i < len; i++)
         out[i] = table[s[i]];
