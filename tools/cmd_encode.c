@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "simdbpe.h"
 
@@ -547,7 +548,9 @@ static int execute(run *r)
         cli_error("%s: %s", err_path, strerror(e));
         return EXIT_FAIL;
     }
-    progress *prog = progress_new(!r->o.quiet, inputs_total_size(&r->files));
+    /* No progress line over ids printed to the same terminal. */
+    int ids_on_tty = (!r->cfg.output || !strcmp(r->cfg.output, "-")) && isatty(STDOUT_FILENO);
+    progress *prog = progress_new(!r->o.quiet && !ids_on_tty, inputs_total_size(&r->files));
     int rc = pipeline_run(&r->j, r->w, prog, &r->t);
     progress_end(prog);
     if (rc) {
