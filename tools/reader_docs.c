@@ -202,9 +202,13 @@ static int finish_file(reader *r, batch *b, size_t ustart)
     size_t n = b->len - ustart;
     int rc = 0;
     if (r->failed) {
-        /* The rest is cut short: drop it and report the document it ends. */
+        /* The rest is cut short: drop it and report the document it ends,
+         * where that document starts and where the data stopped. */
+        char reason[600];
+        snprintf(reason, sizeof reason, "%s (after %llu bytes of decompressed data)", r->fail_msg,
+                 (unsigned long long)(r->file_off + n));
         b->len = ustart;
-        rc = fail_seg(r, b, ustart, r->fail_msg);
+        rc = fail_seg(r, b, ustart, reason);
     } else if (j->mode == IN_TEXT && !j->sep) {
         rc = add_piece(r, b, ustart, b->len, SEG_TEXT, 1) ? 0 : -1;
     } else if (n > 0 || r->in_doc) {
