@@ -26,9 +26,11 @@
  *
  * Each thread validates its part as UTF-8 (strict: the first invalid byte
  * stops the run with its stream offset and line; replace: the part is copied
- * with each maximal invalid subpart turned into U+FFFD), cuts it into
- * sequences, runs the library's GPT-2 pre-tokenizer and counts the pieces in
- * its own word table. The tables are merged when counting is over.
+ * with each maximal invalid subpart turned into U+FFFD), runs the library's
+ * block pre-tokenizer over it (documents: one run per stretch between
+ * separators; lines: one run over all its lines, fixed up at line ends, see
+ * count_lines) and counts the pieces in its own hot cache + word table. The
+ * tables are merged when counting is over.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -235,7 +237,7 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
  * whitespace of the same line is dropped. Nothing else in a line depends on
  * what follows its '\n'.
  */
-static int count_lines_blocks(job *j, const uint8_t *s, size_t n, size_t room)
+static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
 {
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
@@ -314,11 +316,6 @@ static int repair(job *j, const uint8_t *s, size_t n, size_t bad, size_t *out_le
     }
     *out_len = w;
     return 0;
-}
-
-static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
-{
-    return count_lines_blocks(j, s, n, room);
 }
 
 /* Documents mode: the separator ends a document; a part's edges are safe
