@@ -1,16 +1,20 @@
 /*
- * pipeline.c - N symmetric threads that read, encode and write in order
- * (see pipeline.h).
+ * pipeline.c - N threads that read, encode and write in order (see
+ * pipeline.h).
  *
  * Shared state is under one mutex; the slow work (reading a batch,
- * encoding it, writing it) is done outside it, by a thread holding one of
- * two roles:
- *   reading  - at most one thread fills the next batch (numbered seq);
- *   writing  - at most one thread writes batch `next_write` when it is done.
- * A thread prefers writing (it frees memory), then reading + encoding, else
- * waits. Finished batches wait in slots[seq % window]; no batch is read
- * more than `window` ahead of the writer, so the slots never collide and
- * memory stays bounded.
+ * encoding it, writing it) is done outside it:
+ *   reading  - thread 0 only, filling batches (numbered seq) into a short
+ *              queue, `read_ahead` deep, so that the decompressor stays on
+ *              one core;
+ *   encoding - any thread takes the oldest filled batch;
+ *   writing  - at most one thread at a time writes batch `next_write` once
+ *              it is encoded.
+ * A thread prefers writing (it frees memory), then (thread 0) reading, then
+ * encoding, else waits. Encoded batches wait in slots[seq % window]; no
+ * batch is read more than `window` ahead of the writer, so the slots never
+ * collide and memory stays bounded. With one thread this is a plain loop:
+ * read, encode, write.
  *
  * Errors: the worker records a failed segment with its message; the writer
  * meets failures in input order, so the error reported (or the skip list)
@@ -135,8 +139,10 @@ typedef struct pipeline {
     pthread_cond_t cv;
     int reading, writing, input_done, stop;
     uint64_t next_seq, next_write;
-    batch **slots;
+    batch **slots;   /* encoded batches, by seq % window, until written */
     size_t window;
+    batch *filled_head, *filled_tail; /* read, not yet encoded, in order */
+    size_t n_filled, read_ahead;
     batch *free_list;
     size_t n_batches;
     char *fatal; /* the message that stopped the run */
@@ -150,6 +156,7 @@ typedef struct pipeline {
 
 typedef struct worker {
     pipeline *p;
+    int reader; /* thread 0: the only one that reads (see do_read) */
     simdbpe_encoder *enc;
     jsonl_buf scratch;
     pthread_t thread;
@@ -431,11 +438,15 @@ static void do_write(pipeline *p)
     pthread_cond_broadcast(&p->cv);
 }
 
-/* Reads a batch and encodes it. Called and returns with the lock held. */
-static void do_read(worker *wk, batch *b)
+/*
+ * Reads the next batch into the queue of filled batches. Only thread 0
+ * reads: a decompressor's state (zstd keeps a window of several MiB) stays
+ * in one core's caches instead of moving with every batch, which made
+ * decompression several times slower when the reading role alternated.
+ * Called and returns with the lock held.
+ */
+static void do_read(pipeline *p, batch *b)
 {
-    pipeline *p = wk->p;
-    uint64_t seq = p->next_seq++;
     p->reading = 1;
     pthread_mutex_unlock(&p->mu);
     int got = reader_fill(p->rd, b);
@@ -443,28 +454,54 @@ static void do_read(worker *wk, batch *b)
     pthread_mutex_lock(&p->mu);
     p->reading = 0;
     if (got <= 0) {
-        /* Nobody else numbered a batch meanwhile: reading is exclusive. */
-        p->next_seq--;
         p->input_done = 1;
         give_batch(p, b);
-        pthread_cond_broadcast(&p->cv);
-        pthread_mutex_unlock(&p->mu);
-        if (got < 0)
-            set_fatal(p, "out of memory");
-        pthread_mutex_lock(&p->mu);
-        return;
+        if (got < 0 && !p->fatal) {
+            p->fatal = strdup("out of memory");
+            p->stop = 1;
+        }
+    } else {
+        b->seq = p->next_seq++;
+        b->next_free = NULL;
+        if (p->filled_tail)
+            p->filled_tail->next_free = b;
+        else
+            p->filled_head = b;
+        p->filled_tail = b;
+        p->n_filled++;
     }
-    b->seq = seq;
-    pthread_cond_broadcast(&p->cv); /* another thread may read now */
+    pthread_cond_broadcast(&p->cv);
+}
+
+/* Encodes the oldest filled batch. Called and returns with the lock held. */
+static void do_encode(worker *wk)
+{
+    pipeline *p = wk->p;
+    batch *b = p->filled_head;
+    p->filled_head = b->next_free;
+    if (!p->filled_head)
+        p->filled_tail = NULL;
+    p->n_filled--;
     pthread_mutex_unlock(&p->mu);
     int rc = encode_batch(wk, b);
     if (rc)
         set_fatal(p, "out of memory");
     pthread_mutex_lock(&p->mu);
-    p->slots[seq % p->window] = b;
+    p->slots[b->seq % p->window] = b;
     pthread_cond_broadcast(&p->cv);
 }
 
+/* Whether thread 0 should read now: input is left, the queue of filled
+ * batches is short and the writer is not too far behind. */
+static int should_read(const pipeline *p)
+{
+    return !p->input_done && p->n_filled < p->read_ahead &&
+           p->next_seq < p->next_write + p->window;
+}
+
+/* Each thread, in order of preference: write the next batch if it is
+ * encoded; (thread 0) keep the queue of filled batches topped up; encode
+ * the oldest filled batch; else wait. */
 static void *worker_main(void *arg)
 {
     worker *wk = arg;
@@ -476,14 +513,18 @@ static void *worker_main(void *arg)
             do_write(p);
             continue;
         }
-        if (!p->input_done && !p->reading && p->next_seq < p->next_write + p->window) {
+        if (wk->reader && should_read(p)) {
             batch *b = take_batch(p);
             if (b) {
-                do_read(wk, b);
+                do_read(p, b);
                 continue;
             }
         }
-        if (p->input_done && !p->reading && p->next_write == p->next_seq)
+        if (p->filled_head) {
+            do_encode(wk);
+            continue;
+        }
+        if (p->input_done && p->next_write == p->next_seq)
             break;
         pthread_cond_wait(&p->cv, &p->mu);
     }
@@ -510,6 +551,9 @@ static int setup(pipeline *p, const job *j, writer *w, progress *prog, run_total
     p->prog = prog;
     p->t = t;
     p->window = 2 * (size_t)j->threads + 2;
+    /* One batch queued per other thread, plus one, so that nobody waits
+     * while thread 0 reads or encodes; a single thread reads just in time. */
+    p->read_ahead = j->threads > 1 ? (size_t)j->threads + 1 : 1;
     memset(t, 0, sizeof *t);
     t->files = calloc(j->n_files ? j->n_files : 1, sizeof *t->files);
     t->skips = calloc(MAX_SKIP_LIST, sizeof *t->skips);
@@ -525,6 +569,11 @@ static void teardown(pipeline *p)
 {
     for (size_t i = 0; p->slots && i < p->window; i++)
         batch_free(p->slots[i]);
+    while (p->filled_head) {
+        batch *b = p->filled_head;
+        p->filled_head = b->next_free;
+        batch_free(b);
+    }
     while (p->free_list) {
         batch *b = p->free_list;
         p->free_list = b->next_free;
@@ -553,6 +602,7 @@ int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
     int started = 0, rc = 0;
     for (int i = 0; wk && i < j->threads; i++) {
         wk[i].p = &p;
+        wk[i].reader = i == 0;
         simdbpe_status st = simdbpe_encoder_new(j->model, &wk[i].enc);
         if (st != SIMDBPE_OK) {
             cli_error("cannot create an encoder: %s%s", simdbpe_strerror(st),

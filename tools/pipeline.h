@@ -6,11 +6,12 @@
  *   batch k --worker--> ids of batch k        (any thread; one encoder each)
  *   batches in order --writer--> outputs      (one thread at a time writes)
  *
- * There are no dedicated reader or writer threads: each of the N threads
- * loops "write the next batch in order if it is ready, else read a batch and
- * encode it". With N = 1 this is a plain sequential loop, so a "1 thread"
- * run really uses one core. Batches are numbered when read and written in
- * that order, so the output does not depend on N or on timing.
+ * There are no extra reader or writer threads: each of the N threads loops
+ * "write the next batch in order if it is ready, else (thread 0) read ahead,
+ * else encode a filled batch". With N = 1 this is a plain sequential loop,
+ * so a "1 thread" run really uses one core. Batches are numbered when read
+ * and written in that order, so the output does not depend on N or on
+ * timing.
  *
  * A batch holds whole documents, or pieces of a long document cut at safe
  * pre-token boundaries (safecut.h), so the ids of the pieces concatenate to
