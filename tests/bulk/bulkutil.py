@@ -213,7 +213,7 @@ def read_text(path):
     with open(path) as f:
         data = f.read()
     check(data == "" or data.endswith("\n"), "text output does not end with a newline")
-    return [[int(x) for x in line.split()] for line in data.split("\n")[:-1]]
+    return [array.array("I", map(int, line.split())) for line in data.split("\n")[:-1]]
 
 
 def read_llmc(prefix, shard_tokens=None):

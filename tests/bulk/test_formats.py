@@ -9,8 +9,8 @@ the published layouts (bulkutil.py), against the references' ids.
                            of the u32le ids); skipped, saying so, without them
 
 Each format is one encode run over the input; the mixed corpus (58 MB) is
-read six times in all: five formats with 2 threads, then Megatron again with
-1 thread, which must give the same bytes.
+read seven times in all: six formats with 2 threads, then Megatron again
+with 1 thread, which must give the same bytes.
 """
 import os
 import sys
@@ -137,6 +137,10 @@ def run_mixed():
         _, _, docs, _ = read_datatrove(p("dt"))
         check_against_tsv(docs, rows, "append", "datatrove")
 
+    def mixed_text():
+        run(base + ["-o", p("m.txt")])
+        check_against_tsv(read_text(p("m.txt")), rows, "none", "text")
+
     def mixed_one_thread_same_bytes():
         one = ["encode", "-q", "--threads", "1", "--input-format", "jsonl", src]
         run(one + ["--output-format", "megatron", "-o", p("meg1")])
@@ -144,7 +148,7 @@ def run_mixed():
             with open(p("meg" + ext), "rb") as a, open(p("meg1" + ext), "rb") as b:
                 check(a.read() == b.read(), "1 and 2 threads differ in %s" % ext)
 
-    main([mixed_u32, mixed_nanogpt_u16, mixed_llmc, mixed_megatron, mixed_datatrove,
+    main([mixed_u32, mixed_nanogpt_u16, mixed_llmc, mixed_megatron, mixed_datatrove, mixed_text,
           mixed_one_thread_same_bytes])
 
 
