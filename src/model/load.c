@@ -557,6 +557,18 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
     simdbpe_model *m = ld->m;
     uint8_t buf[1024];
     char q[96];
+    /* HF reads merges.txt as one UTF-8 string and refuses it otherwise; so
+     * do we, rather than read a stray lead byte together with the next
+     * character (the "#version" line included). */
+    size_t valid = simdbpe__kernels_scalar.validate_utf8((const uint8_t *)txt, len);
+    if (valid != len) {
+        uint64_t bad_line = 1;
+        for (size_t k = 0; k < valid; k++)
+            bad_line += txt[k] == '\n';
+        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, valid, bad_line,
+                             "merges.txt line %llu: invalid UTF-8 at byte offset %zu",
+                             (unsigned long long)bad_line, valid);
+    }
     uint64_t line = 0;
     size_t i = 0;
     while (i < len) {
@@ -571,14 +583,6 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
         i = j + 1;
         if (line == 1 && e - start >= 8 && memcmp(txt + start, "#version", 8) == 0)
             continue;
-        /* HF refuses a merges.txt that is not UTF-8; so do we, rather than
-         * read a stray lead byte together with the next character. */
-        size_t valid = simdbpe__kernels_scalar.validate_utf8((const uint8_t *)txt + start,
-                                                            e - start);
-        if (valid != e - start)
-            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start + valid, line,
-                                 "merges.txt line %llu: invalid UTF-8 at byte offset %zu",
-                                 (unsigned long long)line, start + valid);
         const char *sp = memchr(txt + start, ' ', e - start);
         if (e == start || !sp || memchr(sp + 1, ' ', (size_t)(txt + e - sp - 1)) ||
             sp == txt + start || sp + 1 == txt + e)
