@@ -50,6 +50,17 @@ typedef struct long_slot {
     uint8_t unused[6];
 } long_slot;
 
+/* The whole-token memo: which short pieces are whole tokens (id) or not
+ * (SIMDBPE__NO_ID), direct-mapped by the piece hash, so the common piece
+ * costs one load instead of the perfect hash's two dependent ones. */
+#define MEMO_BITS 16
+
+typedef struct memo_slot {
+    uint64_t lo, hi;
+    uint32_t id;
+    uint32_t len; /* 0 = empty */
+} memo_slot;
+
 /* One cache line. */
 typedef struct cache_slot {
     uint64_t lo, hi; /* the piece, zero-padded */
@@ -69,6 +80,7 @@ struct simdbpe_encoder {
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
     long_slot *long_cache;
+    memo_slot *memo;
 };
 
 /* A cache, zeroed. It is a few MB touched at random, so on Linux it asks
@@ -100,9 +112,11 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
         return SIMDBPE_ERR_NOMEM;
     e->cache = alloc_cache((size_t)CACHE_SLOTS * sizeof(cache_slot));
     e->long_cache = alloc_cache(((size_t)1 << LONG_BITS) * sizeof(long_slot));
-    if (!e->cache || !e->long_cache) {
+    e->memo = alloc_cache(((size_t)1 << MEMO_BITS) * sizeof(memo_slot));
+    if (!e->cache || !e->long_cache || !e->memo) {
         free(e->cache);
         free(e->long_cache);
+        free(e->memo);
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
@@ -121,6 +135,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->clean);
     free(e->cache);
     free(e->long_cache);
+    free(e->memo);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -203,10 +218,12 @@ typedef struct piece_key {
     uint32_t id;                     /* the whole token, or SIMDBPE__NO_ID */
 } piece_key;
 
-/* Stage 1: key, hash, and a prefetch of the whole-token slot. */
-static inline void prepare_piece(const simdbpe_model *m, const uint8_t *s, size_t n, size_t a,
+/* Stage 1: key, hash, and a prefetch of the memo slot (short pieces) or
+ * of the whole-token slot (long ones). */
+static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
                                  size_t b, piece_key *k)
 {
+    const simdbpe_model *m = e->m;
     size_t len = b - a;
     const uint8_t *p = s + a;
     if (SIMDBPE_LIKELY(a + 16 <= n)) {
@@ -218,29 +235,42 @@ static inline void prepare_piece(const simdbpe_model *m, const uint8_t *s, size_
     } else {
         simdbpe__short_words(p, len, &k->lo, &k->hi); /* len < 16 here */
     }
-    k->h = SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE) ? simdbpe__hash_short(k->lo, k->hi, len)
-                                                        : simdbpe__piece_hash(p, len);
     k->slot = NULL;
-    if (SIMDBPE_LIKELY(m->n_whole != 0)) {
-        k->slot = simdbpe__whole_slot_of(m, k->h);
-        __builtin_prefetch(k->slot);
+    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
+        k->h = simdbpe__hash_short(k->lo, k->hi, len);
+        __builtin_prefetch(&e->memo[k->h >> (64 - MEMO_BITS)]);
+    } else {
+        k->h = simdbpe__piece_hash(p, len);
+        if (m->n_whole != 0) {
+            k->slot = simdbpe__whole_slot_of(m, k->h);
+            __builtin_prefetch(k->slot);
+        }
     }
 }
 
-/* Stage 2: the whole-token lookup (its slot is in cache by now); a piece
- * that is not a whole token gets its cache slot prefetched instead. */
-static inline void lookup_piece(const simdbpe_encoder *e, const uint8_t *s, size_t a, size_t b,
+/* Stage 2: whole token or not, from the memo (filled from the model's
+ * whole-token map on a miss); a piece that is not a whole token gets its
+ * cache slot prefetched. */
+static inline void lookup_piece(simdbpe_encoder *e, const uint8_t *s, size_t a, size_t b,
                                 piece_key *k)
 {
     size_t len = b - a;
+    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
+        memo_slot *ms = &e->memo[k->h >> (64 - MEMO_BITS)];
+        if (SIMDBPE_LIKELY(ms->lo == k->lo && ms->hi == k->hi && ms->len == len)) {
+            k->id = ms->id;
+        } else {
+            k->id = simdbpe__whole_find(e->m, s + a, len, k->h, k->lo, k->hi);
+            *ms = (memo_slot){k->lo, k->hi, k->id, (uint32_t)len};
+        }
+        if (k->id == SIMDBPE__NO_ID)
+            __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
+        return;
+    }
     k->id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi)
                     : SIMDBPE__NO_ID;
-    if (k->id == SIMDBPE__NO_ID) {
-        if (len <= SIMDBPE__SHORT_PIECE)
-            __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
-        else if (len <= LONG_KEY)
-            __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
-    }
+    if (k->id == SIMDBPE__NO_ID && len <= LONG_KEY)
+        __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
 }
 
 /* Stage 3: emit. */
@@ -267,12 +297,12 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
     piece_key ring[RING];
     size_t np = nb - 1;
     for (size_t i = 0; i < np && i < AHEAD1; i++)
-        prepare_piece(e->m, s, n, bounds[i], bounds[i + 1], &ring[i % RING]);
+        prepare_piece(e, s, n, bounds[i], bounds[i + 1], &ring[i % RING]);
     for (size_t i = 0; i < np && i < AHEAD2; i++)
         lookup_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING]);
     for (size_t i = 0; i < np; i++) {
         if (i + AHEAD1 < np)
-            prepare_piece(e->m, s, n, bounds[i + AHEAD1], bounds[i + AHEAD1 + 1],
+            prepare_piece(e, s, n, bounds[i + AHEAD1], bounds[i + AHEAD1 + 1],
                           &ring[(i + AHEAD1) % RING]);
         if (i + AHEAD2 < np)
             lookup_piece(e, s, bounds[i + AHEAD2], bounds[i + AHEAD2 + 1],
