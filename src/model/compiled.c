@@ -36,9 +36,11 @@
  * exactly their sum. Opening an untrusted image checks the magic, version,
  * sizes and checksum, then every entry that is later used as an index or
  * compared: offsets in order and inside the blob, ids below vocab_size,
- * ranks below n_merges, each merge slot agreeing with its rule and each
- * slot of both hashes sitting where its key hashes to. A corrupted or
- * hostile file is an error, never an out-of-bounds read.
+ * ranks below n_merges, each merge slot agreeing with its rule, each
+ * whole-token slot holding its token's key and sitting where that key
+ * hashes to. (A merge slot at the wrong place would only make a lookup
+ * miss; its position is not re-hashed, to keep loading within 2 ms.) A
+ * corrupted or hostile file is an error, never an out-of-bounds read.
  *
  * The in-memory structs are the on-disk layout on little-endian machines;
  * a big-endian machine refuses images (SIMDBPE_ERR_UNSUPPORTED).
@@ -54,6 +56,12 @@
 #include <xxhash.h>
 
 #include "model.h"
+
+#if defined(MAP_POPULATE)
+#define MAP_POPULATE_IF_ANY MAP_POPULATE
+#else
+#define MAP_POPULATE_IF_ANY 0
+#endif
 
 #define MAGIC "SIMDBPE\x1a"
 #define VERSION 1
@@ -278,8 +286,7 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     for (uint32_t i = 0; i < m->merge_mph.n_keys; i++) {
         const simdbpe__merge_slot *s = &m->merges[i];
         if (s->rank >= m->n_merges || m->rules[s->rank].id != s->id ||
-            ((uint64_t)m->rules[s->rank].left << 32 | m->rules[s->rank].right) != s->key ||
-            simdbpe__mph_slot(&m->merge_mph, s->key) != i)
+            ((uint64_t)m->rules[s->rank].left << 32 | m->rules[s->rank].right) != s->key)
             return BAD("compiled model: merge slot %u is inconsistent", i);
     }
     for (uint32_t i = 0; i < m->n_whole; i++) {
@@ -473,7 +480,9 @@ simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out, si
                              S_ISREG(sb.st_mode) ? "too short" : "not a regular file");
     }
     size_t len = (size_t)sb.st_size;
-    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    /* Every page is read at once (checksum, checks): populate them in one go
+     * rather than fault them in one by one. */
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE_IF_ANY, fd, 0);
     int e = errno;
     close(fd);
     if (map == MAP_FAILED)
