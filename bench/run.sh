@@ -17,7 +17,8 @@
 #    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
 #    is reported as crashed, with the reason;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
-#    then simdbpe's stage breakdown (validate, pre-tokenize, merge) and kernel GB/s.
+#    then simdbpe's stage breakdown (validate, pre-tokenize, merge), kernel GB/s and model
+#    load times (embedded, compiled .sbpe, vocab.json + merges.txt; bench_load).
 #
 # The machine is shared and noisy: read the ratios, which compare runs made minutes apart
 # on the same files, and the medians.
@@ -43,7 +44,7 @@ peer_runs=${peer_runs:-$runs}
 echo "# building simdbpe (Release) in $build" >&2
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDBPE_BUILD_TESTS=OFF \
   >/dev/null
-ninja -C "$build" bench_encode >/dev/null
+ninja -C "$build" bench_encode bench_load simdbpe_cli >/dev/null
 
 if [ "$peers" = 1 ]; then
   if [ ! -d "$here/node_modules/tiktoken-rs-node-linux-x64-gnu" ]; then
@@ -113,3 +114,12 @@ done
 if [ -d "$work/english" ]; then
   "$build/bench/bench_encode" -r "$runs" --kernels english "$work/english"/* | grep kernels
 fi
+echo
+echo "model loading (medians; first in fresh processes, then repeated in one process):"
+"$build/simdbpe" compile -q -m gpt2 -o "$work/gpt2.sbpe"
+models=(gpt2 "$work/gpt2.sbpe" "$root/src/model/gpt2")
+for m in "${models[@]}"; do
+  for i in 1 2 3 4 5; do "$build/bench/bench_load" -r 1 "$m"; done |
+    awk '{print $3}' | sort -n | sed -n 3p | xargs printf "fresh process  %-40s %s ms\n" "$m"
+done
+"$build/bench/bench_load" -r 11 "${models[@]}"
