@@ -106,13 +106,13 @@ python3 "$here/report.py" "$results"
 echo
 grep -P '\tcrashed\t' "$results" | awk -F'\t' '{printf "crashed: %s on %s: %s\n", $2, $1, $4}' || true
 echo
-echo "simdbpe stages and kernels:"
+echo "simdbpe stages and kernels (this thread's CPU time, steadier than the wall clock here):"
 for set in english code multilingual; do
   [ -d "$work/$set" ] || continue
-  "$build/bench/bench_encode" -r "$runs" --stages "$set" "$work/$set"/*
+  "$build/bench/bench_encode" --cpu -r "$runs" --stages "$set" "$work/$set"/*
 done
 if [ -d "$work/english" ]; then
-  "$build/bench/bench_encode" -r "$runs" --kernels english "$work/english"/* | grep kernels
+  "$build/bench/bench_encode" --cpu -r "$runs" --kernels english "$work/english"/* | grep kernels
 fi
 echo
 echo "model loading (medians; first in fresh processes, then repeated in one process):"
