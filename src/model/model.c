@@ -5,7 +5,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "model.h"
 
@@ -69,6 +72,42 @@ static int read_file(const char *path, char **data, size_t *len)
     return 0;
 }
 
+/* A model file's bytes: mapped (no copy, and the kernel fills the pages in
+ * one go) or, when it cannot be mapped (a pipe, an empty file), read.
+ * *mapped says which, for release_file. Returns 0, or errno. */
+static int map_file(const char *path, char **data, size_t *len, int *mapped)
+{
+    *mapped = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno ? errno : EIO;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        int flags = MAP_PRIVATE;
+#if defined(MAP_POPULATE)
+        flags |= MAP_POPULATE;
+#endif
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, flags, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            *data = p;
+            *len = (size_t)st.st_size;
+            *mapped = 1;
+            return 0;
+        }
+    }
+    close(fd);
+    return read_file(path, data, len);
+}
+
+static void release_file(char *data, size_t len, int mapped)
+{
+    if (mapped)
+        munmap(data, len);
+    else
+        free(data);
+}
+
 /* Makes err->message name the file's path: "vocab.json line 3: x" becomes
  * "DIR/vocab.json line 3: x", any other message "DIR/FILE: message". */
 static void name_file(simdbpe_error *err, const char *dir, const char *file)
@@ -107,11 +146,12 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
     static const char *const files[3] = {"vocab.json", "merges.txt", "special_tokens"};
     char *data[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0};
+    int mapped[3] = {0, 0, 0};
     simdbpe_status status = SIMDBPE_OK;
     for (int i = 0; i < 3 && status == SIMDBPE_OK; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", name, files[i]);
-        int e = read_file(path, &data[i], &len[i]);
+        int e = map_file(path, &data[i], &len[i], &mapped[i]);
         if (e == ENOENT && i == 2)
             break; /* the specials list is optional */
         if (e)
@@ -131,7 +171,7 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
         }
     }
     for (int i = 0; i < 3; i++)
-        free(data[i]);
+        release_file(data[i], len[i], mapped[i]);
     return status;
 }
 
