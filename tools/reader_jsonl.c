@@ -360,6 +360,22 @@ static int read_literal(parser *p, const char *word, size_t len)
 
 static int read_value(parser *p, long level);
 
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    unsigned cp;
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0x80) {
+            i++;
+            continue;
+        }
+        size_t l = utf8_decode(s, n, i, &cp);
+        if (!l)
+            return 0;
+        i += l;
+    }
+    return 1;
+}
+
 static int key_is(const parser *p, long level, const char *k, size_t klen)
 {
     return level >= 0 && (size_t)level < p->key->n && p->key->lens[level] == klen &&
@@ -389,7 +405,12 @@ static int read_object(parser *p, long level)
         skip_ws(p);
         long child = key_is(p, level, k, klen) ? level + 1 : -1;
         if (child > 0) {
-            /* A later duplicate replaces an earlier member: start over. */
+            /* A later duplicate replaces an earlier member: start over. The
+             * text taken from the earlier one was left unchecked for the
+             * encoder; overridden, it is any other value and must be
+             * UTF-8, as jansson requires of the whole record. */
+            if (p->res == RES_STRING && !valid_utf8((const unsigned char *)p->text, p->text_len))
+                return -1;
             p->res = RES_MISSING;
             p->res_level = (size_t)child;
         }
