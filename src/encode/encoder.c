@@ -8,18 +8,24 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
+ *        - a single byte: its byte token;
+ *        - in the hot table (pieces of 2..8 bytes, 91% of English pieces,
+ *          that encode to one or two ids): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
- *          model's whole-token map; most pre-tokens of text): emit it;
+ *          model's whole-token map): emit it;
  *        - in the encoder's cache: copy the cached ids;
  *        - otherwise run the BPE merge and cache the result.
  *
- * Pieces are keyed by their first 16 bytes as two zero-padded words plus
- * the length, hashed with one multiply, so both lookups are a couple of
- * loads and word compares. The cache holds pieces of up to 16 bytes that
- * are not whole tokens and encode to at most 11 ids, one per cache line;
- * a second one holds pieces of up to 48 bytes and 16 ids. Both are
- * direct-mapped and bounded (8 MB and 2 MB); a new entry replaces the one
- * in its slot.
+ * The hot table is 512 KB so that it stays in L2; every access beyond it
+ * (whole-token map, caches) is a likely cache miss, so the pieces of a
+ * pre-tokenizer chunk are encoded in passes that prefetch those accesses
+ * for all of the chunk's pieces before any of them is needed (see
+ * encode_bounds). Pieces are keyed by their first 16 bytes as two
+ * zero-padded words plus the length, hashed with one multiply. The cache
+ * holds pieces of up to 16 bytes that are not whole tokens and encode to
+ * at most 11 ids, one per cache line; a second one holds pieces of up to
+ * 48 bytes and 16 ids. All three tables are direct-mapped and bounded
+ * (0.5, 8 and 2 MB); a new entry replaces the one in its slot.
  */
 #include <stdlib.h>
 #if defined(__linux__)
@@ -50,16 +56,21 @@ typedef struct long_slot {
     uint8_t unused[6];
 } long_slot;
 
-/* The whole-token memo: which short pieces are whole tokens (id) or not
- * (SIMDBPE__NO_ID), direct-mapped by the piece hash, so the common piece
- * costs one load instead of the perfect hash's two dependent ones. */
-#define MEMO_BITS 16
 
-typedef struct memo_slot {
-    uint64_t lo, hi;
-    uint32_t id;
-    uint32_t len; /* 0 = empty */
-} memo_slot;
+/* The hot table: pieces of 2..8 bytes that encode to one or two ids,
+ * keyed by their zero-padded bytes, 16 bytes a slot (512 KB: it stays in
+ * L2). val = len | n_ids << 4 | id0 << 8 | id1 << 32 (ids < 2^24). Nearly
+ * every piece of text is served from here or is a single byte. */
+#define HOT_BITS 15
+#define HOT_LEN 8
+
+/* Piece bounds in one chunk of the pre-tokenizer: a start per byte, the
+ * piece begun before the chunk and the end. */
+#define MAX_BOUNDS (SIMDBPE__PRETOK_CHUNK * 64 + 2)
+
+typedef struct hot_slot {
+    uint64_t key, val; /* val 0 = empty */
+} hot_slot;
 
 /* One cache line. */
 typedef struct cache_slot {
@@ -80,7 +91,7 @@ struct simdbpe_encoder {
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
     long_slot *long_cache;
-    memo_slot *memo;
+    hot_slot *hot;
 };
 
 /* A cache, zeroed. It is a few MB touched at random, so on Linux it asks
@@ -112,11 +123,11 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
         return SIMDBPE_ERR_NOMEM;
     e->cache = alloc_cache((size_t)CACHE_SLOTS * sizeof(cache_slot));
     e->long_cache = alloc_cache(((size_t)1 << LONG_BITS) * sizeof(long_slot));
-    e->memo = alloc_cache(((size_t)1 << MEMO_BITS) * sizeof(memo_slot));
-    if (!e->cache || !e->long_cache || !e->memo) {
+    e->hot = alloc_cache(((size_t)1 << HOT_BITS) * sizeof(hot_slot));
+    if (!e->cache || !e->long_cache || !e->hot) {
+        free(e->hot);
         free(e->cache);
         free(e->long_cache);
-        free(e->memo);
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
@@ -135,7 +146,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->clean);
     free(e->cache);
     free(e->long_cache);
-    free(e->memo);
+    free(e->hot);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -209,17 +220,15 @@ static const uint64_t keep_hi[17] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL,
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
-/* What the encoder knows of a piece before it emits it: its key (first 16
- * bytes as two zero-padded words), its hash, the whole-token slot it would
- * be in, and then the result of that lookup. */
+/* A piece that takes the general path: its key (first 16 bytes as two
+ * zero-padded words), its hash and the whole-token slot it would be in. */
 typedef struct piece_key {
     uint64_t lo, hi, h;
     const simdbpe__whole_slot *slot; /* NULL if the model has no whole map */
-    uint32_t id;                     /* the whole token, or SIMDBPE__NO_ID */
 } piece_key;
 
-/* Stage 1: key, hash, and a prefetch of the memo slot (short pieces) or
- * of the whole-token slot (long ones). */
+/* General path, step 1: key and hash; prefetches the whole-token map's
+ * pilot for the hash and the piece's cache slot. */
 static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
                                  size_t b, piece_key *k)
 {
@@ -235,82 +244,132 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, siz
     } else {
         simdbpe__short_words(p, len, &k->lo, &k->hi); /* len < 16 here */
     }
-    k->slot = NULL;
     if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
         k->h = simdbpe__hash_short(k->lo, k->hi, len);
-        __builtin_prefetch(&e->memo[k->h >> (64 - MEMO_BITS)]);
+        __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
     } else {
         k->h = simdbpe__piece_hash(p, len);
-        if (m->n_whole != 0) {
-            k->slot = simdbpe__whole_slot_of(m, k->h);
-            __builtin_prefetch(k->slot);
-        }
+        if (len <= LONG_KEY)
+            __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
+    }
+    k->slot = NULL;
+    if (m->n_whole != 0) {
+        uint64_t x = simdbpe__mph_mix(&m->whole_mph, k->h);
+        __builtin_prefetch(&m->whole_mph.pilots[simdbpe__mph_bucket(&m->whole_mph, x)]);
     }
 }
 
-/* Stage 2: whole token or not, from the memo (filled from the model's
- * whole-token map on a miss); a piece that is not a whole token gets its
- * cache slot prefetched. */
-static inline void lookup_piece(simdbpe_encoder *e, const uint8_t *s, size_t a, size_t b,
-                                piece_key *k)
+/* Step 2: the whole-token slot (its pilot has arrived by now), prefetched. */
+static inline void locate_piece(const simdbpe_encoder *e, piece_key *k)
 {
-    size_t len = b - a;
-    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
-        memo_slot *ms = &e->memo[k->h >> (64 - MEMO_BITS)];
-        if (SIMDBPE_LIKELY(ms->lo == k->lo && ms->hi == k->hi && ms->len == len)) {
-            k->id = ms->id;
-        } else {
-            k->id = simdbpe__whole_find(e->m, s + a, len, k->h, k->lo, k->hi);
-            *ms = (memo_slot){k->lo, k->hi, k->id, (uint32_t)len};
-        }
-        if (k->id == SIMDBPE__NO_ID)
-            __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
-        return;
+    if (e->m->n_whole != 0) {
+        k->slot = simdbpe__whole_slot_of(e->m, k->h);
+        __builtin_prefetch(k->slot);
     }
-    k->id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, len, k->lo, k->hi)
-                    : SIMDBPE__NO_ID;
-    if (k->id == SIMDBPE__NO_ID && len <= LONG_KEY)
-        __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
 }
 
-/* Stage 3: emit. */
+/* Step 3: the whole token, else the caches or BPE. */
 static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t a,
                                           size_t b, const piece_key *k, size_t *n_out)
 {
-    if (SIMDBPE_LIKELY(k->id != SIMDBPE__NO_ID)) {
-        e->out[(*n_out)++] = k->id;
+    uint32_t id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, b - a, k->lo, k->hi)
+                          : SIMDBPE__NO_ID;
+    if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
+        e->out[(*n_out)++] = id;
         return SIMDBPE_OK;
     }
     return encode_other(e, s + a, b - a, k->h, k->lo, k->hi, n_out);
 }
 
-/* The three stages run on pieces i + AHEAD1, i + AHEAD2 and i, so each
- * memory access has a few pieces' time to arrive. */
-#define AHEAD1 8
-#define AHEAD2 4
-#define RING 16
+/* The first 8 bytes of the piece s[a..a+len), zero-padded (len <= 8). */
+static inline uint64_t hot_key(const uint8_t *s, size_t n, size_t a, size_t len)
+{
+    uint64_t w;
+    if (SIMDBPE_LIKELY(a + 8 <= n)) {
+        memcpy(&w, s + a, 8);
+        return simdbpe__le64(w) & keep_lo[len];
+    }
+    uint64_t hi;
+    simdbpe__short_words(s + a, len, &w, &hi);
+    return w;
+}
 
-/* Encodes the pieces between consecutive bounds[0..nb) of s[0..n). */
+static inline size_t hot_index(uint64_t key)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS));
+}
+
+/* Remembers in the hot table that the piece with key `key` and length
+ * `len` (2..8) encodes to ids[0..n), if it fits. */
+static inline void hot_put(hot_slot *hs, uint64_t key, size_t len, const uint32_t *ids, size_t n)
+{
+    if (n > 2 || ids[0] > 0xFFFFFF || ids[n - 1] > 0xFFFFFF)
+        return;
+    hs->key = key;
+    hs->val = len | (uint64_t)n << 4 | (uint64_t)ids[0] << 8 |
+              (n == 2 ? (uint64_t)ids[1] << 32 : 0);
+}
+
+/*
+ * Encodes the pieces between consecutive bounds[0..nb) of s[0..n)
+ * (nb <= MAX_BOUNDS) in three passes over the chunk:
+ *   1. single bytes and pieces found in the hot table are resolved; the
+ *      others get their key and hash, and their pilot and cache slot are
+ *      prefetched;
+ *   2. the others' whole-token slots are located and prefetched;
+ *   3. every piece is emitted in order, the others by the general path,
+ *      whose memory has had the rest of the chunk's time to arrive.
+ */
 static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t n,
                                     const size_t *bounds, size_t nb, size_t *n_out)
 {
-    piece_key ring[RING];
-    size_t np = nb - 1;
-    for (size_t i = 0; i < np && i < AHEAD1; i++)
-        prepare_piece(e, s, n, bounds[i], bounds[i + 1], &ring[i % RING]);
-    for (size_t i = 0; i < np && i < AHEAD2; i++)
-        lookup_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING]);
-    for (size_t i = 0; i < np; i++) {
-        if (i + AHEAD1 < np)
-            prepare_piece(e, s, n, bounds[i + AHEAD1], bounds[i + AHEAD1 + 1],
-                          &ring[(i + AHEAD1) % RING]);
-        if (i + AHEAD2 < np)
-            lookup_piece(e, s, bounds[i + AHEAD2], bounds[i + AHEAD2 + 1],
-                         &ring[(i + AHEAD2) % RING]);
-        simdbpe_status st = encode_piece(e, s, bounds[i], bounds[i + 1], &ring[i % RING], n_out);
+    const uint32_t *byte_id = e->m->byte_id;
+    hot_slot *hot = e->hot;
+    uint64_t val[MAX_BOUNDS];   /* hot value of piece i, 0 = general path */
+    piece_key keys[MAX_BOUNDS]; /* of the general-path pieces, in order */
+    size_t nk = 0;
+    keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
+    for (size_t i = 0; i + 1 < nb; i++) {
+        size_t a = bounds[i], len = bounds[i + 1] - a;
+        if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
+            if (len == 1) {
+                val[i] = 1 | 1 << 4 | (uint64_t)byte_id[s[a]] << 8;
+                continue;
+            }
+            uint64_t key = hot_key(s, n, a, len);
+            const hot_slot *hs = &hot[hot_index(key)];
+            uint64_t v = hs->val;
+            if (SIMDBPE_LIKELY(hs->key == key && (v & 0xF) == len)) {
+                val[i] = v;
+                continue;
+            }
+        }
+        val[i] = 0;
+        prepare_piece(e, s, n, a, a + len, &keys[nk++]);
+    }
+    for (size_t j = 0; j < nk; j++)
+        locate_piece(e, &keys[j]);
+    uint32_t *out = e->out;
+    size_t no = *n_out;
+    nk = 0;
+    for (size_t i = 0; i + 1 < nb; i++) {
+        uint64_t v = val[i];
+        if (SIMDBPE_LIKELY(v != 0)) {
+            out[no] = (uint32_t)(v >> 8) & 0xFFFFFF;
+            out[no + 1] = (uint32_t)(v >> 32) & 0xFFFFFF;
+            no += (v >> 4) & 3;
+            continue;
+        }
+        size_t a = bounds[i], b = bounds[i + 1], start = no;
+        const piece_key *k = &keys[nk++];
+        simdbpe_status st = encode_piece(e, s, a, b, k, &no);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
+        out = e->out; /* BPE may have grown it */
+        if (b - a <= HOT_LEN)
+            hot_put(&hot[hot_index(k->lo)], k->lo, b - a, out + start, no - start);
     }
+    *n_out = no;
     return SIMDBPE_OK;
 }
 
@@ -319,7 +378,7 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
 {
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
-    size_t bounds[SIMDBPE__PRETOK_CHUNK * 64 + 2];
+    size_t bounds[MAX_BOUNDS];
     size_t base, count, piece = 0;
     simdbpe_status st = SIMDBPE_OK;
     simdbpe__pretok_begin(&ps, e->k, s, len);

@@ -33,7 +33,7 @@
 #include "model.h"
 
 #define NONE UINT32_MAX
-#define PREFETCH 32 /* entries ahead in a sweep */
+#define PREFETCH 16 /* entries ahead in a sweep (16 measured best on 5 MB of digits) */
 #define SHORT_WORD 64
 
 typedef struct simdbpe__bpe_bucket {
