@@ -9,14 +9,14 @@
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
  *        - a single byte: its byte token;
- *        - in the hot table (pieces of 2..8 bytes, 91% of English pieces,
- *          that encode to one or two ids): copy them;
+ *        - in a hot table (pieces of 2..16 bytes that encode to one or two
+ *          ids; 98% of English pieces are up to 16 bytes): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
  *        - in the encoder's cache: copy the cached ids;
  *        - otherwise run the BPE merge and cache the result.
  *
- * The hot table is 512 KB so that it stays in L2; every access beyond it
+ * The hot tables are 1 MB so that they stay in L2; every access beyond them
  * (whole-token map, caches) is a likely cache miss, so the pieces of a
  * pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
@@ -24,8 +24,8 @@
  * zero-padded words plus the length, hashed with one multiply. The cache
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
- * 48 bytes and 16 ids. All three tables are direct-mapped and bounded
- * (0.5, 8 and 2 MB); a new entry replaces the one in its slot.
+ * 48 bytes and 16 ids. All four tables are direct-mapped and bounded
+ * (0.5, 0.5, 8 and 2 MB); a new entry replaces the one in its slot.
  */
 #include <stdlib.h>
 #if defined(__linux__)
@@ -57,11 +57,14 @@ typedef struct long_slot {
 } long_slot;
 
 
-/* The hot table: pieces of 2..8 bytes that encode to one or two ids,
- * keyed by their zero-padded bytes, 16 bytes a slot (512 KB: it stays in
- * L2). val = len | n_ids << 4 | id0 << 8 | id1 << 32 (ids < 2^24). Nearly
- * every piece of text is served from here or is a single byte. */
+/* The hot tables: pieces of 2..8 bytes (keyed by their zero-padded bytes,
+ * 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a slot) that
+ * encode to one or two ids. 512 + 512 KB, the size of a Zen 5 L2: larger
+ * or smaller measured slower on English. Their value is
+ * val = len | n_ids << 5 | id0 << 8 | id1 << 32 (ids < 2^24). Nearly every
+ * piece of text is served from here or is a single byte. */
 #define HOT_BITS 15
+#define HOT16_BITS 14
 #define HOT_LEN 8
 
 /* Piece bounds in one chunk of the pre-tokenizer: a start per byte, the
@@ -71,6 +74,10 @@ typedef struct long_slot {
 typedef struct hot_slot {
     uint64_t key, val; /* val 0 = empty */
 } hot_slot;
+
+typedef struct hot16_slot {
+    uint64_t lo, hi, val, unused;
+} hot16_slot;
 
 /* One cache line. */
 typedef struct cache_slot {
@@ -92,6 +99,7 @@ struct simdbpe_encoder {
     cache_slot *cache;
     long_slot *long_cache;
     hot_slot *hot;
+    hot16_slot *hot16;
 };
 
 /* A cache, zeroed. It is a few MB touched at random, so on Linux it asks
@@ -124,8 +132,10 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     e->cache = alloc_cache((size_t)CACHE_SLOTS * sizeof(cache_slot));
     e->long_cache = alloc_cache(((size_t)1 << LONG_BITS) * sizeof(long_slot));
     e->hot = alloc_cache(((size_t)1 << HOT_BITS) * sizeof(hot_slot));
-    if (!e->cache || !e->long_cache || !e->hot) {
+    e->hot16 = alloc_cache(((size_t)1 << HOT16_BITS) * sizeof(hot16_slot));
+    if (!e->cache || !e->long_cache || !e->hot || !e->hot16) {
         free(e->hot);
+        free(e->hot16);
         free(e->cache);
         free(e->long_cache);
         free(e);
@@ -147,6 +157,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->cache);
     free(e->long_cache);
     free(e->hot);
+    free(e->hot16);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -299,15 +310,57 @@ static inline size_t hot_index(uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - HOT_BITS));
 }
 
-/* Remembers in the hot table that the piece with key `key` and length
- * `len` (2..8) encodes to ids[0..n), if it fits. */
-static inline void hot_put(hot_slot *hs, uint64_t key, size_t len, const uint32_t *ids, size_t n)
+static inline size_t hot16_index(uint64_t lo, uint64_t hi)
+{
+    return (size_t)(((lo ^ hi * 0xD6E8FEB86659FD93ULL) * 0x9E3779B97F4A7C15ULL) >>
+                    (64 - HOT16_BITS));
+}
+
+/* The hot value of a piece of `len` bytes that encodes to ids[0..n), or 0
+ * if it does not fit one. */
+static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
 {
     if (n > 2 || ids[0] > 0xFFFFFF || ids[n - 1] > 0xFFFFFF)
+        return 0;
+    return len | (uint64_t)n << 5 | (uint64_t)ids[0] << 8 |
+           (n == 2 ? (uint64_t)ids[1] << 32 : 0);
+}
+
+/* Remembers a general-path piece of 2..16 bytes in its hot table. */
+static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len,
+                           const uint32_t *ids, size_t n)
+{
+    uint64_t v = hot_val(len, ids, n);
+    if (v == 0)
         return;
-    hs->key = key;
-    hs->val = len | (uint64_t)n << 4 | (uint64_t)ids[0] << 8 |
-              (n == 2 ? (uint64_t)ids[1] << 32 : 0);
+    if (len <= HOT_LEN) {
+        hot_slot *hs = &e->hot[hot_index(k->lo)];
+        hs->key = k->lo;
+        hs->val = v;
+    } else {
+        hot16_slot *hs = &e->hot16[hot16_index(k->lo, k->hi)];
+        hs->lo = k->lo;
+        hs->hi = k->hi;
+        hs->val = v;
+    }
+}
+
+/* The hot value of the piece s[a..a+len) (9..16 bytes), or 0. */
+static inline uint64_t hot16_find(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
+                                  size_t len)
+{
+    uint64_t lo, hi;
+    if (SIMDBPE_LIKELY(a + 16 <= n)) {
+        memcpy(&lo, s + a, 8);
+        memcpy(&hi, s + a + 8, 8);
+        lo = simdbpe__le64(lo);
+        hi = simdbpe__le64(hi) & keep_hi[len];
+    } else {
+        simdbpe__short_words(s + a, len, &lo, &hi);
+    }
+    const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+    uint64_t v = hs->val;
+    return hs->lo == lo && hs->hi == hi && (v & 0x1F) == len ? v : 0;
 }
 
 /*
@@ -333,13 +386,19 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
         size_t a = bounds[i], len = bounds[i + 1] - a;
         if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
             if (len == 1) {
-                val[i] = 1 | 1 << 4 | (uint64_t)byte_id[s[a]] << 8;
+                val[i] = 1 | 1 << 5 | (uint64_t)byte_id[s[a]] << 8;
                 continue;
             }
             uint64_t key = hot_key(s, n, a, len);
             const hot_slot *hs = &hot[hot_index(key)];
             uint64_t v = hs->val;
-            if (SIMDBPE_LIKELY(hs->key == key && (v & 0xF) == len)) {
+            if (SIMDBPE_LIKELY(hs->key == key && (v & 0x1F) == len)) {
+                val[i] = v;
+                continue;
+            }
+        } else if (len <= SIMDBPE__SHORT_PIECE) {
+            uint64_t v = hot16_find(e, s, n, a, len);
+            if (v != 0) {
                 val[i] = v;
                 continue;
             }
@@ -357,7 +416,7 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
         if (SIMDBPE_LIKELY(v != 0)) {
             out[no] = (uint32_t)(v >> 8) & 0xFFFFFF;
             out[no + 1] = (uint32_t)(v >> 32) & 0xFFFFFF;
-            no += (v >> 4) & 3;
+            no += (v >> 5) & 3;
             continue;
         }
         size_t a = bounds[i], b = bounds[i + 1], start = no;
@@ -366,8 +425,8 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
-        if (b - a <= HOT_LEN)
-            hot_put(&hot[hot_index(k->lo)], k->lo, b - a, out + start, no - start);
+        if (b - a <= SIMDBPE__SHORT_PIECE)
+            hot_put(e, k, b - a, out + start, no - start);
     }
     *n_out = no;
     return SIMDBPE_OK;
