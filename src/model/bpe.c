@@ -8,9 +8,10 @@
  * Two implementations of that one rule, chosen by word length:
  *
  *   short words (<= SHORT_WORD bytes, nearly every cache miss in text):
- *     arrays of symbols and of the rank of each adjacent pair on the stack;
- *     each step scans for the lowest rank and closes the gap with memmove.
- *     O(n^2) but n is small and everything is in L1.
+ *     a slot per byte position on the stack (symbol id, links, the key of
+ *     its pair with the next symbol); each step scans the keys for the
+ *     lowest rank and relinks. O(n^2) but n is small, the scan runs eight
+ *     independent minimums and everything is in L1.
  *
  *   long words (a 5 MB run of digits, letters, spaces, one emoji...):
  *     symbols in a doubly linked list over byte positions; candidate pairs
@@ -97,6 +98,23 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 /* ------------------------------------------------------------ short words */
 
 /*
+ * A short word keeps one slot per byte position. The symbol starting at
+ * position i has id[i] and runs to next[i]; its pair with the following
+ * symbol has key[i] = rank << 6 | i (positions < 64), so the smallest key
+ * is the lowest rank, leftmost on ties. A pair that is not a merge has a
+ * key >= NO_PAIR (rank NONE shifted), as have positions inside merged
+ * symbols and the padding. A merge rewrites three keys, nothing moves.
+ * Ranks are < 2^24 (the loader's vocabulary limit), so keys fit 32 bits.
+ */
+#define NO_PAIR ((uint32_t)NONE << 6)
+#define KEY_PAD 8 /* keys are scanned 8 at a time */
+
+static inline uint32_t pair_key(uint32_t rank, size_t pos)
+{
+    return rank << 6 | (uint32_t)pos; /* rank NONE gives a key >= NO_PAIR */
+}
+
+/*
  * The ranks of a word's initial pairs. These lookups are independent, so
  * they are done in batches that let their cache misses overlap: prefetch
  * every pair-cache entry, take the hits, then compute and prefetch the
@@ -105,12 +123,12 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
  * merging multilingual text.)
  */
 static void initial_pairs(const simdbpe_model *m, simdbpe__bpe_scratch *sc, const uint32_t *id,
-                          size_t n, uint64_t *key, uint32_t *made)
+                          size_t n, uint32_t *key, uint32_t *made)
 {
     if (SIMDBPE_UNLIKELY(!sc->pairs) || m->n_merges == 0) {
         for (size_t i = 0; i + 1 < n; i++) {
             pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
-            key[i] = (uint64_t)p.rank << 8 | i;
+            key[i] = pair_key(p.rank, i);
             made[i] = p.id;
         }
         return;
@@ -126,7 +144,7 @@ static void initial_pairs(const simdbpe_model *m, simdbpe__bpe_scratch *sc, cons
     for (size_t i = 0; i + 1 < n; i++) {
         const pair_entry *e = &sc->pairs[pair_index(pk[i])];
         if (e->key == pk[i]) {
-            key[i] = (uint64_t)e->rank << 8 | i;
+            key[i] = pair_key(e->rank, i);
             made[i] = e->id;
         } else {
             miss[n_miss++] = (uint8_t)i;
@@ -141,45 +159,70 @@ static void initial_pairs(const simdbpe_model *m, simdbpe__bpe_scratch *sc, cons
         int hit = slot[j]->key == pk[i];
         pair_entry p = {pk[i], hit ? slot[j]->rank : NONE, hit ? slot[j]->id : NONE};
         sc->pairs[pair_index(pk[i])] = p;
-        key[i] = (uint64_t)p.rank << 8 | i;
+        key[i] = pair_key(p.rank, i);
         made[i] = p.id;
     }
 }
 
-static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc,
-                                const uint8_t *s, size_t len, uint32_t *out, size_t *n_out)
+/* The smallest of key[0..n), n a multiple of KEY_PAD: eight independent
+ * minimums, so the compares do not wait on each other. */
+static inline uint32_t min_key(const uint32_t *key, size_t n)
 {
-    uint32_t id[SHORT_WORD], made[SHORT_WORD];
-    /* rank << 8 | position: the minimum is the lowest rank, leftmost on
-     * ties, and is found without a branch per pair (positions < 64). */
-    uint64_t key[SHORT_WORD];
-    size_t n = len;
-    for (size_t i = 0; i < n; i++)
+    uint32_t m[KEY_PAD];
+    for (size_t j = 0; j < KEY_PAD; j++)
+        m[j] = key[j];
+    for (size_t i = KEY_PAD; i < n; i += KEY_PAD)
+        for (size_t j = 0; j < KEY_PAD; j++)
+            m[j] = key[i + j] < m[j] ? key[i + j] : m[j];
+    uint32_t best = m[0];
+    for (size_t j = 1; j < KEY_PAD; j++)
+        best = m[j] < best ? m[j] : best;
+    return best;
+}
+
+/* Sets the key (and merged id) of the pair of the symbols at l and r. */
+static inline void set_pair(const simdbpe_model *m, simdbpe__bpe_scratch *sc, const uint32_t *id,
+                            uint32_t *key, uint32_t *made, size_t l, size_t r)
+{
+    pair_entry p = pair_find(m, sc, id[l], id[r]);
+    key[l] = pair_key(p.rank, l);
+    made[l] = p.id;
+}
+
+static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc,
+                                const uint8_t *s, size_t n, uint32_t *out, size_t *n_out)
+{
+    uint32_t id[SHORT_WORD], made[SHORT_WORD], key[SHORT_WORD + KEY_PAD];
+    uint8_t next[SHORT_WORD], prev[SHORT_WORD];
+    for (size_t i = 0; i < n; i++) {
         id[i] = m->byte_id[s[i]];
+        next[i] = (uint8_t)(i + 1);
+        prev[i] = (uint8_t)(i - 1); /* 0xFF for the first */
+    }
+    size_t padded = (n + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
+    for (size_t i = n - 1; i < padded; i++)
+        key[i] = UINT32_MAX;
     initial_pairs(m, sc, id, n, key, made);
     for (;;) {
-        uint64_t best = UINT64_MAX;
-        for (size_t i = 0; i + 1 < n; i++)
-            best = key[i] < best ? key[i] : best;
-        if (best >> 8 == NONE || n < 2)
+        uint32_t best = min_key(key, padded);
+        if (best >= NO_PAIR)
             break;
-        size_t at = (size_t)(best & 0xFF);
-        /* Symbol at+1 joins symbol at; pairs after it move down one. */
+        size_t at = best & 63, gone = next[at], after = next[gone];
+        /* The symbol at `gone` joins the one at `at`. */
         id[at] = made[at];
-        n--;
-        memmove(id + at + 1, id + at + 2, (n - at - 1) * sizeof *id);
-        for (size_t i = at + 1; i + 1 < n; i++) {
-            key[i] = (key[i + 1] & ~(uint64_t)0xFF) | i;
-            made[i] = made[i + 1];
+        key[gone] = UINT32_MAX;
+        next[at] = (uint8_t)after;
+        if (after < n) {
+            prev[after] = (uint8_t)at;
+            set_pair(m, sc, id, key, made, at, after);
+        } else {
+            key[at] = UINT32_MAX;
         }
-        for (size_t i = at ? at - 1 : 0; i <= at && i + 1 < n; i++) {
-            pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
-            key[i] = (uint64_t)p.rank << 8 | i;
-            made[i] = p.id;
-        }
+        if (at > 0)
+            set_pair(m, sc, id, key, made, prev[at], at);
     }
-    memcpy(out + *n_out, id, n * sizeof *id);
-    *n_out += n;
+    for (size_t i = 0; i < n; i = next[i])
+        out[(*n_out)++] = id[i];
     return SIMDBPE_OK;
 }
 
@@ -446,7 +489,7 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
         out[(*n_out)++] = m->byte_id[s[0]];
         return SIMDBPE_OK;
     }
-    if (len <= SHORT_WORD)
+    if (len <= SHORT_WORD && m->n_merges < (1u << 26)) /* ranks fit a short-word key */
         return bpe_short(m, scratch, s, len, out, n_out);
     return bpe_long(m, scratch, s, len, out, n_out);
 }
