@@ -100,22 +100,51 @@ struct simdbpe_encoder {
     long_slot *long_cache;
     hot_slot *hot;
     hot16_slot *hot16;
+    void *tables; /* the mapping holding the four above */
+    size_t tables_len;
 };
 
-/* A cache, zeroed. It is a few MB touched at random, so on Linux it asks
- * for transparent huge pages: two page faults instead of a thousand (each
- * costs tens of microseconds on virtual machines). */
-static void *alloc_cache(size_t bytes)
+/*
+ * The four tables live in one zeroed region of about 11 MB, touched at
+ * random. On Linux it is an anonymous mapping aligned to 2 MB with
+ * transparent huge pages asked for: the kernel hands out zeroed pages on
+ * first touch (no memset of memory that may never be used, which cost a
+ * few ms per encoder), and a handful of page faults and TLB entries cover
+ * it instead of thousands.
+ */
+#define HUGE_PAGE ((size_t)2 << 20)
+
+static void *map_tables(size_t bytes, void **base, size_t *mapped)
 {
-    size_t align = bytes >= (2u << 20) ? (2u << 20) : 64;
-    void *c = aligned_alloc(align, (bytes + align - 1) / align * align);
-    if (!c)
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    size_t len = bytes + HUGE_PAGE;
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
         return NULL;
+    uintptr_t at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
 #if defined(MADV_HUGEPAGE)
-    madvise(c, bytes, MADV_HUGEPAGE);
+    madvise((void *)at, bytes, MADV_HUGEPAGE);
 #endif
-    memset(c, 0, bytes);
-    return c;
+    *base = p;
+    *mapped = len;
+    return (void *)at;
+#else
+    void *p = calloc(1, bytes + 64);
+    *base = p;
+    *mapped = 0;
+    return p ? (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+#endif
+}
+
+static void unmap_tables(void *base, size_t mapped)
+{
+#if defined(__linux__) && defined(MAP_ANONYMOUS)
+    if (base)
+        munmap(base, mapped);
+#else
+    (void)mapped;
+    free(base);
+#endif
 }
 
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
@@ -129,18 +158,20 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->cache = alloc_cache((size_t)CACHE_SLOTS * sizeof(cache_slot));
-    e->long_cache = alloc_cache(((size_t)1 << LONG_BITS) * sizeof(long_slot));
-    e->hot = alloc_cache(((size_t)1 << HOT_BITS) * sizeof(hot_slot));
-    e->hot16 = alloc_cache(((size_t)1 << HOT16_BITS) * sizeof(hot16_slot));
-    if (!e->cache || !e->long_cache || !e->hot || !e->hot16) {
-        free(e->hot);
-        free(e->hot16);
-        free(e->cache);
-        free(e->long_cache);
+    size_t cache_bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
+    size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
+    size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
+    size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
+    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes, &e->tables,
+                            &e->tables_len);
+    if (!t) {
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
+    e->cache = (cache_slot *)(void *)t;
+    e->long_cache = (long_slot *)(void *)(t + cache_bytes);
+    e->hot = (hot_slot *)(void *)(t + cache_bytes + long_bytes);
+    e->hot16 = (hot16_slot *)(void *)(t + cache_bytes + long_bytes + hot_bytes);
     e->m = model;
     e->k = k;
     e->scratch.k = k;
@@ -154,10 +185,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
         return;
     free(e->out);
     free(e->clean);
-    free(e->cache);
-    free(e->long_cache);
-    free(e->hot);
-    free(e->hot16);
+    unmap_tables(e->tables, e->tables_len);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
