@@ -30,7 +30,10 @@ int cmd_merge(int argc, char **argv);
 /* The top-level usage text (simdbpe --help). */
 extern const char cli_usage_text[];
 
-/* "simdbpe: <message>\nTry 'simdbpe --help'." on stderr; returns EXIT_USAGE. */
+/* What a usage error of these commands ends with. */
+#define CLI_USAGE_HINT "Try 'simdbpe --help'.\n"
+
+/* "simdbpe: <message>\n" and CLI_USAGE_HINT on stderr; returns EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
 /* "simdbpe: <message>" on stderr. */
@@ -41,15 +44,6 @@ const char *cli_display_name(const char *path);
 
 /* The index of `value` in the NULL-terminated `names`, or -1. */
 int cli_pick(const char *value, const char *const *names);
-
-/*
- * One step of option parsing for an option that takes a value. argv[*i] is
- * "--name=value" or "--name" followed by the value (then *i advances);
- * `name` receives the option name. Returns 0, or EXIT_USAGE after printing
- * why.
- */
-int cli_option_value(int argc, char **argv, int *i, char *name, size_t name_cap,
-                     const char **value);
 
 /* Parses a non-negative count such as "100000000", "1e8", "64k", "2M".
  * Returns 0 and sets *out, or -1. */

@@ -15,7 +15,7 @@ int cli_usage_error(const char *fmt, ...)
     va_start(ap, fmt);
     fputs("simdbpe: ", stderr);
     vfprintf(stderr, fmt, ap);
-    fputs("\nTry 'simdbpe --help'.\n", stderr);
+    fputs("\n" CLI_USAGE_HINT, stderr);
     va_end(ap);
     return EXIT_USAGE;
 }
@@ -41,26 +41,6 @@ int cli_pick(const char *value, const char *const *names)
         if (strcmp(value, names[i]) == 0)
             return i;
     return -1;
-}
-
-int cli_option_value(int argc, char **argv, int *i, char *name, size_t name_cap,
-                     const char **value)
-{
-    const char *a = argv[*i];
-    const char *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
-    size_t n = eq ? (size_t)(eq - a) : strlen(a);
-    if (n >= name_cap)
-        return cli_usage_error("unknown option '%s'", a);
-    memcpy(name, a, n);
-    name[n] = '\0';
-    if (eq) {
-        *value = eq + 1;
-        return 0;
-    }
-    if (*i + 1 >= argc)
-        return cli_usage_error("option '%s' needs a value", a);
-    *value = argv[++*i];
-    return 0;
 }
 
 int cli_parse_count(const char *s, uint64_t *out)

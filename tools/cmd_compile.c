@@ -15,12 +15,21 @@
 #include "simdbpe.h"
 
 #include "cmd_compile.h"
+#include "options.h"
 
 static const char compile_usage[] =
     "usage: simdbpe compile -m MODEL -o FILE.sbpe [-q]\n"
     "\n"
     "Writes MODEL (\"gpt2\", a directory with vocab.json + merges.txt [+ special_tokens],\n"
     "or a .sbpe file) as a compiled model that -m FILE.sbpe loads in about a millisecond.\n";
+
+static const opt_spec compile_options[] = {
+    {"--model", 'm', 1}, {"--output", 'o', 1}, {"--quiet", 'q', 0}, {NULL, 0, 0}};
+
+typedef struct compile_args {
+    const char *model, *output;
+    int quiet;
+} compile_args;
 
 static double seconds(void)
 {
@@ -29,54 +38,55 @@ static double seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* One option or operand (opt_fn of options.h); compile takes no operands. */
+static int set_option(void *ctx, const char *name, const char *val)
+{
+    compile_args *a = ctx;
+    if (!name) {
+        fprintf(stderr, "simdbpe compile: unexpected argument '%s'\n%s", val, compile_usage);
+        return 2;
+    }
+    if (!strcmp(name, "--model"))
+        a->model = val;
+    else if (!strcmp(name, "--output"))
+        a->output = val;
+    else /* --quiet */
+        a->quiet = 1;
+    return 0;
+}
+
 int simdbpe_cmd_compile(int argc, char **argv)
 {
-    const char *model = NULL, *output = NULL;
-    int quiet = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(compile_usage, stdout);
-            return 0;
-        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
-            quiet = 1;
-        } else if ((strcmp(a, "-m") == 0 || strcmp(a, "--model") == 0) && i + 1 < argc) {
-            model = argv[++i];
-        } else if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && i + 1 < argc) {
-            output = argv[++i];
-        } else if (strncmp(a, "--model=", 8) == 0) {
-            model = a + 8;
-        } else if (strncmp(a, "--output=", 9) == 0) {
-            output = a + 9;
-        } else {
-            fprintf(stderr, "simdbpe compile: unexpected argument '%s'\n%s", a, compile_usage);
-            return 2;
-        }
-    }
-    if (!model || !output) {
-        fprintf(stderr, "simdbpe compile: %s is required\n%s", model ? "-o FILE" : "-m MODEL",
+    static const opt_command cmd = {NULL, compile_options, compile_usage, "simdbpe compile",
+                                    compile_usage};
+    compile_args a = {NULL, NULL, 0};
+    int rc = opt_parse(&cmd, argc - 1, argv + 1, set_option, &a);
+    if (rc)
+        return rc == OPT_HELP ? 0 : rc;
+    if (!a.model || !a.output) {
+        fprintf(stderr, "simdbpe compile: %s is required\n%s", a.model ? "-o FILE" : "-m MODEL",
                 compile_usage);
         return 2;
     }
     simdbpe_model *m;
     simdbpe_error err;
     double t0 = seconds();
-    if (simdbpe_model_open(model, &m, &err) != SIMDBPE_OK) {
+    if (simdbpe_model_open(a.model, &m, &err) != SIMDBPE_OK) {
         fprintf(stderr, "simdbpe compile: cannot load model: %s\n", err.message);
         return 1;
     }
     double t1 = seconds();
-    simdbpe_status st = simdbpe_model_save(m, output, &err);
+    simdbpe_status st = simdbpe_model_save(m, a.output, &err);
     if (st != SIMDBPE_OK) {
         fprintf(stderr, "simdbpe compile: %s\n", err.message);
         simdbpe_model_free(m);
         return 1;
     }
-    if (!quiet)
+    if (!a.quiet)
         fprintf(stderr,
                 "simdbpe: compiled %s -> %s (%zu bytes, %u ids, whole-token shortcut %s; "
                 "loaded in %.1f ms)\n",
-                model, output, simdbpe_model_compiled_size(m), simdbpe_model_vocab_size(m),
+                a.model, a.output, simdbpe_model_compiled_size(m), simdbpe_model_vocab_size(m),
                 simdbpe_model_whole_token_exact(m) ? "exact" : "off", (t1 - t0) * 1e3);
     simdbpe_model_free(m);
     return 0;

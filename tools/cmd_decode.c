@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_io.h"
+#include "options.h"
 #include "outfile.h"
 
 typedef enum { DEC_TEXT, DEC_U16, DEC_U32 } dec_format;
@@ -26,7 +27,7 @@ typedef struct decode_opts {
     dec_format in;
     const char *output;
     int quiet;
-    char **files;
+    const char **files;
     int n_files;
 } decode_opts;
 
@@ -34,52 +35,45 @@ typedef struct totals {
     uint64_t docs, bytes, tokens;
 } totals;
 
-static int parse_args(decode_opts *o, int argc, char **argv)
+static const opt_spec decode_options[] = {
+    {"--model", 'm', 1}, {"--output", 'o', 1}, {"--input-format", 0, 1}, {"--quiet", 'q', 0},
+    {NULL, 0, 0}};
+
+/* One option or file (opt_fn of options.h). */
+static int set_option(void *ctx, const char *name, const char *val)
 {
     static const char *const formats[] = {"text", "u16", "u32", NULL};
+    decode_opts *o = ctx;
+    if (!name) {
+        o->files[o->n_files++] = val;
+    } else if (!strcmp(name, "--model")) {
+        o->model = val;
+    } else if (!strcmp(name, "--output")) {
+        o->output = val;
+    } else if (!strcmp(name, "--quiet")) {
+        o->quiet = 1;
+    } else { /* --input-format */
+        int v = cli_pick(val, formats);
+        if (v < 0)
+            return cli_usage_error("bad value '%s' for %s", val, name);
+        o->in = v == 1 ? DEC_U16 : v == 2 ? DEC_U32 : DEC_TEXT;
+    }
+    return 0;
+}
+
+/* Returns 0, OPT_HELP (the help was printed) or an exit code. */
+static int parse_args(decode_opts *o, int argc, char **argv)
+{
+    static const opt_command cmd = {"decode", decode_options, cli_usage_text, "simdbpe",
+                                    CLI_USAGE_HINT};
     memset(o, 0, sizeof *o);
     o->model = "gpt2";
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files)
         return cli_usage_error("out of memory");
-    int only_files = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-            o->files[o->n_files++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_files = 1;
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(cli_usage_text, stdout);
-            exit(0);
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-            continue;
-        }
-        char name[64];
-        const char *val;
-        int rc = cli_option_value(argc, argv, &i, name, sizeof name, &val);
-        if (rc)
-            return rc;
-        int v = 0;
-        if (!strcmp(name, "-m") || !strcmp(name, "--model"))
-            o->model = val;
-        else if (!strcmp(name, "-o") || !strcmp(name, "--output"))
-            o->output = val;
-        else if (!strcmp(name, "--input-format")) {
-            v = cli_pick(val, formats);
-            o->in = v == 1 ? DEC_U16 : v == 2 ? DEC_U32 : DEC_TEXT;
-        }
-        else
-            return cli_usage_error("unknown option '%s' for decode", name);
-        if (v < 0)
-            return cli_usage_error("bad value '%s' for %s", val, name);
-    }
+    int rc = opt_parse(&cmd, argc, argv, set_option, o);
+    if (rc)
+        return rc;
     if (o->n_files == 0)
         o->files[o->n_files++] = "-";
     return 0;
@@ -224,7 +218,7 @@ int cmd_decode(int argc, char **argv)
     int rc = parse_args(&o, argc, argv);
     if (rc) {
         free(o.files);
-        return rc;
+        return rc == OPT_HELP ? 0 : rc;
     }
     simdbpe_model *model;
     simdbpe_error err;

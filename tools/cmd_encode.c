@@ -24,6 +24,7 @@
 
 #include "cli.h"
 #include "inputs.h"
+#include "options.h"
 #include "outfile.h"
 #include "pipeline.h"
 #include "progress.h"
@@ -81,16 +82,29 @@ static const char *const error_names[] = {"strict", "replace", NULL};
 static const char *const on_error_names[] = {"stop", "skip", NULL};
 static const char *const dtype_names[] = {"u16", "u32", NULL};
 
+/* Options of encode and count; those from --output-format on are for
+ * encode only. -h and --help are answered by the parser. */
+static const opt_spec encode_options[] = {
+    {"--model", 'm', 1},       {"--output", 'o', 1},       {"--quiet", 'q', 0},
+    {"--json-key", 0, 1},      {"--doc-separator", 0, 1},  {"--summary", 0, 1},
+    {"--input-format", 0, 1},  {"--special", 0, 1},        {"--errors", 0, 1},
+    {"--on-error", 0, 1},      {"--threads", 0, 1},        {"--rank", 0, 1},
+    {"--world-size", 0, 1},    {"--batch-bytes", 0, 1},    {"--output-format", 0, 1},
+    {"--eot", 0, 1},           {"--dtype", 0, 1},          {"--shard-tokens", 0, 1},
+    {NULL, 0, 0}};
+
 /* Options of encode and count. Returns 0 (set), -1 (bad value) or 1 (not
  * one of these options). */
 static int set_common(encode_opts *o, const char *name, const char *val)
 {
     uint64_t n = 0;
     int v = 0, bad = 0;
-    if (!strcmp(name, "-m") || !strcmp(name, "--model"))
+    if (!strcmp(name, "--model"))
         o->model = val;
-    else if (!strcmp(name, "-o") || !strcmp(name, "--output"))
+    else if (!strcmp(name, "--output"))
         o->output = val;
+    else if (!strcmp(name, "--quiet"))
+        o->quiet = 1;
     else if (!strcmp(name, "--json-key"))
         o->json_key = val;
     else if (!strcmp(name, "--doc-separator"))
@@ -118,7 +132,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
     return bad;
 }
 
-/* Options of encode only; same returns as set_common(). */
+/* Options of encode only; returns 0 (set) or -1 (bad value). */
 static int set_encode_only(encode_opts *o, const char *name, const char *val)
 {
     int v = 0, bad = 0;
@@ -131,18 +145,21 @@ static int set_encode_only(encode_opts *o, const char *name, const char *val)
     else if (!strcmp(name, "--shard-tokens")) {
         bad = count_in(val, 1, INT32_MAX, &o->shard_tokens);
         o->shard_tokens_set = 1;
-    } else if (!bad)
-        return 1;
+    }
     return bad;
 }
 
-static int set_option(encode_opts *o, const char *name, const char *val)
+/* One option or input (opt_fn of options.h). */
+static int set_option(void *ctx, const char *name, const char *val)
 {
+    encode_opts *o = ctx;
+    if (!name) {
+        o->args[o->n_args++] = (char *)val; /* an element of argv */
+        return 0;
+    }
     int r = set_common(o, name, val);
     if (r == 1) {
         r = set_encode_only(o, name, val);
-        if (r == 1)
-            return cli_usage_error("unknown option '%s'", name);
         if (o->count)
             return cli_usage_error("option '%s' is for encode, not count", name);
     }
@@ -151,8 +168,11 @@ static int set_option(encode_opts *o, const char *name, const char *val)
     return 0;
 }
 
+/* Returns 0, OPT_HELP (the help was printed) or an exit code. */
 static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
 {
+    opt_command cmd = {is_count ? "count" : "encode", encode_options, cli_usage_text, "simdbpe",
+                       CLI_USAGE_HINT};
     memset(o, 0, sizeof *o);
     o->count = is_count;
     o->model = "gpt2";
@@ -163,29 +183,7 @@ static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     if (!o->args)
         return cli_usage_error("out of memory");
-    int only_files = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-            o->args[o->n_args++] = argv[i];
-        } else if (!strcmp(a, "--")) {
-            only_files = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(cli_usage_text, stdout);
-            exit(0);
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else {
-            char name[64];
-            const char *val;
-            int rc = cli_option_value(argc, argv, &i, name, sizeof name, &val);
-            if (!rc)
-                rc = set_option(o, name, val);
-            if (rc)
-                return rc;
-        }
-    }
-    return 0;
+    return opt_parse(&cmd, argc, argv, set_option, o);
 }
 
 /* "\n", "\t", "\r", "\\", "\xHH" in a --doc-separator value. */
@@ -568,6 +566,10 @@ int cmd_encode(const char *name, int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     int rc = parse_args(&r.o, !strcmp(name, "count"), argc, argv);
+    if (rc == OPT_HELP) {
+        run_free(&r);
+        return 0;
+    }
     simdbpe_error err;
     if (!rc && simdbpe_model_open(r.o.model, &r.model, &err) != SIMDBPE_OK) {
         cli_error("cannot load model: %s", err.message);

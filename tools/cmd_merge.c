@@ -31,6 +31,7 @@
 
 #include "cli.h"
 #include "megatron_idx.h"
+#include "options.h"
 #include "outfile.h"
 #include "ranks.h"
 
@@ -70,42 +71,51 @@ typedef struct merge {
 
 /* ------------------------------------------------------------ options */
 
+static const opt_spec merge_options[] = {
+    {"--output", 'o', 1}, {"--output-format", 0, 1}, {"--quiet", 'q', 0}, {NULL, 0, 0}};
+
+/* What parse_args() fills: the merge's options and the parts named. */
+typedef struct merge_args {
+    merge *m;
+    char **names;
+    int n_names;
+} merge_args;
+
+/* One option or part (opt_fn of options.h). */
+static int set_option(void *ctx, const char *name, const char *val)
+{
+    merge_args *a = ctx;
+    merge *m = a->m;
+    if (!name) {
+        a->names[a->n_names++] = (char *)val; /* an element of argv */
+    } else if (!strcmp(name, "--output")) {
+        m->output = val;
+    } else if (!strcmp(name, "--quiet")) {
+        m->quiet = 1;
+    } else { /* --output-format */
+        m->format = cli_pick(val, merge_formats);
+        if (m->format < 0)
+            return cli_usage_error("merge: bad --output-format '%s' (megatron, u16, u32 or "
+                                   "text; llm.c and datatrove parts are read as they are)",
+                                   val);
+    }
+    return 0;
+}
+
+/* Returns 0, OPT_HELP (the help was printed) or an exit code. */
 static int parse_args(merge *m, int argc, char **argv, char ***names, int *n_names)
 {
+    static const opt_command cmd = {"merge", merge_options, cli_usage_text, "simdbpe",
+                                    CLI_USAGE_HINT};
+    merge_args a = {m, NULL, 0};
     m->format = -1;
-    *names = calloc((size_t)argc + 1, sizeof **names);
-    if (!*names)
+    a.names = *names = calloc((size_t)argc + 1, sizeof **names);
+    if (!a.names)
         return cli_usage_error("out of memory");
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (a[0] != '-') {
-            (*names)[(*n_names)++] = argv[i];
-            continue;
-        }
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            fputs(cli_usage_text, stdout);
-            exit(0);
-        }
-        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            m->quiet = 1;
-            continue;
-        }
-        char name[64];
-        const char *val;
-        int rc = cli_option_value(argc, argv, &i, name, sizeof name, &val);
-        if (rc)
-            return rc;
-        if (!strcmp(name, "-o") || !strcmp(name, "--output"))
-            m->output = val;
-        else if (!strcmp(name, "--output-format")) {
-            m->format = cli_pick(val, merge_formats);
-            if (m->format < 0)
-                return cli_usage_error("merge: bad --output-format '%s' (megatron, u16, u32 or "
-                                       "text; llm.c and datatrove parts are read as they are)",
-                                       val);
-        } else
-            return cli_usage_error("unknown option '%s' for merge", name);
-    }
+    int rc = opt_parse(&cmd, argc, argv, set_option, &a);
+    *n_names = a.n_names;
+    if (rc)
+        return rc;
     if (!m->output || !strcmp(m->output, "-"))
         return cli_usage_error("merge: give -o OUT");
     return 0;
@@ -536,5 +546,5 @@ int cmd_merge(int argc, char **argv)
     free(m.lens);
     free(m.docs);
     free(m.buf);
-    return rc;
+    return rc == OPT_HELP ? 0 : rc;
 }

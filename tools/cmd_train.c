@@ -23,6 +23,8 @@
 #include "simdbpe.h"
 #include "simdbpe_train.h"
 
+#include "options.h"
+
 #define EXIT_FAILED 1
 #define EXIT_BAD_USAGE 2
 #define READ_CHUNK ((size_t)1 << 20)
@@ -123,11 +125,21 @@ static long unescape(const char *in, char *out)
     return (long)o;
 }
 
-/* Applies one option with a value; returns 0 or an exit code. */
-static int apply_option(train_args *a, const char *name, const char *val)
+static const opt_spec train_options[] = {
+    {"--vocab-size", 0, 1}, {"--min-frequency", 0, 1}, {"--special", 0, 1},
+    {"--mode", 0, 1},       {"--doc-separator", 0, 1}, {"--threads", 0, 1},
+    {"--errors", 0, 1},     {"--output", 'o', 1},      {"--quiet", 'q', 0},
+    {NULL, 0, 0}};
+
+/* Applies one option or file (opt_fn of options.h); returns 0 or an exit
+ * code. */
+static int apply_option(void *ctx, const char *name, const char *val)
 {
+    train_args *a = ctx;
     uint64_t v;
-    if (strcmp(name, "--vocab-size") == 0) {
+    if (!name) {
+        a->files[a->n_files++] = (char *)val; /* an element of argv */
+    } else if (strcmp(name, "--vocab-size") == 0) {
         if (parse_u64(val, UINT32_MAX, &v))
             return usage_error("--vocab-size needs a whole number, not", val);
         a->opts.vocab_size = (uint32_t)v;
@@ -164,52 +176,27 @@ static int apply_option(train_args *a, const char *name, const char *val)
             a->opts.errors = SIMDBPE_UTF8_REPLACE;
         else
             return usage_error("--errors is strict or replace, not", val);
-    } else if (strcmp(name, "-o") == 0 || strcmp(name, "--output") == 0) {
+    } else if (strcmp(name, "--output") == 0) {
         a->output = val;
-    } else {
-        return usage_error("unknown option", name);
+    } else { /* --quiet */
+        a->quiet = 1;
     }
     return 0;
 }
 
+/* Returns 0, OPT_HELP (the help was printed) or an exit code. */
 static int parse_args(int argc, char **argv, train_args *a)
 {
+    static const opt_command cmd = {NULL, train_options, train_usage, "simdbpe train",
+                                    "Try 'simdbpe train --help'.\n"};
     simdbpe_train_options_init(&a->opts);
     a->specials = calloc((size_t)argc + 1, sizeof *a->specials);
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     if (!a->specials || !a->files)
         return usage_error("out of memory", NULL);
-    int only_files = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *s = argv[i];
-        if (only_files || s[0] != '-' || strcmp(s, "-") == 0) {
-            a->files[a->n_files++] = argv[i];
-            continue;
-        }
-        if (strcmp(s, "--") == 0) {
-            only_files = 1;
-        } else if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
-            fputs(train_usage, stdout);
-            return -1;
-        } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
-            a->quiet = 1;
-        } else {
-            /* "--opt value" or "--opt=value" */
-            const char *eq = strncmp(s, "--", 2) == 0 ? strchr(s, '=') : NULL;
-            char name[32];
-            size_t len = eq ? (size_t)(eq - s) : strlen(s);
-            if (len >= sizeof name)
-                return usage_error("unknown option", s);
-            memcpy(name, s, len);
-            name[len] = '\0';
-            const char *val = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
-            if (!val)
-                return usage_error("this option needs a value:", name);
-            int rc = apply_option(a, name, val);
-            if (rc)
-                return rc;
-        }
-    }
+    int rc = opt_parse(&cmd, argc - 1, argv + 1, apply_option, a);
+    if (rc)
+        return rc;
     if (!a->have_vocab)
         return usage_error("--vocab-size N is required", NULL);
     if (!a->output)
@@ -372,8 +359,8 @@ int simdbpe_cmd_train(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc == 0)
         rc = run(&a);
-    else if (rc < 0)
-        rc = 0; /* --help */
+    else if (rc == OPT_HELP)
+        rc = 0;
     free(a.specials);
     free(a.files);
     free(a.separator);
