@@ -20,6 +20,8 @@
 #include "reader_source.h"
 #include "safecut.h"
 
+#define FIRST_BATCH (64u << 10)
+
 struct reader {
     const job *j;
     size_t next_file;
@@ -36,6 +38,7 @@ struct reader {
     int in_doc;       /* the unframed bytes continue a started document */
     uint64_t doc_off; /* their offset within it */
     uint64_t raw_done;
+    unsigned n_filled; /* batches returned so far */
 };
 
 int reader_new(reader **out, const job *j)
@@ -291,7 +294,12 @@ int reader_fill(reader *r, batch *b)
     b->len = 0;
     b->nsegs = 0;
     b->in_bytes = 0;
+    /* The first batches are small (64 KB, then doubling), so the other
+     * threads get work a few hundred microseconds after the start instead
+     * of waiting for a whole batch to be decompressed and framed. */
     size_t want = r->j->batch_bytes;
+    if (r->n_filled < 8 && ((size_t)FIRST_BATCH << r->n_filled) < want)
+        want = (size_t)FIRST_BATCH << r->n_filled;
     while (b->len < want || b->nsegs == 0) {
         if (!r->has_file) {
             if (r->next_file >= r->j->n_files)
@@ -313,5 +321,7 @@ int reader_fill(reader *r, batch *b)
         if (full)
             break;
     }
+    if (b->nsegs > 0)
+        r->n_filled++;
     return b->nsegs > 0;
 }

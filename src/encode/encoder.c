@@ -25,7 +25,10 @@
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
  * 48 bytes and 16 ids. All four tables are direct-mapped and bounded
- * (0.5, 0.5, 8 and 2 MB); a new entry replaces the one in its slot.
+ * (0.5, 0.5, 1 and 0.25 MB); a new entry replaces the one in its slot.
+ * The caches were 8 and 2 MB before the hot tables took most of their
+ * hits; smaller measured as fast on one thread and faster on two (two
+ * threads' tables compete for the shared cache and memory).
  */
 #include <stdlib.h>
 #if defined(__linux__)
@@ -36,14 +39,14 @@
 #include "../model/model.h"
 #include "../pretok/pretok.h"
 
-#define CACHE_BITS 17
+#define CACHE_BITS 14
 #define CACHE_SLOTS (1u << CACHE_BITS)
 #define CACHE_IDS 11
 
 /* Pieces longer than 16 bytes or of more than 11 ids (long words in
  * non-Latin scripts, runs of symbols in code) go to a second cache with
  * two-line entries: the whole key up to 48 bytes, up to 16 ids. */
-#define LONG_BITS 14
+#define LONG_BITS 11
 #define LONG_KEY 48
 #define LONG_IDS 16
 
@@ -105,7 +108,7 @@ struct simdbpe_encoder {
 };
 
 /*
- * The four tables live in one zeroed region of about 11 MB, touched at
+ * The four tables live in one zeroed region of about 2.3 MB, touched at
  * random. On Linux it is an anonymous mapping aligned to 2 MB with
  * transparent huge pages asked for: the kernel hands out zeroed pages on
  * first touch (no memset of memory that may never be used, which cost a
