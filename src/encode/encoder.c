@@ -8,8 +8,7 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
- *        - a single byte: its byte token;
- *        - in a hot table (pieces of 2..16 bytes that encode to one or two
+ *        - in a hot table (pieces of 1..16 bytes that encode to one or two
  *          ids; 98% of English pieces are up to 16 bytes): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
@@ -60,12 +59,12 @@ typedef struct long_slot {
 } long_slot;
 
 
-/* The hot tables: pieces of 2..8 bytes (keyed by their zero-padded bytes,
+/* The hot tables: pieces of 1..8 bytes (keyed by their zero-padded bytes,
  * 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a slot) that
  * encode to one or two ids. 512 + 512 KB, the size of a Zen 5 L2: larger
  * or smaller measured slower on English. Their value is
  * val = len | n_ids << 5 | id0 << 8 | id1 << 32 (ids < 2^24). Nearly every
- * piece of text is served from here or is a single byte. */
+ * piece of text is served from here. */
 #define HOT_BITS 15
 #define HOT16_BITS 14
 #define HOT_LEN 8
@@ -357,7 +356,7 @@ static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
            (n == 2 ? (uint64_t)ids[1] << 32 : 0);
 }
 
-/* Remembers a general-path piece of 2..16 bytes in its hot table. */
+/* Remembers a general-path piece of up to 16 bytes in its hot table. */
 static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len,
                            const uint32_t *ids, size_t n)
 {
@@ -397,7 +396,8 @@ static inline uint64_t hot16_find(const simdbpe_encoder *e, const uint8_t *s, si
 /*
  * Encodes the pieces between consecutive bounds[0..nb) of s[0..n)
  * (nb <= MAX_BOUNDS) in three passes over the chunk:
- *   1. single bytes and pieces found in the hot table are resolved; the
+ *   1. pieces found in a hot table are resolved (single bytes too: a
+ *      branch on the length cost more than the lookup); the
  *      others get their key and hash, and their pilot and cache slot are
  *      prefetched;
  *   2. the others' whole-token slots are located and prefetched;
@@ -407,7 +407,6 @@ static inline uint64_t hot16_find(const simdbpe_encoder *e, const uint8_t *s, si
 static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t n,
                                     const size_t *bounds, size_t nb, size_t *n_out)
 {
-    const uint32_t *byte_id = e->m->byte_id;
     hot_slot *hot = e->hot;
     uint64_t val[MAX_BOUNDS];   /* hot value of piece i, 0 = general path */
     piece_key keys[MAX_BOUNDS]; /* of the general-path pieces, in order */
@@ -416,10 +415,6 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
     for (size_t i = 0; i + 1 < nb; i++) {
         size_t a = bounds[i], len = bounds[i + 1] - a;
         if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-            if (len == 1) {
-                val[i] = 1 | 1 << 5 | (uint64_t)byte_id[s[a]] << 8;
-                continue;
-            }
             uint64_t key = hot_key(s, n, a, len);
             const hot_slot *hs = &hot[hot_index(key)];
             uint64_t v = hs->val;
