@@ -8,7 +8,7 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
- *        - in a hot table (pieces of 1..16 bytes that encode to one or two
+ *        - in a hot table (pieces of 1..16 bytes that encode to up to three
  *          ids; 98% of English pieces are up to 16 bytes): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
@@ -61,13 +61,17 @@ typedef struct long_slot {
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their zero-padded bytes,
  * 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a slot) that
- * encode to one or two ids. 512 + 512 KB, the size of a Zen 5 L2: larger
- * or smaller measured slower on English. Their value is
- * val = len | n_ids << 5 | id0 << 8 | id1 << 32 (ids < 2^24). Nearly every
+ * encode to up to three ids. 512 + 512 KB, the size of a Zen 5 L2: larger
+ * or smaller measured slower on English. Their value packs the length, the
+ * number of ids and the ids (each < 2^19, which every vocabulary in use
+ * meets; a piece with a larger id is not kept here):
+ * val = len | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45. Nearly every
  * piece of text is served from here. */
 #define HOT_BITS 15
 #define HOT16_BITS 14
 #define HOT_LEN 8
+#define HOT_ID_BITS 19
+#define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 
 /* Piece bounds in one chunk of the pre-tokenizer: a start per byte, the
  * piece begun before the chunk and the end. */
@@ -350,10 +354,15 @@ static inline size_t hot16_index(uint64_t lo, uint64_t hi)
  * if it does not fit one. */
 static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
 {
-    if (n > 2 || ids[0] > 0xFFFFFF || ids[n - 1] > 0xFFFFFF)
+    if (n > 3)
         return 0;
-    return len | (uint64_t)n << 5 | (uint64_t)ids[0] << 8 |
-           (n == 2 ? (uint64_t)ids[1] << 32 : 0);
+    uint64_t v = len | (uint64_t)n << 5;
+    for (size_t i = 0; i < n; i++) {
+        if (ids[i] >= (1u << HOT_ID_BITS))
+            return 0;
+        v |= (uint64_t)ids[i] << (7 + HOT_ID_BITS * i);
+    }
+    return v;
 }
 
 /* Remembers a general-path piece of up to 16 bytes in its hot table. */
@@ -440,8 +449,9 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
     for (size_t i = 0; i + 1 < nb; i++) {
         uint64_t v = val[i];
         if (SIMDBPE_LIKELY(v != 0)) {
-            out[no] = (uint32_t)(v >> 8) & 0xFFFFFF;
-            out[no + 1] = (uint32_t)(v >> 32) & 0xFFFFFF;
+            out[no] = (uint32_t)(v >> 7) & HOT_ID_MASK;
+            out[no + 1] = (uint32_t)(v >> (7 + HOT_ID_BITS)) & HOT_ID_MASK;
+            out[no + 2] = (uint32_t)(v >> (7 + 2 * HOT_ID_BITS));
             no += (v >> 5) & 3;
             continue;
         }
