@@ -52,4 +52,9 @@ int cli_parse_count(const char *s, uint64_t *out);
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 
+/* Decodes \n \t \r \\ and \xHH in a command-line argument into out (room
+ * for strlen(in) bytes); returns the decoded length, or -1 for an unknown
+ * escape or a backslash at the end. */
+long cli_unescape(const char *in, char *out);
+
 #endif

@@ -70,3 +70,41 @@ double cli_now(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+long cli_unescape(const char *in, char *out)
+{
+    size_t o = 0;
+    for (size_t i = 0; in[i]; i++) {
+        if (in[i] != '\\') {
+            out[o++] = in[i];
+            continue;
+        }
+        char c = in[++i];
+        if (c == 'n')
+            out[o++] = '\n';
+        else if (c == 't')
+            out[o++] = '\t';
+        else if (c == 'r')
+            out[o++] = '\r';
+        else if (c == '\\')
+            out[o++] = '\\';
+        else if (c == 'x' && hex_digit(in[i + 1]) >= 0 && hex_digit(in[i + 2]) >= 0) {
+            out[o++] = (char)(hex_digit(in[i + 1]) * 16 + hex_digit(in[i + 2]));
+            i += 2;
+        } else {
+            return -1; /* an unknown escape, or a backslash at the end */
+        }
+    }
+    return (long)o;
+}

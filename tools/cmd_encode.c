@@ -191,42 +191,6 @@ static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
     return opt_parse(&cmd, argc, argv, set_option, o);
 }
 
-/* "\n", "\t", "\r", "\\", "\xHH" in a --doc-separator value. */
-static int unescape_separator(const char *s, unsigned char **out, size_t *len)
-{
-    size_t n = strlen(s), k = 0;
-    unsigned char *p = malloc(n + 1);
-    if (!p)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '\\' || i + 1 == n) {
-            p[k++] = (unsigned char)s[i];
-            continue;
-        }
-        char c = s[++i];
-        unsigned hex;
-        if (c == 'n')
-            p[k++] = '\n';
-        else if (c == 't')
-            p[k++] = '\t';
-        else if (c == 'r')
-            p[k++] = '\r';
-        else if (c == '\\')
-            p[k++] = '\\';
-        else if (c == 'x' && i + 2 < n + 1 && sscanf(s + i + 1, "%2x", &hex) == 1 &&
-                 strspn(s + i + 1, "0123456789abcdefABCDEF") >= 2) {
-            p[k++] = (unsigned char)hex;
-            i += 2;
-        } else {
-            free(p);
-            return -1;
-        }
-    }
-    *out = p;
-    *len = k;
-    return k ? 0 : -1;
-}
-
 /* ------------------------------------------------------------- checks */
 
 static int default_threads(void)
@@ -317,11 +281,15 @@ static int build_job(const encode_opts *o, const simdbpe_model *m, job *j)
     if (o->sep_arg && j->mode != IN_TEXT)
         return cli_usage_error("--doc-separator is for --input-format text");
     if (o->sep_arg) {
-        unsigned char *sep;
-        if (unescape_separator(o->sep_arg, &sep, &j->sep_len))
+        char *sep = malloc(strlen(o->sep_arg) + 1);
+        long n = sep ? cli_unescape(o->sep_arg, sep) : -1;
+        if (n <= 0) {
+            free(sep);
             return cli_usage_error("bad --doc-separator '%s' (empty, or a bad \\ escape)",
                                    o->sep_arg);
-        j->sep = sep;
+        }
+        j->sep = (unsigned char *)sep;
+        j->sep_len = (size_t)n;
     }
     if (j->mode == IN_JSONL && jsonl_key_parse(&j->key, o->json_key ? o->json_key : "text"))
         return cli_usage_error("bad --json-key '%s'", o->json_key);

@@ -23,6 +23,7 @@
 #include "simdbpe.h"
 #include "simdbpe_train.h"
 
+#include "cli.h"
 #include "options.h"
 
 #define EXIT_FAILED 1
@@ -86,45 +87,6 @@ static int parse_u64(const char *s, uint64_t max, uint64_t *out)
     return 0;
 }
 
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Understands \n \t \r \\ and \xHH in a separator given on the command
- * line; returns its length, or -1 for a bad escape. */
-static long unescape(const char *in, char *out)
-{
-    size_t o = 0;
-    for (size_t i = 0; in[i]; i++) {
-        if (in[i] != '\\') {
-            out[o++] = in[i];
-            continue;
-        }
-        char c = in[++i];
-        if (c == 'n')
-            out[o++] = '\n';
-        else if (c == 't')
-            out[o++] = '\t';
-        else if (c == 'r')
-            out[o++] = '\r';
-        else if (c == '\\')
-            out[o++] = '\\';
-        else if (c == 'x' && hex_digit(in[i + 1]) >= 0 && hex_digit(in[i + 2]) >= 0) {
-            out[o++] = (char)(hex_digit(in[i + 1]) * 16 + hex_digit(in[i + 2]));
-            i += 2;
-        } else
-            return -1;
-    }
-    return (long)o;
-}
-
 static const opt_spec train_options[] = {
     {"--vocab-size", 0, 1}, {"--min-frequency", 0, 1}, {"--special", 0, 1},
     {"--mode", 0, 1},       {"--doc-separator", 0, 1}, {"--threads", 0, 1},
@@ -160,7 +122,7 @@ static int apply_option(void *ctx, const char *name, const char *val)
     } else if (strcmp(name, "--doc-separator") == 0) {
         free(a->separator);
         a->separator = malloc(strlen(val) + 1);
-        long n = a->separator ? unescape(val, a->separator) : -1;
+        long n = a->separator ? cli_unescape(val, a->separator) : -1;
         if (n <= 0)
             return usage_error("--doc-separator: empty or a bad escape in", val);
         a->opts.doc_separator = a->separator;

@@ -219,6 +219,9 @@ def usage_errors():
         (["--shard-tokens", "10", a], "--shard-tokens"),
         (["--json-key", "x", a], "--json-key"),
         (["--input-format", "lines", "--doc-separator", "x", a], "--doc-separator"),
+        (["--doc-separator", "x\\", a], "bad --doc-separator"),  # a backslash at the end
+        (["--doc-separator", "\\q", a], "bad --doc-separator"),  # an unknown escape
+        (["--doc-separator", "", a], "bad --doc-separator"),
         (["--threads", "0", a], "--threads"),
         (["--rank", "1", a], "--rank"),
         (["--rank", "2", "--world-size", "2", "-o", os.path.join(d, "o"), a], "rank"),
