@@ -73,9 +73,9 @@ typedef struct long_slot {
 #define HOT_ID_BITS 19
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 
-/* Piece bounds in one chunk of the pre-tokenizer: a start per byte, the
- * piece begun before the chunk and the end. */
-#define MAX_BOUNDS (SIMDBPE__PRETOK_CHUNK * 64 + 2)
+/* The most pieces that end in one chunk of the pre-tokenizer (one per
+ * byte). */
+#define MAX_PIECES (SIMDBPE__PRETOK_CHUNK * 64)
 
 typedef struct hot_slot {
     uint64_t key, val; /* val 0 = empty */
@@ -270,6 +270,7 @@ static const uint64_t keep_hi[17] = {
 typedef struct piece_key {
     uint64_t lo, hi, h;
     const simdbpe__whole_slot *slot; /* NULL if the model has no whole map */
+    size_t a, b;                     /* the piece is s[a..b) */
 } piece_key;
 
 /* General path, step 1: key and hash; prefetches the whole-token map's
@@ -403,50 +404,50 @@ static inline uint64_t hot16_find(const simdbpe_encoder *e, const uint8_t *s, si
 }
 
 /*
- * Encodes the pieces between consecutive bounds[0..nb) of s[0..n)
- * (nb <= MAX_BOUNDS) in three passes over the chunk:
+ * The pieces of a pre-tokenizer chunk are encoded in three passes:
  *   1. pieces found in a hot table are resolved (single bytes too: a
- *      branch on the length cost more than the lookup); the
- *      others get their key and hash, and their pilot and cache slot are
- *      prefetched;
+ *      branch on the length cost more than the lookup); the others get
+ *      their key and hash, and their pilot and cache slot are prefetched;
  *   2. the others' whole-token slots are located and prefetched;
  *   3. every piece is emitted in order, the others by the general path,
  *      whose memory has had the rest of the chunk's time to arrive.
  */
-static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t n,
-                                    const size_t *bounds, size_t nb, size_t *n_out)
+
+/* Pass 1 for the piece s[a..b) of s[0..n): its hot value, or 0 with its
+ * key added to keys[*nk]. */
+static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
+                                  size_t b, piece_key *keys, size_t *nk)
 {
-    hot_slot *hot = e->hot;
-    uint64_t val[MAX_BOUNDS];   /* hot value of piece i, 0 = general path */
-    piece_key keys[MAX_BOUNDS]; /* of the general-path pieces, in order */
-    size_t nk = 0;
-    keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
-    for (size_t i = 0; i + 1 < nb; i++) {
-        size_t a = bounds[i], len = bounds[i + 1] - a;
-        if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-            uint64_t key = hot_key(s, n, a, len);
-            const hot_slot *hs = &hot[hot_index(key)];
-            uint64_t v = hs->val;
-            if (SIMDBPE_LIKELY(hs->key == key && (v & 0x1F) == len)) {
-                val[i] = v;
-                continue;
-            }
-        } else if (len <= SIMDBPE__SHORT_PIECE) {
-            uint64_t v = hot16_find(e, s, n, a, len);
-            if (v != 0) {
-                val[i] = v;
-                continue;
-            }
-        }
-        val[i] = 0;
-        prepare_piece(e, s, n, a, a + len, &keys[nk++]);
+    size_t len = b - a;
+    if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
+        uint64_t key = hot_key(s, n, a, len);
+        const hot_slot *hs = &e->hot[hot_index(key)];
+        uint64_t v = hs->val;
+        if (SIMDBPE_LIKELY(hs->key == key && (v & 0x1F) == len))
+            return v;
+    } else if (len <= SIMDBPE__SHORT_PIECE) {
+        uint64_t v = hot16_find(e, s, n, a, len);
+        if (v != 0)
+            return v;
     }
+    piece_key *k = &keys[(*nk)++];
+    prepare_piece(e, s, n, a, b, k);
+    k->a = a;
+    k->b = b;
+    return 0;
+}
+
+/* Passes 2 and 3 for np pieces whose pass-1 values are val[] and whose
+ * general-path keys are keys[0..nk). */
+static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const uint64_t *val,
+                                  size_t np, piece_key *keys, size_t nk, size_t *n_out)
+{
     for (size_t j = 0; j < nk; j++)
         locate_piece(e, &keys[j]);
     uint32_t *out = e->out;
     size_t no = *n_out;
     nk = 0;
-    for (size_t i = 0; i + 1 < nb; i++) {
+    for (size_t i = 0; i < np; i++) {
         uint64_t v = val[i];
         if (SIMDBPE_LIKELY(v != 0)) {
             out[no] = (uint32_t)(v >> 7) & HOT_ID_MASK;
@@ -455,17 +456,44 @@ static simdbpe_status encode_bounds(simdbpe_encoder *e, const uint8_t *s, size_t
             no += (v >> 5) & 3;
             continue;
         }
-        size_t a = bounds[i], b = bounds[i + 1], start = no;
         const piece_key *k = &keys[nk++];
-        simdbpe_status st = encode_piece(e, s, a, b, k, &no);
+        size_t start = no;
+        simdbpe_status st = encode_piece(e, s, k->a, k->b, k, &no);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
-        if (b - a <= SIMDBPE__SHORT_PIECE)
-            hot_put(e, k, b - a, out + start, no - start);
+        if (k->b - k->a <= SIMDBPE__SHORT_PIECE)
+            hot_put(e, k, k->b - k->a, out + start, no - start);
     }
     *n_out = no;
     return SIMDBPE_OK;
+}
+
+/* Encodes the pieces that end in one chunk of the pre-tokenizer: its
+ * piece starts are the bits of starts[0..count) (bit i of word j is byte
+ * base + 64 j + i of s[0..n)); *piece is where the piece open at the
+ * chunk's start began, and becomes where the one open at its end begins. */
+static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t n,
+                                   const uint64_t *starts, size_t count, size_t base,
+                                   size_t *piece, size_t *n_out)
+{
+    uint64_t val[MAX_PIECES];   /* pass-1 value of each piece, 0 = general path */
+    piece_key keys[MAX_PIECES]; /* of the general-path pieces, in order */
+    size_t np = 0, nk = 0, a = *piece;
+    keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
+    for (size_t j = 0; j < count; j++) {
+        uint64_t bits = starts[j];
+        size_t at = base + 64 * j;
+        if (j == 0 && at == 0)
+            bits &= bits - 1; /* the text's first start opens the first piece */
+        for (; bits; bits &= bits - 1) {
+            size_t b = at + (size_t)__builtin_ctzll(bits);
+            val[np++] = first_pass(e, s, n, a, b, keys, &nk);
+            a = b;
+        }
+    }
+    *piece = a;
+    return emit_pieces(e, s, val, np, keys, nk, n_out);
 }
 
 /* Splits s[0..len) into pre-tokens and encodes each one. */
@@ -473,7 +501,6 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
 {
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
-    size_t bounds[MAX_BOUNDS];
     size_t base, count, piece = 0;
     simdbpe_status st = SIMDBPE_OK;
     simdbpe__pretok_begin(&ps, e->k, s, len);
@@ -483,25 +510,18 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
          * before it, and the cache path copies CACHE_IDS ids at once: room
          * for all. Long pieces reserve for themselves. */
         st = reserve_out(e, *n, 64 * count + 64);
-        size_t nb = 0;
-        bounds[nb++] = piece;
-        for (size_t j = 0; j < count; j++) {
-            uint64_t bits = starts[j];
-            size_t at = base + 64 * j;
-            if (j == 0 && at == 0)
-                bits &= bits - 1; /* the text's first start opens the first piece */
-            for (; bits; bits &= bits - 1)
-                bounds[nb++] = at + (size_t)__builtin_ctzll(bits);
-        }
         if (st == SIMDBPE_OK)
-            st = encode_bounds(e, s, len, bounds, nb, n);
-        piece = bounds[nb - 1];
+            st = encode_chunk(e, s, len, starts, count, base, &piece, n);
     }
     if (st == SIMDBPE_OK && len > 0) {
-        size_t last[2] = {piece, len};
+        /* The last piece. */
+        uint64_t val;
+        piece_key key;
+        size_t nk = 0;
         st = reserve_out(e, *n, CACHE_IDS + 1);
+        val = first_pass(e, s, len, piece, len, &key, &nk);
         if (st == SIMDBPE_OK)
-            st = encode_bounds(e, s, len, last, 2, n);
+            st = emit_pieces(e, s, &val, 1, &key, nk, n);
     }
     return st;
 }
