@@ -81,15 +81,28 @@ static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch 
     return found;
 }
 
+/* Frees the buckets and their arrays. Only the buckets that got an array
+ * are visited: reading all n_merges of them would fault in the whole
+ * (mostly untouched) calloc'd table, 200 page faults for GPT-2. */
+static void free_buckets(simdbpe__bpe_scratch *s)
+{
+    for (uint32_t i = 0; s->buckets && i < s->n_used; i++)
+        free(s->buckets[s->used[i]].pos);
+    free(s->used);
+    free(s->buckets);
+    free(s->bits);
+    s->used = NULL;
+    s->n_used = s->cap_used = 0;
+    s->buckets = NULL;
+    s->bits = NULL;
+    s->n_buckets = 0;
+}
+
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
     free(s->pairs);
     free(s->nodes);
-    if (s->buckets)
-        for (uint32_t r = 0; r < s->n_buckets; r++)
-            free(s->buckets[r].pos);
-    free(s->buckets);
-    free(s->bits);
+    free_buckets(s);
     const struct simdbpe__kernels *k = s->k;
     memset(s, 0, sizeof *s);
     s->k = k;
@@ -266,18 +279,13 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
         s->cap = bytes / sizeof(node);
     }
     if (s->n_buckets != m->n_merges || !s->buckets) {
-        free(s->buckets);
-        free(s->bits);
+        free_buckets(s);
         s->n_buckets = m->n_merges;
         size_t words = ((size_t)m->n_merges + 63) / 64;
         s->buckets = calloc(m->n_merges ? m->n_merges : 1, sizeof *s->buckets);
         s->bits = calloc(words ? words : 1, sizeof *s->bits);
         if (!s->buckets || !s->bits) {
-            free(s->buckets);
-            free(s->bits);
-            s->buckets = NULL;
-            s->bits = NULL;
-            s->n_buckets = 0;
+            free_buckets(s);
             return -1;
         }
     }
@@ -289,12 +297,25 @@ static int bucket_add(simdbpe__bpe_scratch *s, uint32_t r, uint32_t pos)
 {
     bucket *b = &s->buckets[r];
     if (b->n == b->cap) {
+        /* A bucket's first array is recorded in s->used (for freeing); the
+         * room for that is made first, so no failure half-records it. */
+        int first = b->pos == NULL;
+        if (first && s->n_used == s->cap_used) {
+            uint32_t c = s->cap_used ? 2 * s->cap_used : 256;
+            uint32_t *u = realloc(s->used, c * sizeof *u);
+            if (!u)
+                return -1;
+            s->used = u;
+            s->cap_used = c;
+        }
         uint32_t cap = b->cap ? b->cap * 2 : 16;
         uint32_t *p = realloc(b->pos, cap * sizeof *p);
         if (!p)
             return -1;
         b->pos = p;
         b->cap = cap;
+        if (first)
+            s->used[s->n_used++] = r;
     }
     b->pos[b->n++] = pos;
     s->bits[r / 64] |= 1ULL << (r % 64);

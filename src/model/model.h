@@ -243,6 +243,8 @@ typedef struct simdbpe__bpe_scratch {
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
     uint64_t *bits;                      /* non-empty ranks */
     uint32_t n_buckets;
+    uint32_t *used; /* the ranks whose bucket has an array, to free only those */
+    uint32_t n_used, cap_used;
     struct simdbpe__pair_entry *pairs;   /* recent merge lookups */
 } simdbpe__bpe_scratch;
 
