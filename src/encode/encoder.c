@@ -19,7 +19,7 @@
  * (whole-token map, caches) is a likely cache miss, so the pieces of a
  * pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
- * encode_bounds). Pieces are keyed by their first 16 bytes as two
+ * encode_chunk). Pieces are keyed by their first 16 bytes as two
  * zero-padded words plus the length, hashed with one multiply. The cache
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
@@ -57,7 +57,6 @@ typedef struct long_slot {
     uint8_t n_ids;
     uint8_t unused[6];
 } long_slot;
-
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their zero-padded bytes,
  * 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a slot) that
