@@ -86,7 +86,7 @@ static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch 
  * (mostly untouched) calloc'd table, 200 page faults for GPT-2. */
 static void free_buckets(simdbpe__bpe_scratch *s)
 {
-    for (uint32_t i = 0; s->buckets && i < s->n_used; i++)
+    for (size_t i = 0; s->buckets && i < s->n_used; i++)
         free(s->buckets[s->used[i]].pos);
     free(s->used);
     free(s->buckets);
@@ -300,14 +300,8 @@ static int bucket_add(simdbpe__bpe_scratch *s, uint32_t r, uint32_t pos)
         /* A bucket's first array is recorded in s->used (for freeing); the
          * room for that is made first, so no failure half-records it. */
         int first = b->pos == NULL;
-        if (first && s->n_used == s->cap_used) {
-            uint32_t c = s->cap_used ? 2 * s->cap_used : 256;
-            uint32_t *u = realloc(s->used, c * sizeof *u);
-            if (!u)
-                return -1;
-            s->used = u;
-            s->cap_used = c;
-        }
+        if (first && simdbpe__grow((void **)&s->used, &s->cap_used, s->n_used + 1, sizeof *s->used))
+            return -1;
         uint32_t cap = b->cap ? b->cap * 2 : 16;
         uint32_t *p = realloc(b->pos, cap * sizeof *p);
         if (!p)

@@ -244,7 +244,7 @@ typedef struct simdbpe__bpe_scratch {
     uint64_t *bits;                      /* non-empty ranks */
     uint32_t n_buckets;
     uint32_t *used; /* the ranks whose bucket has an array, to free only those */
-    uint32_t n_used, cap_used;
+    size_t n_used, cap_used;
     struct simdbpe__pair_entry *pairs;   /* recent merge lookups */
 } simdbpe__bpe_scratch;
 
