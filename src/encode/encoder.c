@@ -272,28 +272,34 @@ typedef struct piece_key {
     size_t a, b;                     /* the piece is s[a..b) */
 } piece_key;
 
-/* General path, step 1: key and hash; prefetches the whole-token map's
- * pilot for the hash and the piece's cache slot. */
-static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
-                                 size_t b, piece_key *k)
+/* The first 16 bytes of the piece s[a..a+len) of s[0..n) as two
+ * zero-padded little-endian words (simdbpe__short_words), read with two
+ * loads where 16 bytes are left. */
+static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len, uint64_t *lo,
+                               uint64_t *hi)
+{
+    if (SIMDBPE_LIKELY(a + 16 <= n)) {
+        memcpy(lo, s + a, 8);
+        memcpy(hi, s + a + 8, 8);
+        size_t c = len < 16 ? len : 16;
+        *lo = simdbpe__le64(*lo) & keep_lo[c];
+        *hi = simdbpe__le64(*hi) & keep_hi[c];
+    } else {
+        simdbpe__short_words(s + a, len, lo, hi); /* len < 16 here */
+    }
+}
+
+/* General path, step 1 (k->lo, hi, a, b are set): the hash; prefetches the
+ * whole-token map's pilot for it and the piece's cache slot. */
+static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, piece_key *k)
 {
     const simdbpe_model *m = e->m;
-    size_t len = b - a;
-    const uint8_t *p = s + a;
-    if (SIMDBPE_LIKELY(a + 16 <= n)) {
-        memcpy(&k->lo, p, 8);
-        memcpy(&k->hi, p + 8, 8);
-        size_t c = len < 16 ? len : 16;
-        k->lo = simdbpe__le64(k->lo) & keep_lo[c];
-        k->hi = simdbpe__le64(k->hi) & keep_hi[c];
-    } else {
-        simdbpe__short_words(p, len, &k->lo, &k->hi); /* len < 16 here */
-    }
+    size_t len = k->b - k->a;
     if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
         k->h = simdbpe__hash_short(k->lo, k->hi, len);
         __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
     } else {
-        k->h = simdbpe__piece_hash(p, len);
+        k->h = simdbpe__piece_hash(s + k->a, len);
         if (len <= LONG_KEY)
             __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
     }
@@ -314,16 +320,17 @@ static inline void locate_piece(const simdbpe_encoder *e, piece_key *k)
 }
 
 /* Step 3: the whole token, else the caches or BPE. */
-static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, size_t a,
-                                          size_t b, const piece_key *k, size_t *n_out)
+static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, const piece_key *k,
+                                          size_t *n_out)
 {
-    uint32_t id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + a, b - a, k->lo, k->hi)
+    size_t len = k->b - k->a;
+    uint32_t id = k->slot ? simdbpe__whole_match(e->m, k->slot, s + k->a, len, k->lo, k->hi)
                           : SIMDBPE__NO_ID;
     if (SIMDBPE_LIKELY(id != SIMDBPE__NO_ID)) {
         e->out[(*n_out)++] = id;
         return SIMDBPE_OK;
     }
-    return encode_other(e, s + a, b - a, k->h, k->lo, k->hi, n_out);
+    return encode_other(e, s + k->a, len, k->h, k->lo, k->hi, n_out);
 }
 
 /* The first 8 bytes of the piece s[a..a+len), zero-padded (len <= 8). */
@@ -384,19 +391,9 @@ static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len,
     }
 }
 
-/* The hot value of the piece s[a..a+len) (9..16 bytes), or 0. */
-static inline uint64_t hot16_find(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
-                                  size_t len)
+/* The hot value of the piece of `len` bytes (9..16) with words lo, hi, or 0. */
+static inline uint64_t hot16_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, size_t len)
 {
-    uint64_t lo, hi;
-    if (SIMDBPE_LIKELY(a + 16 <= n)) {
-        memcpy(&lo, s + a, 8);
-        memcpy(&hi, s + a + 8, 8);
-        lo = simdbpe__le64(lo);
-        hi = simdbpe__le64(hi) & keep_hi[len];
-    } else {
-        simdbpe__short_words(s + a, len, &lo, &hi);
-    }
     const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
     uint64_t v = hs->val;
     return hs->lo == lo && hs->hi == hi && (v & 0x1F) == len ? v : 0;
@@ -418,21 +415,22 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
                                   size_t b, piece_key *keys, size_t *nk)
 {
     size_t len = b - a;
+    uint64_t lo, hi = 0; /* the key; a piece of up to 8 bytes has hi = 0 */
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-        uint64_t key = hot_key(s, n, a, len);
-        const hot_slot *hs = &e->hot[hot_index(key)];
+        lo = hot_key(s, n, a, len);
+        const hot_slot *hs = &e->hot[hot_index(lo)];
         uint64_t v = hs->val;
-        if (SIMDBPE_LIKELY(hs->key == key && (v & 0x1F) == len))
+        if (SIMDBPE_LIKELY(hs->key == lo && (v & 0x1F) == len))
             return v;
-    } else if (len <= SIMDBPE__SHORT_PIECE) {
-        uint64_t v = hot16_find(e, s, n, a, len);
+    } else {
+        piece_words(s, n, a, len, &lo, &hi);
+        uint64_t v = len <= SIMDBPE__SHORT_PIECE ? hot16_find(e, lo, hi, len) : 0;
         if (v != 0)
             return v;
     }
     piece_key *k = &keys[(*nk)++];
-    prepare_piece(e, s, n, a, b, k);
-    k->a = a;
-    k->b = b;
+    *k = (piece_key){.lo = lo, .hi = hi, .a = a, .b = b};
+    prepare_piece(e, s, k);
     return 0;
 }
 
@@ -457,7 +455,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
         }
         const piece_key *k = &keys[nk++];
         size_t start = no;
-        simdbpe_status st = encode_piece(e, s, k->a, k->b, k, &no);
+        simdbpe_status st = encode_piece(e, s, k, &no);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
