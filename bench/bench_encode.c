@@ -30,6 +30,7 @@
 
 #include "../kernels/kernels.h"
 #include "../src/pretok/pretok.h"
+#include "timing.h"
 
 typedef struct doc {
     char *data;
@@ -43,28 +44,12 @@ static clockid_t clock_used = CLOCK_MONOTONIC;
 
 static double now(void)
 {
-    struct timespec ts;
-    clock_gettime(clock_used, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return clock_s(clock_used);
 }
 
 static double cpu_now(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    return clock_s(CLOCK_THREAD_CPUTIME_ID);
 }
 
 static int read_doc(const char *path, doc *d)

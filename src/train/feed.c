@@ -199,6 +199,21 @@ typedef struct job {
     size_t fixed_cap;
 } job;
 
+/* Counts the pieces that end at the piece starts in `bits` (bit i is byte
+ * at + i of s); *piece is where the open piece began, and becomes where the
+ * last one begins. Returns 0, or -1 when out of memory. */
+static int count_starts(job *j, const uint8_t *s, size_t room, size_t at, uint64_t bits,
+                        size_t *piece)
+{
+    for (; bits; bits &= bits - 1) {
+        size_t next = at + (size_t)__builtin_ctzll(bits);
+        if (simdbpe__count_word(j->hot, j->tab, s + *piece, next - *piece, room - *piece))
+            return -1;
+        *piece = next;
+    }
+    return 0;
+}
+
 /* Pre-tokenizes one sequence s[0..n) and counts its pieces; `room` bytes
  * from s may be read (room >= n). The block scanner gives piece starts 64
  * bytes at a time. */
@@ -214,13 +229,8 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
             size_t at = base + 64 * b;
             if (at == 0)
                 bits &= bits - 1; /* the text's first start opens the first piece */
-            while (bits) {
-                size_t next = at + (size_t)__builtin_ctzll(bits);
-                bits &= bits - 1;
-                if (simdbpe__count_word(j->hot, j->tab, s + piece, next - piece, room - piece))
-                    return -1;
-                piece = next;
-            }
+            if (count_starts(j, s, room, at, bits, &piece))
+                return -1;
         }
     }
     if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
@@ -266,13 +276,8 @@ static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
                 bits &= ((uint64_t)1 << (n - at)) - 1; /* a start at n is the end */
             if (at == 0)
                 bits &= bits - 1;
-            while (bits) {
-                size_t next = at + (size_t)__builtin_ctzll(bits);
-                bits &= bits - 1;
-                if (simdbpe__count_word(j->hot, j->tab, s + piece, next - piece, room - piece))
-                    return -1;
-                piece = next;
-            }
+            if (count_starts(j, s, room, at, bits, &piece))
+                return -1;
         }
     }
     if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
