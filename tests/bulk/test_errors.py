@@ -228,6 +228,22 @@ def usage_errors():
     ):
         _, err, rc = run(["encode"] + args, expect=None)
         check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
+    # The shared option parser (tools/options.c), through every command.
+    for args, needle in (
+        (["encode", "--bogus", a], "unknown option '--bogus' for encode"),
+        (["encode", "--quiet=1", a], "option '--quiet' takes no value"),
+        (["encode", a, "--threads"], "option '--threads' needs a value"),
+        (["count", "--bogus", a], "unknown option '--bogus' for count"),
+        (["decode", "--bogus"], "unknown option '--bogus' for decode"),
+        (["merge", "--bogus"], "unknown option '--bogus' for merge"),
+        (["compile", "--bogus"], "unknown option '--bogus'"),
+        (["train", "--bogus"], "unknown option '--bogus'"),
+        (["train", "--vocab-size"], "option '--vocab-size' needs a value"),
+        (["train", "--vocab-size", "300", "--doc-separator", "x\\", "-o", d, a],
+         "bad escape"),  # cli_unescape, shared with encode
+    ):
+        _, err, rc = run(args, expect=None)
+        check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
 
 
 def vocabulary_over_65536_ids():
