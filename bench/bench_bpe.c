@@ -1,0 +1,221 @@
+/*
+ * bench_bpe.c - the cost of one BPE call, alone.
+ *
+ *   bench_bpe [-r RUNS] [-m MODEL] [--cpu] NAME FILE...
+ *
+ * Reads every FILE (each one document), pre-tokenizes it and keeps the
+ * pieces that are not whole tokens of the model, each distinct piece once
+ * (the encoder's caches answer repeats; what reaches BPE in a real run is
+ * mostly such first sightings). Then runs simdbpe__bpe_word over all of
+ * them RUNS times (default 5) with one scratch and prints the median time
+ * per piece, so a change to src/model/bpe.c can be timed without the rest
+ * of the encoder around it (see "BPE, measured" in bench/README.md).
+ * Prints a checksum of the ids so two builds can be checked to agree.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbpe.h"
+
+#include "../kernels/kernels.h"
+#include "../src/model/model.h"
+#include "../src/pretok/pretok.h"
+#include "timing.h"
+
+typedef struct piece {
+    const uint8_t *s;
+    size_t len;
+} piece;
+
+typedef struct piece_set {
+    piece *v;          /* the distinct pieces, in order of first sighting */
+    size_t n, cap;
+    uint64_t *hash;    /* open addressing: hash + 1, 0 = empty */
+    size_t *at;        /* index into v */
+    size_t slots;      /* a power of two, kept at most half full */
+} piece_set;
+
+static void *xrealloc(void *p, size_t bytes)
+{
+    p = realloc(p, bytes);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static void set_rehash(piece_set *ps, size_t slots)
+{
+    free(ps->hash);
+    free(ps->at);
+    ps->slots = slots;
+    ps->hash = calloc(slots, sizeof *ps->hash);
+    ps->at = xrealloc(NULL, slots * sizeof *ps->at);
+    if (!ps->hash) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    for (size_t i = 0; i < ps->n; i++) {
+        uint64_t h = simdbpe__piece_hash(ps->v[i].s, ps->v[i].len) + 1;
+        size_t j = (size_t)h & (slots - 1);
+        while (ps->hash[j])
+            j = (j + 1) & (slots - 1);
+        ps->hash[j] = h;
+        ps->at[j] = i;
+    }
+}
+
+static void set_add(piece_set *ps, const uint8_t *s, size_t len)
+{
+    if (2 * (ps->n + 1) > ps->slots)
+        set_rehash(ps, ps->slots ? 2 * ps->slots : 1024);
+    uint64_t h = simdbpe__piece_hash(s, len) + 1;
+    size_t j = (size_t)h & (ps->slots - 1);
+    for (; ps->hash[j]; j = (j + 1) & (ps->slots - 1)) {
+        const piece *p = &ps->v[ps->at[j]];
+        if (ps->hash[j] == h && p->len == len && memcmp(p->s, s, len) == 0)
+            return;
+    }
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? 2 * ps->cap : 1024;
+        ps->v = xrealloc(ps->v, ps->cap * sizeof *ps->v);
+    }
+    ps->hash[j] = h;
+    ps->at[j] = ps->n;
+    ps->v[ps->n++] = (piece){s, len};
+}
+
+/* Whether s[0..len) is one of the model's whole tokens (no BPE needed). */
+static int is_whole(const simdbpe_model *m, const uint8_t *s, size_t len)
+{
+    if (m->n_whole == 0)
+        return 0;
+    uint64_t lo, hi;
+    simdbpe__short_words(s, len < 16 ? len : 16, &lo, &hi);
+    const simdbpe__whole_slot *w = simdbpe__whole_slot_of(m, simdbpe__piece_hash(s, len));
+    return simdbpe__whole_match(m, w, s, len, lo, hi) != SIMDBPE__NO_ID;
+}
+
+static void collect(const simdbpe_model *m, const simdbpe__kernels *k, const uint8_t *s,
+                    size_t n, piece_set *ps)
+{
+    simdbpe__pretok_state st;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, a = 0;
+    simdbpe__pretok_begin(&st, k, s, n);
+    while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0) {
+        for (size_t j = 0; j < count; j++) {
+            for (uint64_t bits = starts[j]; bits; bits &= bits - 1) {
+                size_t b = base + 64 * j + (size_t)__builtin_ctzll(bits);
+                if (b == 0)
+                    continue;
+                if (!is_whole(m, s + a, b - a))
+                    set_add(ps, s + a, b - a);
+                a = b;
+            }
+        }
+    }
+    if (n > a && !is_whole(m, s + a, n - a))
+        set_add(ps, s + a, n - a);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *d = xrealloc(NULL, (size_t)n + 1);
+    if (fread(d, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "%s: cannot read\n", path);
+        exit(1);
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return d;
+}
+
+int main(int argc, char **argv)
+{
+    int runs = 5, a = 1;
+    clockid_t clock_used = CLOCK_MONOTONIC;
+    const char *model_name = "gpt2";
+    for (; a < argc && argv[a][0] == '-'; a++) {
+        if (!strcmp(argv[a], "-r") && a + 1 < argc)
+            runs = atoi(argv[++a]);
+        else if (!strcmp(argv[a], "-m") && a + 1 < argc)
+            model_name = argv[++a];
+        else if (!strcmp(argv[a], "--cpu"))
+            clock_used = CLOCK_THREAD_CPUTIME_ID;
+        else
+            break;
+    }
+    if (argc - a < 2 || runs < 1) {
+        fprintf(stderr, "usage: bench_bpe [-r RUNS] [-m MODEL] [--cpu] NAME FILE...\n");
+        return 2;
+    }
+    const char *name = argv[a++];
+    simdbpe_model *m;
+    simdbpe_error err;
+    if (simdbpe_model_open(model_name, &m, &err) != SIMDBPE_OK) {
+        fprintf(stderr, "%s\n", err.message);
+        return 1;
+    }
+    const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));
+    if (!k) {
+        fprintf(stderr, "SIMDBPE_KERNEL names no kernel set this CPU runs\n");
+        return 1;
+    }
+    piece_set ps = {0};
+    size_t bytes = 0, skipped = 0;
+    for (; a < argc; a++) {
+        size_t len;
+        const uint8_t *s = (const uint8_t *)read_file(argv[a], &len);
+        if (k->validate_utf8(s, len) != len) {
+            skipped++; /* the pre-tokenizer takes valid UTF-8 only */
+            continue;
+        }
+        collect(m, k, s, len, &ps);
+    }
+    size_t cap, max_len = 0;
+    for (size_t i = 0; i < ps.n; i++) {
+        bytes += ps.v[i].len;
+        max_len = ps.v[i].len > max_len ? ps.v[i].len : max_len;
+    }
+    cap = max_len ? max_len : 1;
+    uint32_t *out = xrealloc(NULL, cap * sizeof *out);
+    simdbpe__bpe_scratch scratch = {.k = k};
+    double *t = xrealloc(NULL, (size_t)runs * sizeof *t);
+    uint64_t sum = 0, ids = 0;
+    for (int r = 0; r < runs; r++) {
+        sum = ids = 0;
+        double t0 = clock_s(clock_used);
+        for (size_t i = 0; i < ps.n; i++) {
+            size_t n = 0;
+            if (simdbpe__bpe_word(m, &scratch, ps.v[i].s, ps.v[i].len, out, &n) != SIMDBPE_OK) {
+                fprintf(stderr, "out of memory\n");
+                return 1;
+            }
+            for (size_t j = 0; j < n; j++)
+                sum = sum * 31 + out[j];
+            ids += n;
+        }
+        t[r] = clock_s(clock_used) - t0;
+    }
+    double med = median(t, runs);
+    printf("%-14s bpe alone  %8.1f ns/piece  (%zu distinct pieces that are not whole tokens, "
+           "%.1f bytes and %.1f ids each; median of %d; checksum %016llx)\n",
+           name, ps.n ? med * 1e9 / (double)ps.n : 0.0, ps.n, ps.n ? (double)bytes / ps.n : 0.0,
+           ps.n ? (double)ids / ps.n : 0.0, runs, (unsigned long long)sum);
+    if (skipped)
+        printf("%-14s skipped %zu files that are not valid UTF-8\n", name, skipped);
+    simdbpe__bpe_scratch_free(&scratch);
+    simdbpe_model_free(m);
+    return 0;
+}
