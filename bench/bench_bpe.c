@@ -21,6 +21,7 @@
 #include "../kernels/kernels.h"
 #include "../src/model/model.h"
 #include "../src/pretok/pretok.h"
+#include "docs.h"
 #include "timing.h"
 
 typedef struct piece {
@@ -51,12 +52,9 @@ static void set_rehash(piece_set *ps, size_t slots)
     free(ps->hash);
     free(ps->at);
     ps->slots = slots;
-    ps->hash = calloc(slots, sizeof *ps->hash);
+    ps->hash = xrealloc(NULL, slots * sizeof *ps->hash);
     ps->at = xrealloc(NULL, slots * sizeof *ps->at);
-    if (!ps->hash) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
+    memset(ps->hash, 0, slots * sizeof *ps->hash);
     for (size_t i = 0; i < ps->n; i++) {
         uint64_t h = simdbpe__piece_hash(ps->v[i].s, ps->v[i].len) + 1;
         size_t j = (size_t)h & (slots - 1);
@@ -121,26 +119,6 @@ static void collect(const simdbpe_model *m, const simdbpe__kernels *k, const uin
         set_add(ps, s + a, n - a);
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *d = xrealloc(NULL, (size_t)n + 1);
-    if (fread(d, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        exit(1);
-    }
-    fclose(f);
-    *len = (size_t)n;
-    return d;
-}
-
 int main(int argc, char **argv)
 {
     int runs = 5, a = 1;
@@ -175,21 +153,22 @@ int main(int argc, char **argv)
     piece_set ps = {0};
     size_t bytes = 0, skipped = 0;
     for (; a < argc; a++) {
-        size_t len;
-        const uint8_t *s = (const uint8_t *)read_file(argv[a], &len);
-        if (k->validate_utf8(s, len) != len) {
+        doc d; /* kept: the pieces point into it */
+        if (read_doc(argv[a], &d))
+            return 1;
+        const uint8_t *s = (const uint8_t *)d.data;
+        if (k->validate_utf8(s, d.len) != d.len) {
             skipped++; /* the pre-tokenizer takes valid UTF-8 only */
             continue;
         }
-        collect(m, k, s, len, &ps);
+        collect(m, k, s, d.len, &ps);
     }
-    size_t cap, max_len = 0;
+    size_t max_len = 1;
     for (size_t i = 0; i < ps.n; i++) {
         bytes += ps.v[i].len;
         max_len = ps.v[i].len > max_len ? ps.v[i].len : max_len;
     }
-    cap = max_len ? max_len : 1;
-    uint32_t *out = xrealloc(NULL, cap * sizeof *out);
+    uint32_t *out = xrealloc(NULL, max_len * sizeof *out); /* BPE gives at most one id a byte */
     simdbpe__bpe_scratch scratch = {.k = k};
     double *t = xrealloc(NULL, (size_t)runs * sizeof *t);
     uint64_t sum = 0, ids = 0;

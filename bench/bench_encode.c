@@ -30,12 +30,8 @@
 
 #include "../kernels/kernels.h"
 #include "../src/pretok/pretok.h"
+#include "docs.h"
 #include "timing.h"
-
-typedef struct doc {
-    char *data;
-    size_t len;
-} doc;
 
 /* Wall-clock time, or with --cpu this thread's CPU time: on a shared,
  * loaded machine the CPU time is what the code costs, the wall time what a
@@ -50,27 +46,6 @@ static double now(void)
 static double cpu_now(void)
 {
     return clock_s(CLOCK_THREAD_CPUTIME_ID);
-}
-
-static int read_doc(const char *path, doc *d)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        return -1;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    d->data = malloc((size_t)n + 1);
-    d->len = (size_t)n;
-    if (!d->data || fread(d->data, 1, d->len, f) != d->len) {
-        fprintf(stderr, "%s: cannot read\n", path);
-        fclose(f);
-        return -1;
-    }
-    fclose(f);
-    return 0;
 }
 
 /* Encodes every document once; returns the number of tokens (0 on error). */

@@ -507,6 +507,18 @@ Test(merges_errors, unknown_tokens_name_the_line_and_token)
     free(v);
 }
 
+Test(merges_errors, invalid_utf8_names_the_line_and_offset)
+{
+    char *v = vocab_with(",\"ab\":256,\"abc\":257", -1);
+    /* A stray lead byte in a merge (it must not swallow the next byte)... */
+    expect_load_error(v, "#version: 0.2\na b\nab \xC3" "c\n", NULL, SIMDBPE_ERR_MERGES, 3,
+                      NEEDLES("merges.txt line 3", "invalid UTF-8 at byte offset 21"));
+    /* ...and in the "#version" line, which is otherwise skipped unread. */
+    expect_load_error(v, "#version: 0.2\xFF\na b\n", NULL, SIMDBPE_ERR_MERGES, 1,
+                      NEEDLES("merges.txt line 1", "invalid UTF-8 at byte offset 13"));
+    free(v);
+}
+
 Test(merges_errors, crlf_and_missing_final_newline_are_accepted)
 {
     char *v = vocab_with(",\"ab\":256,\"abc\":257", -1);

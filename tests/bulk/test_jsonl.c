@@ -145,6 +145,8 @@ static const case_ cases[] = {
     {"{\"text\":\"a\\u12\"}", "text", JSONL_MALFORMED, NULL},
     {"{\"other\":\"\\ud800\",\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
     {"{\"other\":\"\xFF\",\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
+    /* A value that a later duplicate overrides must be UTF-8 too (jansson). */
+    {"{\"text\":\"\xFF\",\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
     {"{\"n\":01,\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
     {"{\"n\":1.,\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
     {"{\"n\":tru,\"text\":\"a\"}", "text", JSONL_MALFORMED, NULL},
