@@ -300,12 +300,11 @@ static int bucket_grow(simdbpe__bpe_scratch *s, bucket *b, uint32_t r)
     int first = b->pos == NULL;
     if (first && simdbpe__grow((void **)&s->used, &s->cap_used, s->n_used + 1, sizeof *s->used))
         return -1;
-    uint32_t cap = b->cap ? b->cap * 2 : 16;
-    uint32_t *p = realloc(b->pos, cap * sizeof *p);
-    if (!p)
+    size_t cap = b->cap;
+    if (simdbpe__grow((void **)&b->pos, &cap, (size_t)b->n + 1, sizeof *b->pos) ||
+        cap > UINT32_MAX)
         return -1;
-    b->pos = p;
-    b->cap = cap;
+    b->cap = (uint32_t)cap;
     if (first)
         s->used[s->n_used++] = r;
     return 0;
@@ -354,14 +353,8 @@ typedef struct local_heap {
 
 static int local_push(local_heap *h, uint64_t key)
 {
-    if (h->n == h->cap) {
-        size_t cap = h->cap ? h->cap * 2 : 64;
-        uint64_t *k = realloc(h->k, cap * sizeof *k);
-        if (!k)
-            return -1;
-        h->k = k;
-        h->cap = cap;
-    }
+    if (h->n == h->cap && simdbpe__grow((void **)&h->k, &h->cap, h->n + 1, sizeof *h->k))
+        return -1;
     size_t i = h->n++;
     while (i > 0 && h->k[(i - 1) / 2] > key) {
         h->k[i] = h->k[(i - 1) / 2];
