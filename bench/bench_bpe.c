@@ -131,8 +131,10 @@ int main(int argc, char **argv)
             model_name = argv[++a];
         else if (!strcmp(argv[a], "--cpu"))
             clock_used = CLOCK_THREAD_CPUTIME_ID;
-        else
-            break;
+        else {
+            fprintf(stderr, "unknown option %s\n", argv[a]);
+            return 2;
+        }
     }
     if (argc - a < 2 || runs < 1) {
         fprintf(stderr, "usage: bench_bpe [-r RUNS] [-m MODEL] [--cpu] NAME FILE...\n");

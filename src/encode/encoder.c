@@ -512,13 +512,13 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
     }
     if (st == SIMDBPE_OK && len > 0) {
         /* The last piece. */
-        uint64_t val;
-        piece_key key;
-        size_t nk = 0;
         st = reserve_out(e, *n, CACHE_IDS + 1);
-        val = first_pass(e, s, len, piece, len, &key, &nk);
-        if (st == SIMDBPE_OK)
+        if (st == SIMDBPE_OK) {
+            piece_key key = {0}; /* gcc cannot see that only pass 1's write is read */
+            size_t nk = 0;
+            uint64_t val = first_pass(e, s, len, piece, len, &key, &nk);
             st = emit_pieces(e, s, &val, 1, &key, nk, n);
+        }
     }
     return st;
 }

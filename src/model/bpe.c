@@ -117,7 +117,9 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
  * is the lowest rank, leftmost on ties. A pair that is not a merge has a
  * key >= NO_PAIR (rank NONE shifted), as have positions inside merged
  * symbols and the padding. A merge rewrites three keys, nothing moves.
- * Ranks are < 2^24 (the loader's vocabulary limit), so keys fit 32 bits.
+ * Keys fit 32 bits while ranks are below 2^26 - 1: simdbpe__bpe_word sends
+ * the words of a model with 2^26 merges or more (merges.txt may list
+ * more lines than there are ids) to the long-word path.
  */
 #define NO_PAIR ((uint32_t)NONE << 6)
 #define KEY_PAD 8 /* keys are scanned 8 at a time */
