@@ -10,24 +10,35 @@
  *      of piece starts per 64 bytes) and encode each one:
  *        - in a hot table (pieces of 1..16 bytes that encode to up to three
  *          ids; 98% of English pieces are up to 16 bytes): copy them;
+ *        - in a warm table (the same pieces, eight times as many of them):
+ *          copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
  *        - in the encoder's cache: copy the cached ids;
  *        - otherwise run the BPE merge and cache the result.
  *
  * The hot tables are 1 MB so that they stay in L2; every access beyond them
- * (whole-token map, caches) is a likely cache miss, so the pieces of a
+ * (warm tables, whole-token map, caches) is a likely cache miss, so the pieces of a
  * pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
  * encode_chunk). Pieces are keyed by their first 16 bytes as two
  * zero-padded words plus the length, hashed with one multiply. The cache
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
- * 48 bytes and 16 ids. All four tables are direct-mapped and bounded
- * (0.5, 0.5, 1 and 0.25 MB); a new entry replaces the one in its slot.
- * The caches were 8 and 2 MB before the hot tables took most of their
- * hits; smaller measured as fast on one thread and faster on two (two
- * threads' tables compete for the shared cache and memory).
+ * 48 bytes and 16 ids. The hot tables and caches are direct-mapped and
+ * bounded (0.5, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
+ * slot. The caches were 8 and 2 MB before the hot tables took most of
+ * their hits; smaller measured as fast on one thread and faster on two
+ * (two threads' tables compete for the shared cache and memory).
+ *
+ * The warm tables (2 + 1 MB) are the second level of the hot ones: a
+ * piece that misses its hot slot is looked up there, by its hash, in the
+ * general path (so the line is prefetched like the caches). They hold
+ * four 16-byte or two 32-byte entries a cache line, the newest first, so
+ * a burst of pieces seen once pushes out only the oldest of a line. On
+ * the 100 MB English corpus they take 0.9 M of the 1.5 M hot misses of a
+ * first pass, and BPE runs 366 K times instead of 542 K (294 K distinct
+ * pieces need it at least once).
  */
 #include <stdlib.h>
 #if defined(__linux__)
@@ -72,6 +83,13 @@ typedef struct long_slot {
 #define HOT_ID_BITS 19
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 
+/* The warm tables: 2^17 entries of 16 bytes in lines of 4, 2^15 of 32
+ * bytes in lines of 2 (see the top of the file). */
+#define WARM_BITS 17
+#define WARM_WAYS 4
+#define WARM16_BITS 15
+#define WARM16_WAYS 2
+
 /* The most pieces that end in one chunk of the pre-tokenizer (one per
  * byte). */
 #define MAX_PIECES (SIMDBPE__PRETOK_CHUNK * 64)
@@ -105,12 +123,14 @@ struct simdbpe_encoder {
     long_slot *long_cache;
     hot_slot *hot;
     hot16_slot *hot16;
-    void *tables; /* the mapping holding the four above */
+    hot_slot *warm;
+    hot16_slot *warm16;
+    void *tables; /* the mapping holding the six above */
     size_t tables_len;
 };
 
 /*
- * The four tables live in one zeroed region of about 2.3 MB, touched at
+ * The six tables live in one zeroed region of about 5.3 MB, touched at
  * random. On Linux it is an anonymous mapping aligned to 2 MB with
  * transparent huge pages asked for: the kernel hands out zeroed pages on
  * first touch (no memset of memory that may never be used, which cost a
@@ -167,16 +187,26 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
-    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes, &e->tables,
-                            &e->tables_len);
+    size_t warm_bytes = ((size_t)1 << WARM_BITS) * sizeof(hot_slot);
+    size_t warm16_bytes = ((size_t)1 << WARM16_BITS) * sizeof(hot16_slot);
+    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + warm_bytes +
+                                warm16_bytes,
+                            &e->tables, &e->tables_len);
     if (!t) {
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
     e->cache = (cache_slot *)(void *)t;
-    e->long_cache = (long_slot *)(void *)(t + cache_bytes);
-    e->hot = (hot_slot *)(void *)(t + cache_bytes + long_bytes);
-    e->hot16 = (hot16_slot *)(void *)(t + cache_bytes + long_bytes + hot_bytes);
+    t += cache_bytes;
+    e->long_cache = (long_slot *)(void *)t;
+    t += long_bytes;
+    e->hot = (hot_slot *)(void *)t;
+    t += hot_bytes;
+    e->hot16 = (hot16_slot *)(void *)t;
+    t += hot16_bytes;
+    e->warm = (hot_slot *)(void *)t;
+    t += warm_bytes;
+    e->warm16 = (hot16_slot *)(void *)t;
     e->m = model;
     e->k = k;
     e->scratch.k = k;
@@ -289,8 +319,20 @@ static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len,
     }
 }
 
+/* The warm-table line of a piece of up to 8 bytes, or of 9..16 bytes, with
+ * hash h (bits 20.. of it: the caches index by the top bits). */
+static inline hot_slot *warm_line(const simdbpe_encoder *e, uint64_t h)
+{
+    return &e->warm[((h >> 20) & ((1u << WARM_BITS) / WARM_WAYS - 1)) * WARM_WAYS];
+}
+
+static inline hot16_slot *warm16_line(const simdbpe_encoder *e, uint64_t h)
+{
+    return &e->warm16[((h >> 20) & ((1u << WARM16_BITS) / WARM16_WAYS - 1)) * WARM16_WAYS];
+}
+
 /* General path, step 1 (k->lo, hi, a, b are set): the hash; prefetches the
- * whole-token map's pilot for it and the piece's cache slot. */
+ * whole-token map's pilot for it, the piece's warm line and cache slot. */
 static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, piece_key *k)
 {
     const simdbpe_model *m = e->m;
@@ -298,6 +340,10 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
     if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
         k->h = simdbpe__hash_short(k->lo, k->hi, len);
         __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
+        if (len <= HOT_LEN)
+            __builtin_prefetch(warm_line(e, k->h));
+        else
+            __builtin_prefetch(warm16_line(e, k->h));
     } else {
         k->h = simdbpe__piece_hash(s + k->a, len);
         if (len <= LONG_KEY)
@@ -372,13 +418,20 @@ static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
     return v;
 }
 
-/* Remembers a general-path piece of up to 16 bytes in its hot table. */
-static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len,
-                           const uint32_t *ids, size_t n)
+/* Writes the ids of hot value v at out[no..] (room for three); returns
+ * the new count. */
+static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 {
-    uint64_t v = hot_val(len, ids, n);
-    if (v == 0)
-        return;
+    out[no] = (uint32_t)(v >> 7) & HOT_ID_MASK;
+    out[no + 1] = (uint32_t)(v >> (7 + HOT_ID_BITS)) & HOT_ID_MASK;
+    out[no + 2] = (uint32_t)(v >> (7 + 2 * HOT_ID_BITS));
+    return no + ((v >> 5) & 3);
+}
+
+/* Remembers the hot value v of a general-path piece of `len` bytes (up to
+ * 16) in its hot table. */
+static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v)
+{
     if (len <= HOT_LEN) {
         hot_slot *hs = &e->hot[hot_index(k->lo)];
         hs->key = k->lo;
@@ -399,14 +452,48 @@ static inline uint64_t hot16_find(const simdbpe_encoder *e, uint64_t lo, uint64_
     return hs->lo == lo && hs->hi == hi && (v & 0x1F) == len ? v : 0;
 }
 
+/* The hot value of a general-path piece of `len` bytes (up to 16) in its
+ * warm line, or 0. */
+static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len)
+{
+    if (len <= HOT_LEN) {
+        const hot_slot *w = warm_line(e, k->h);
+        for (size_t j = 0; j < WARM_WAYS; j++)
+            if (w[j].key == k->lo && (w[j].val & 0x1F) == len)
+                return w[j].val;
+    } else {
+        const hot16_slot *w = warm16_line(e, k->h);
+        for (size_t j = 0; j < WARM16_WAYS; j++)
+            if (w[j].lo == k->lo && w[j].hi == k->hi && (w[j].val & 0x1F) == len)
+                return w[j].val;
+    }
+    return 0;
+}
+
+/* Puts hot value v first in the piece's warm line; the line's last entry
+ * goes. */
+static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v)
+{
+    if (len <= HOT_LEN) {
+        hot_slot *w = warm_line(e, k->h);
+        memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
+        *w = (hot_slot){k->lo, v};
+    } else {
+        hot16_slot *w = warm16_line(e, k->h);
+        memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
+        *w = (hot16_slot){k->lo, k->hi, v, 0};
+    }
+}
+
 /*
  * The pieces of a pre-tokenizer chunk are encoded in three passes:
  *   1. pieces found in a hot table are resolved (single bytes too: a
  *      branch on the length cost more than the lookup); the others get
  *      their key and hash, and their pilot and cache slot are prefetched;
  *   2. the others' whole-token slots are located and prefetched;
- *   3. every piece is emitted in order, the others by the general path,
- *      whose memory has had the rest of the chunk's time to arrive.
+ *   3. every piece is emitted in order, the others by the general path
+ *      (warm table, whole token, caches, BPE), whose memory has had the
+ *      rest of the chunk's time to arrive.
  */
 
 /* Pass 1 for the piece s[a..b) of s[0..n): its hot value, or 0 with its
@@ -447,20 +534,24 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
     for (size_t i = 0; i < np; i++) {
         uint64_t v = val[i];
         if (SIMDBPE_LIKELY(v != 0)) {
-            out[no] = (uint32_t)(v >> 7) & HOT_ID_MASK;
-            out[no + 1] = (uint32_t)(v >> (7 + HOT_ID_BITS)) & HOT_ID_MASK;
-            out[no + 2] = (uint32_t)(v >> (7 + 2 * HOT_ID_BITS));
-            no += (v >> 5) & 3;
+            no = emit_hot(out, no, v);
             continue;
         }
         const piece_key *k = &keys[nk++];
-        size_t start = no;
+        size_t len = k->b - k->a, start = no;
+        if (len <= SIMDBPE__SHORT_PIECE && (v = warm_find(e, k, len)) != 0) {
+            no = emit_hot(out, no, v);
+            hot_put(e, k, len, v);
+            continue;
+        }
         simdbpe_status st = encode_piece(e, s, k, &no);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
-        if (k->b - k->a <= SIMDBPE__SHORT_PIECE)
-            hot_put(e, k, k->b - k->a, out + start, no - start);
+        if (len <= SIMDBPE__SHORT_PIECE && (v = hot_val(len, out + start, no - start)) != 0) {
+            hot_put(e, k, len, v);
+            warm_put(e, k, len, v);
+        }
     }
     *n_out = no;
     return SIMDBPE_OK;
