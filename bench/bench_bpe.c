@@ -201,9 +201,10 @@ int main(int argc, char **argv)
         return 1;
     }
     piece_set ps = {0};
-    size_t bytes = 0, skipped = 0;
+    size_t bytes = 0, skipped = 0, n_kept = 0;
+    char **kept = xrealloc(NULL, (size_t)(argc - a) * sizeof *kept); /* documents with pieces */
     for (; a < argc; a++) {
-        doc d; /* kept until pack(): the pieces point into it */
+        doc d; /* kept until pack() if pieces point into it */
         if (read_doc(argv[a], &d))
             return 1;
         const uint8_t *s = (const uint8_t *)d.data;
@@ -214,8 +215,13 @@ int main(int argc, char **argv)
             collect(m, k, s, d.len, &ps);
         if (ps.n == had)
             free(d.data); /* no piece of it was kept */
+        else
+            kept[n_kept++] = d.data;
     }
-    uint8_t *arena = pack(&ps); /* the documents stay allocated: small next to the corpus */
+    uint8_t *arena = pack(&ps);
+    for (size_t i = 0; i < n_kept; i++)
+        free(kept[i]);
+    free(kept);
     size_t max_len = 1;
     for (size_t i = 0; i < ps.n; i++) {
         bytes += ps.v[i].len;

@@ -10,16 +10,16 @@
  *      of piece starts per 64 bytes) and encode each one:
  *        - in a hot table (pieces of 1..16 bytes that encode to up to three
  *          ids; 98% of English pieces are up to 16 bytes): copy them;
- *        - in a warm table (the same pieces, eight times as many of them):
- *          copy them;
+ *        - in a warm table (the same kind of pieces, over three times as
+ *          many of them): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
  *        - in the encoder's cache: copy the cached ids;
  *        - otherwise run the BPE merge and cache the result.
  *
- * The hot tables are 1 MB so that they stay in L2; every access beyond them
- * (warm tables, whole-token map, caches) is a likely cache miss, so the pieces of a
- * pre-tokenizer chunk are encoded in passes that prefetch those accesses
+ * The hot tables are 1 MB so that they stay in L2; every access beyond
+ * them (warm tables, whole-token map, caches) is a likely cache miss, so
+ * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
  * encode_chunk). Pieces are keyed by their first 16 bytes as two
  * zero-padded words plus the length, hashed with one multiply. The cache
@@ -444,10 +444,17 @@ static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, u
     }
 }
 
-/* The hot value of the piece of `len` bytes (9..16) with words lo, hi, or 0. */
-static inline uint64_t hot16_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, size_t len)
+/* The value in slot hs if it holds the piece of `len` bytes (up to 8) with
+ * key `key`, else 0. Hot and warm tables share the slot formats. */
+static inline uint64_t hot_match(const hot_slot *hs, uint64_t key, size_t len)
 {
-    const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+    uint64_t v = hs->val;
+    return hs->key == key && (v & 0x1F) == len ? v : 0;
+}
+
+/* The same for a piece of 9..16 bytes with words lo, hi. */
+static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t hi, size_t len)
+{
     uint64_t v = hs->val;
     return hs->lo == lo && hs->hi == hi && (v & 0x1F) == len ? v : 0;
 }
@@ -456,18 +463,17 @@ static inline uint64_t hot16_find(const simdbpe_encoder *e, uint64_t lo, uint64_
  * warm line, or 0. */
 static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len)
 {
+    uint64_t v = 0;
     if (len <= HOT_LEN) {
         const hot_slot *w = warm_line(e, k->h);
-        for (size_t j = 0; j < WARM_WAYS; j++)
-            if (w[j].key == k->lo && (w[j].val & 0x1F) == len)
-                return w[j].val;
+        for (size_t j = 0; j < WARM_WAYS && v == 0; j++)
+            v = hot_match(&w[j], k->lo, len);
     } else {
         const hot16_slot *w = warm16_line(e, k->h);
-        for (size_t j = 0; j < WARM16_WAYS; j++)
-            if (w[j].lo == k->lo && w[j].hi == k->hi && (w[j].val & 0x1F) == len)
-                return w[j].val;
+        for (size_t j = 0; j < WARM16_WAYS && v == 0; j++)
+            v = hot16_match(&w[j], k->lo, k->hi, len);
     }
-    return 0;
+    return v;
 }
 
 /* Puts hot value v first in the piece's warm line; the line's last entry
@@ -489,7 +495,8 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
  * The pieces of a pre-tokenizer chunk are encoded in three passes:
  *   1. pieces found in a hot table are resolved (single bytes too: a
  *      branch on the length cost more than the lookup); the others get
- *      their key and hash, and their pilot and cache slot are prefetched;
+ *      their key and hash, and their pilot, warm line and cache slot are
+ *      prefetched;
  *   2. the others' whole-token slots are located and prefetched;
  *   3. every piece is emitted in order, the others by the general path
  *      (warm table, whole token, caches, BPE), whose memory has had the
@@ -505,13 +512,14 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
     uint64_t lo, hi = 0; /* the key; a piece of up to 8 bytes has hi = 0 */
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
         lo = hot_key(s, n, a, len);
-        const hot_slot *hs = &e->hot[hot_index(lo)];
-        uint64_t v = hs->val;
-        if (SIMDBPE_LIKELY(hs->key == lo && (v & 0x1F) == len))
+        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo, len);
+        if (SIMDBPE_LIKELY(v != 0))
             return v;
     } else {
         piece_words(s, n, a, len, &lo, &hi);
-        uint64_t v = len <= SIMDBPE__SHORT_PIECE ? hot16_find(e, lo, hi, len) : 0;
+        uint64_t v = len <= SIMDBPE__SHORT_PIECE
+                         ? hot16_match(&e->hot16[hot16_index(lo, hi)], lo, hi, len)
+                         : 0;
         if (v != 0)
             return v;
     }
