@@ -120,6 +120,31 @@ static void gpt2_teardown(void)
 
 TestSuite(bpe_gpt2, .init = gpt2_setup, .fini = gpt2_teardown);
 
+/* The pair filter (model.h) may let a pair that is no merge through, but
+ * never stops one that is: every rule passes. And it is worth its load:
+ * of random pairs of tokens that are no merge, few pass (a filter that
+ * let everything through would pass this test's first half). */
+Test(bpe_gpt2, pair_filter_passes_every_merge_and_few_others)
+{
+    const simdbpe_model *m = gpt2.m;
+    cr_assert_eq(m->n_merges, 50000);
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        uint64_t key = (uint64_t)m->rules[r].left << 32 | m->rules[r].right;
+        cr_assert(simdbpe__pair_may_merge(m, key), "merge of rank %u is filtered out", r);
+    }
+    rng_seed(11);
+    size_t others = 0, passed = 0;
+    while (others < 200000) {
+        uint32_t l = rng_below(m->vocab_size), r = rng_below(m->vocab_size);
+        if (simdbpe__merge_find(m, l, r))
+            continue;
+        others++;
+        passed += simdbpe__pair_may_merge(m, (uint64_t)l << 32 | r) != 0;
+    }
+    cr_assert_lt(passed, others / 10, "%zu of %zu pairs that are no merge pass the filter",
+                 passed, others);
+}
+
 /* REFERENCE.md: every non-special GPT-2 token is reachable, so each
  * token's own bytes encode to that one token - by both encoders. */
 Test(bpe_gpt2, every_token_of_the_vocab)

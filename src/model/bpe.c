@@ -61,11 +61,14 @@ static inline size_t pair_index(uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS));
 }
 
-/* The merge (rank, id) of the pair; rank NONE if it is not one. */
+/* The merge (rank, id) of the pair; rank NONE if it is not one. The pair
+ * filter answers most pairs that are not (model.h) before the cache. */
 static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                    uint32_t left, uint32_t right)
 {
     uint64_t key = (uint64_t)left << 32 | right;
+    if (!simdbpe__pair_may_merge(m, key))
+        return (pair_entry){key, NONE, NONE};
     if (SIMDBPE_UNLIKELY(!s->pairs)) {
         s->pairs = malloc(sizeof(pair_entry) << PAIR_BITS);
         if (s->pairs)
@@ -132,8 +135,9 @@ static inline uint32_t pair_key(uint32_t rank, size_t pos)
 /*
  * The ranks of a word's initial pairs. These lookups are independent, so
  * they are done in batches that let their cache misses overlap: prefetch
- * every pair-cache entry, take the hits, then compute and prefetch the
- * perfect-hash slot of every miss before reading any of them. (Done one by
+ * every pair-cache entry, take the hits, drop the misses the pair filter
+ * rules out, then compute and prefetch the perfect-hash slot of every
+ * other miss before reading any of them. (Done one by
  * one, each miss waited for the previous one: a third of the time of
  * merging multilingual text.)
  */
@@ -161,8 +165,11 @@ static void initial_pairs(const simdbpe_model *m, simdbpe__bpe_scratch *sc, cons
         if (e->key == pk[i]) {
             key[i] = pair_key(e->rank, i);
             made[i] = e->id;
-        } else {
+        } else if (simdbpe__pair_may_merge(m, pk[i])) {
             miss[n_miss++] = (uint8_t)i;
+        } else {
+            key[i] = pair_key(NONE, i);
+            made[i] = NONE;
         }
     }
     for (size_t j = 0; j < n_miss; j++) {

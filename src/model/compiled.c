@@ -307,6 +307,26 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     return SIMDBPE_OK;
 }
 
+/* A power of two of words, at least one per six merges and at least two
+ * (so the shift is < 64). */
+simdbpe_status simdbpe__pair_filter_build(simdbpe_model *m)
+{
+    unsigned log2_words = 1;
+    while (log2_words < 32 && ((uint64_t)6 << log2_words) < m->n_merges)
+        log2_words++;
+    uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
+    if (!f)
+        return SIMDBPE_ERR_NOMEM;
+    unsigned shift = 64 - log2_words;
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        uint64_t h = simdbpe__pair_filter_hash((uint64_t)m->rules[r].left << 32 | m->rules[r].right);
+        f[h >> shift] |= simdbpe__pair_filter_bits(h);
+    }
+    m->pair_filter = f;
+    m->pair_filter_shift = shift;
+    return SIMDBPE_OK;
+}
+
 simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int trusted,
                                    simdbpe_model **out, simdbpe_error *err)
 {
@@ -363,6 +383,8 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         sp[i] = (simdbpe__special){id, n, m->blob + off};
     }
     m->n_specials = h.n_specials;
+    if (st == SIMDBPE_OK && simdbpe__pair_filter_build(m) != SIMDBPE_OK)
+        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (st != SIMDBPE_OK) {
         free(sp);
         free(m);
@@ -384,6 +406,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    free(m->pair_filter);
     free(m);
 }
 
