@@ -62,25 +62,34 @@ static inline size_t pair_index(uint64_t key)
 }
 
 /* The merge (rank, id) of the pair; rank NONE if it is not one. The pair
- * filter answers most pairs that are not (model.h) before the cache. */
+ * filter answers most pairs that are not (model.h), the cache most that
+ * are; one branch asks whether either did, since which one answers is
+ * as good as random. */
 static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                    uint32_t left, uint32_t right)
 {
     uint64_t key = (uint64_t)left << 32 | right;
-    if (!simdbpe__pair_may_merge(m, key))
-        return (pair_entry){key, NONE, NONE};
     if (SIMDBPE_UNLIKELY(!s->pairs)) {
         s->pairs = malloc(sizeof(pair_entry) << PAIR_BITS);
         if (s->pairs)
             memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
+        else {
+            const simdbpe__merge_slot *slot =
+                simdbpe__pair_may_merge(m, key) ? simdbpe__merge_find(m, left, right) : NULL;
+            return (pair_entry){key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
+        }
     }
-    pair_entry *e = s->pairs ? &s->pairs[pair_index(key)] : NULL;
-    if (e && e->key == key)
-        return *e;
+    pair_entry *e = &s->pairs[pair_index(key)];
+    pair_entry c = *e;
+    int may = simdbpe__pair_may_merge(m, key);
+    if (SIMDBPE_LIKELY(!may | (c.key == key))) {
+        c.rank = may ? c.rank : NONE;
+        c.id = may ? c.id : NONE;
+        return c;
+    }
     const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
     pair_entry found = {key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
-    if (e)
-        *e = found;
+    *e = found;
     return found;
 }
 
