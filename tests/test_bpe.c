@@ -145,6 +145,43 @@ Test(bpe_gpt2, pair_filter_passes_every_merge_and_few_others)
                  passed, others);
 }
 
+/* The joins (model.h): every merge sets the bit of the two bytes it puts
+ * side by side; and where a word has two bytes side by side whose bit is
+ * clear, the reference's encoding of the word is that of the part before
+ * followed by that of the part after, which is what the encoder relies on
+ * when it cuts words into parts. Random words of random bytes have many
+ * such places. */
+Test(bpe_gpt2, joins_hold_every_merge_and_cut_places_split_words)
+{
+    const simdbpe_model *m = gpt2.m;
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        const simdbpe__merge_rule *u = &m->rules[r];
+        uint8_t a = m->blob[m->tok_off[u->left + 1] - 1], b = m->blob[m->tok_off[u->right]];
+        cr_assert(simdbpe__may_join(m, a, b), "merge of rank %u is not in the joins", r);
+    }
+    rng_seed(12);
+    uint8_t w[40];
+    uint32_t whole[40], parts[80];
+    size_t cuts = 0;
+    for (int t = 0; t < 5000; t++) {
+        size_t len = 2 + rng_below(30);
+        for (size_t i = 0; i < len; i++)
+            w[i] = (uint8_t)rng_below(256);
+        long nw = ref_encode(&gpt2.ref, w, len, whole);
+        cr_assert_geq(nw, 1);
+        for (size_t i = 1; i < len; i++) {
+            if (simdbpe__may_join(m, w[i - 1], w[i]))
+                continue;
+            cuts++;
+            long nl = ref_encode(&gpt2.ref, w, i, parts);
+            long nr = ref_encode(&gpt2.ref, w + i, len - i, parts + nl);
+            cr_assert(nl + nr == nw && memcmp(parts, whole, (size_t)nw * sizeof *whole) == 0,
+                      "word %d: cut at byte %zu of %zu changes its encoding", t, i, len);
+        }
+    }
+    cr_assert_gt(cuts, 10000);
+}
+
 /* REFERENCE.md: every non-special GPT-2 token is reachable, so each
  * token's own bytes encode to that one token - by both encoders. */
 Test(bpe_gpt2, every_token_of_the_vocab)

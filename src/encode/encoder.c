@@ -15,7 +15,10 @@
  *        - the whole pre-token is a token BPE would produce whole (the
  *          model's whole-token map): emit it;
  *        - in the encoder's cache: copy the cached ids;
- *        - otherwise run the BPE merge and cache the result.
+ *        - if no merge spans some place in it (simdbpe__may_join: most
+ *          runs of CJK characters, of emoji, of punctuation), encode its
+ *          parts between such places as pieces of their own;
+ *        - otherwise run the BPE merge; cache the result.
  *
  * The hot tables are 1 MB so that they stay in L2; every access beyond
  * them (warm tables, whole-token map, caches) is a likely cache miss, so
@@ -240,8 +243,22 @@ static simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
     return SIMDBPE_OK;
 }
 
-/* A piece that is not a whole token: the caches, else BPE, whose result
- * is cached when it fits. */
+static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t cut,
+                                   size_t *n);
+
+/* Where the first part of p[from..len) ends: the first place after `from`
+ * that no merge spans (simdbpe__may_join), else len. */
+static inline size_t next_cut(const simdbpe_model *m, const uint8_t *p, size_t from, size_t len)
+{
+    for (size_t i = from + 1; i < len; i++)
+        if (!simdbpe__may_join(m, p[i - 1], p[i]))
+            return i;
+    return len;
+}
+
+/* A piece that is not a whole token: the caches, else its parts if no
+ * merge spans some place in it, else BPE; the result is cached when it
+ * fits. */
 static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
                                    uint64_t lo, uint64_t hi, size_t *n)
 {
@@ -266,8 +283,10 @@ static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t 
     simdbpe_status st = reserve_out(e, *n, len + CACHE_IDS);
     if (st != SIMDBPE_OK)
         return st;
-    size_t start = *n;
-    if ((st = simdbpe__bpe_word(e->m, &e->scratch, p, len, e->out, n)) != SIMDBPE_OK)
+    size_t start = *n, cut = next_cut(e->m, p, 0, len);
+    st = cut < len ? encode_parts(e, p, len, cut, n)
+                   : simdbpe__bpe_word(e->m, &e->scratch, p, len, e->out, n);
+    if (st != SIMDBPE_OK)
         return st;
     size_t got = *n - start;
     if (slot && got <= CACHE_IDS) {
@@ -489,6 +508,60 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
         memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
         *w = (hot16_slot){k->lo, k->hi, v, 0};
     }
+}
+
+/*
+ * A piece that no merge spans at some places (simdbpe__may_join) is
+ * encoded part by part, each part as if it were a piece of its own: from
+ * the hot tables, the whole-token map, else BPE, whose result goes to the
+ * hot tables. A run of CJK characters or of one emoji is mostly parts of
+ * one character, which the hot tables soon hold. The first part ends at
+ * `cut`; the caller made room for len ids and a hot value's three.
+ */
+static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t *n)
+{
+    const simdbpe_model *m = e->m;
+    if (len == 1) {
+        e->out[(*n)++] = m->byte_id[p[0]];
+        return SIMDBPE_OK;
+    }
+    if (len > SIMDBPE__SHORT_PIECE)
+        return simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
+    piece_key k = {0};
+    simdbpe__short_words(p, len, &k.lo, &k.hi);
+    uint64_t v = len <= HOT_LEN ? hot_match(&e->hot[hot_index(k.lo)], k.lo, len)
+                                : hot16_match(&e->hot16[hot16_index(k.lo, k.hi)], k.lo, k.hi, len);
+    if (v != 0) {
+        *n = emit_hot(e->out, *n, v);
+        return SIMDBPE_OK;
+    }
+    size_t start = *n;
+    uint32_t id = SIMDBPE__NO_ID;
+    if (m->n_whole != 0) {
+        uint64_t h = simdbpe__hash_short(k.lo, k.hi, len);
+        id = simdbpe__whole_match(m, simdbpe__whole_slot_of(m, h), p, len, k.lo, k.hi);
+    }
+    if (id != SIMDBPE__NO_ID) {
+        e->out[(*n)++] = id;
+    } else {
+        simdbpe_status st = simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
+    if ((v = hot_val(len, e->out + start, *n - start)) != 0)
+        hot_put(e, &k, len, v);
+    return SIMDBPE_OK;
+}
+
+static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t cut,
+                                   size_t *n)
+{
+    for (size_t a = 0; a < len; a = cut, cut = next_cut(e->m, p, a, len)) {
+        simdbpe_status st = encode_part(e, p + a, cut - a, n);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
+    return SIMDBPE_OK;
 }
 
 /*

@@ -282,6 +282,9 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
         const simdbpe__merge_rule *u = &m->rules[r];
         if (u->left >= v || u->right >= v || u->id >= v || !m->tok_has[u->id])
             return BAD("compiled model: merge rule %u has an id out of range", r);
+        if (m->tok_off[u->left + 1] == m->tok_off[u->left] ||
+            m->tok_off[u->right + 1] == m->tok_off[u->right])
+            return BAD("compiled model: merge rule %u joins a token without bytes", r);
     }
     for (uint32_t i = 0; i < m->merge_mph.n_keys; i++) {
         const simdbpe__merge_slot *s = &m->merges[i];
@@ -307,23 +310,37 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     return SIMDBPE_OK;
 }
 
-/* A power of two of words, at least one per six merges and at least two
- * (so the shift is < 64). */
-simdbpe_status simdbpe__pair_filter_build(simdbpe_model *m)
+/* The pair filter has a power of two of words, at least one per six
+ * merges and at least two (so the shift is < 64). The rules' tokens have
+ * bytes (check_tables; the loader makes them so): a rule with an empty
+ * one would join nothing. */
+simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
 {
     unsigned log2_words = 1;
     while (log2_words < 32 && ((uint64_t)6 << log2_words) < m->n_merges)
         log2_words++;
     uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
-    if (!f)
+    uint64_t *joins = calloc(65536 / 64, sizeof *joins);
+    if (!f || !joins) {
+        free(f);
+        free(joins);
         return SIMDBPE_ERR_NOMEM;
+    }
     unsigned shift = 64 - log2_words;
     for (uint32_t r = 0; r < m->n_merges; r++) {
-        uint64_t h = simdbpe__pair_filter_hash((uint64_t)m->rules[r].left << 32 | m->rules[r].right);
+        const simdbpe__merge_rule *u = &m->rules[r];
+        uint64_t h = simdbpe__pair_filter_hash((uint64_t)u->left << 32 | u->right);
         f[h >> shift] |= simdbpe__pair_filter_bits(h);
+        uint32_t l0 = m->tok_off[u->left], l1 = m->tok_off[u->left + 1];
+        uint32_t r0 = m->tok_off[u->right], r1 = m->tok_off[u->right + 1];
+        if (l1 > l0 && r1 > r0) {
+            uint32_t a = m->blob[l1 - 1], b = m->blob[r0];
+            joins[a << 2 | b >> 6] |= 1ULL << (b & 63);
+        }
     }
     m->pair_filter = f;
     m->pair_filter_shift = shift;
+    m->joins = joins;
     return SIMDBPE_OK;
 }
 
@@ -383,7 +400,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         sp[i] = (simdbpe__special){id, n, m->blob + off};
     }
     m->n_specials = h.n_specials;
-    if (st == SIMDBPE_OK && simdbpe__pair_filter_build(m) != SIMDBPE_OK)
+    if (st == SIMDBPE_OK && simdbpe__merge_filters_build(m) != SIMDBPE_OK)
         st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (st != SIMDBPE_OK) {
         free(sp);
@@ -407,6 +424,7 @@ void simdbpe_model_free(simdbpe_model *m)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
     free(m->pair_filter);
+    free(m->joins);
     free(m);
 }
 

@@ -673,7 +673,7 @@ static simdbpe_status build_merge_table(simdbpe_model *m, const pending_merge *l
         seen[i] = key;
         rank_of[i] = (uint32_t)r;
     }
-    if (simdbpe__pair_filter_build(m) != SIMDBPE_OK ||
+    if (simdbpe__merge_filters_build(m) != SIMDBPE_OK ||
         simdbpe__mph_build(&m->merge_mph, &pilots, keys, n_keys)) {
         free(seen);
         st = SIMDBPE_ERR_NOMEM;
@@ -789,6 +789,7 @@ static void free_arrays(simdbpe_model *m)
     free((void *)m->merge_mph.pilots);
     free((void *)m->rules);
     free(m->pair_filter);
+    free(m->joins);
     free((void *)m->whole);
     free((void *)m->whole_mph.pilots);
     free(m->specials);

@@ -125,6 +125,7 @@ struct simdbpe_model {
     const simdbpe__merge_rule *rules;  /* by rank, n_merges of them */
     uint64_t *pair_filter;             /* malloc'd, see simdbpe__pair_may_merge */
     uint32_t pair_filter_shift;        /* 64 - log2(its words) */
+    uint64_t *joins;                   /* malloc'd, 65536 bits: see simdbpe__may_join */
 
     simdbpe__mph whole_mph;
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
@@ -160,7 +161,7 @@ static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model
  * large. Most pairs BPE had to look up in the perfect hash were no merge
  * (63% on English text, 80% on multilingual); of random pairs of GPT-2
  * tokens that are no merge, 0.5% pass the filter (tests).
- * Built from the rules, by simdbpe__pair_filter_build, when a model is
+ * Built from the rules, by simdbpe__merge_filters_build, when a model is
  * opened and while one is built.
  */
 static inline uint64_t simdbpe__pair_filter_hash(uint64_t key)
@@ -178,6 +179,22 @@ static inline int simdbpe__pair_may_merge(const simdbpe_model *m, uint64_t key)
 {
     uint64_t h = simdbpe__pair_filter_hash(key), bits = simdbpe__pair_filter_bits(h);
     return (m->pair_filter[h >> m->pair_filter_shift] & bits) == bits;
+}
+
+/*
+ * The joins: bit a << 8 | b is set if some merge joins a token that ends
+ * with byte a to one that begins with byte b. Every pair of adjacent bytes
+ * inside a merged token was joined by one such merge, so where a word has
+ * bytes a, b side by side and the bit is clear, no merge ever spans that
+ * place: BPE of the word is BPE of the part before it followed by BPE of
+ * the part after. The encoder cuts words there (a run of CJK characters
+ * falls apart into its characters, a run of one emoji into its copies)
+ * and encodes the parts as the pieces they are. 8 KB, built with the pair
+ * filter.
+ */
+static inline int simdbpe__may_join(const simdbpe_model *m, uint8_t a, uint8_t b)
+{
+    return (int)(m->joins[a << 2 | b >> 6] >> (b & 63) & 1);
 }
 
 /* The whole-token slot a piece with hash `hash` would be in (n_whole > 0);
@@ -304,9 +321,9 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err);
 
 /* ---- compiled images (compiled.c) ---- */
 
-/* Sets m->pair_filter (malloc'd) from m->rules: SIMDBPE_OK or
- * SIMDBPE_ERR_NOMEM. */
-simdbpe_status simdbpe__pair_filter_build(simdbpe_model *m);
+/* Sets m->pair_filter and m->joins (malloc'd) from m->rules and the
+ * tokens' bytes: SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m);
 
 /* Serialises a model into the .sbpe format; see compiled.c. */
 size_t simdbpe__image_size(const simdbpe_model *m);
