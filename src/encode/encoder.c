@@ -515,8 +515,7 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
  * encoded part by part, each part as if it were a piece of its own: from
  * the hot tables, the whole-token map, else BPE, whose result goes to the
  * hot tables. A run of CJK characters or of one emoji is mostly parts of
- * one character, which the hot tables soon hold. The first part ends at
- * `cut`; the caller made room for len ids and a hot value's three.
+ * one character, which the hot tables soon hold.
  */
 static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t *n)
 {
@@ -553,6 +552,8 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
     return SIMDBPE_OK;
 }
 
+/* The parts of p[0..len), the first of which ends at `cut`; the caller
+ * made room for len ids and the three a hot value writes. */
 static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t cut,
                                    size_t *n)
 {
