@@ -65,6 +65,13 @@ simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
 simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
                     INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
 simdbpe_fuzz_target(train)
+simdbpe_fuzz_target(exact INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
+foreach(t fuzz_replay_exact fuzz_exact)
+  if(TARGET ${t})
+    target_compile_definitions(${t} PRIVATE
+      SIMDBPE_GPT2_DIR="${PROJECT_SOURCE_DIR}/src/model/gpt2")
+  endif()
+endforeach()
 
 # Writes the seeds of model_compiled from those of model_load (run by hand).
 add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)
