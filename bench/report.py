@@ -7,7 +7,8 @@ Each line of RESULTS.tsv: input, implementation, bytes, tokens, wall seconds, CP
 (medians), or input, implementation, "crashed", message. Prints a Markdown table: wall-clock
 MB/s of each implementation, simdbpe's Mtokens/s, and simdbpe's speed ratio to tiktoken-rs and
 HF on the same input, by wall clock and by CPU time (the CPU-time ratio is the steadier one on a
-shared, loaded machine).
+shared, loaded machine). Lines of implementation "simdbpe-cold" (one pass of a fresh encoder)
+get a second table, with their ratios to the same tiktoken-rs run.
 """
 import sys
 from collections import OrderedDict
@@ -46,3 +47,26 @@ for inp, r in rows.items():
     print(f"| {inp} | {mb} | " + " | ".join(cells) +
           f" | {mtok} | {ratio(mbs, 'tiktoken-rs')} | {ratio(cpu, 'tiktoken-rs')} | "
           f"{ratio(mbs, 'hf')} | {ratio(cpu, 'hf')} |")
+
+cold = [(inp, r) for inp, r in rows.items() if "simdbpe-cold" in r]
+if cold:
+    print()
+    print("One pass of a fresh encoder (what a job that sees each text once gets; the runs above")
+    print("reuse one encoder, whose tables remember pieces from the earlier runs): median of 3")
+    print("processes by CPU time, against the same tiktoken-rs run.")
+    print()
+    print("| input | simdbpe cold MB/s | cold MB/s (CPU) | / tiktoken-rs | / tiktoken-rs (CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    for inp, r in cold:
+        v = r["simdbpe-cold"]
+        b, s, c = int(v[0]), float(v[2]), float(v[3])
+        wall, cpu = b / s / 1e6, b / c / 1e6
+        peer = r.get("tiktoken-rs")
+        if peer and peer[0] != "crashed":
+            pw = int(peer[0]) / float(peer[2]) / 1e6
+            pc = int(peer[0]) / float(peer[3]) / 1e6 if float(peer[3]) > 0 else 0
+            rw = f"{wall / pw:.1f}x"
+            rc = f"{cpu / pc:.1f}x" if pc else "-"
+        else:
+            rw = rc = "-"
+        print(f"| {inp} | {wall:.1f} | {cpu:.1f} | {rw} | {rc} |")

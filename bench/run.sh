@@ -11,7 +11,8 @@
 #    multilingual corpora from $SIMDBPE_CORPUS_DIR or ../shared/corpus (a sample of
 #    --sample-mb MB each, default 8, spread over the corpus; --full for all of it), and
 #    the adversarial single pieces (--adversarial-mb MB each, default 5);
-# 4. times simdbpe (bench_encode: one thread, one encoder, every document) and each peer
+# 4. times simdbpe (bench_encode: one thread, one encoder, every document; on the corpora also
+#    one pass of a fresh encoder, median of 3 processes) and each peer
 #    (bench/peers.mjs) on the same files, medians of --runs runs (default 3; --peer-runs
 #    for the peers, which take minutes on the full corpora); a peer that
 #    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
@@ -80,6 +81,12 @@ for set in "${sets[@]}"; do
   label=${set#adversarial/}
   echo "# $label: simdbpe" >&2
   "$build/bench/bench_encode" --tsv -r "$runs" "$label" "${files[@]}" >>"$results"
+  if [ "$set" = "$label" ]; then # a corpus: also one pass of a fresh encoder, 3 processes
+    echo "# $label: simdbpe, cold" >&2
+    for i in 1 2 3; do "$build/bench/bench_encode" --tsv -r 1 "$label" "${files[@]}"; done |
+      sort -t "$(printf '\t')" -k6,6g | sed -n 2p |
+      awk -F '\t' -v OFS='\t' '{ $2 = "simdbpe-cold"; print }' >>"$results"
+  fi
   [ "$peers" = 1 ] || continue
   for peer in tiktoken-rs tiktoken hf; do
     echo "# $label: $peer" >&2
