@@ -237,6 +237,33 @@ Test(compiled, every_flipped_byte_is_an_error)
     free(img);
 }
 
+/* A merge rule one of whose tokens has no bytes is refused by name: the
+ * encoder's joins (model.h) read the last byte of a rule's left token and
+ * the first of its right. Token 256 ("he", the left of rule 2 "he ll") is
+ * emptied by moving the start of token 257 onto it (tok_off, the first
+ * section, at byte 128), and the checksum is forged so the check is
+ * reached. */
+Test(compiled, rule_with_an_empty_token_is_refused)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    uint8_t *off256 = img + 128 + 4 * 256, *off257 = off256 + 4;
+    cr_assert(memcmp(off256, "\x00\x01\x00\x00", 4) == 0, "tok_off[256] is 256");
+    cr_assert(memcmp(off257, "\x02\x01\x00\x00", 4) == 0, "tok_off[257] is 258");
+    memcpy(off257, off256, 4);
+    uint64_t sum = XXH3_64bits(img + 32, len - 32);
+    for (int i = 0; i < 8; i++)
+        img[24 + i] = (uint8_t)(sum >> (8 * i));
+    simdbpe_model *back = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
+    cr_assert_null(back);
+    cr_assert_str_eq(err.message, "compiled model: merge rule 2 joins a token without bytes");
+    simdbpe_model_free(m);
+    free(img);
+}
+
 Test(compiled, forged_checksums_never_crash)
 {
     simdbpe_model *m = small_model();

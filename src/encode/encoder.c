@@ -535,11 +535,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         return SIMDBPE_OK;
     }
     size_t start = *n;
-    uint32_t id = SIMDBPE__NO_ID;
-    if (m->n_whole != 0) {
-        uint64_t h = simdbpe__hash_short(k.lo, k.hi, len);
-        id = simdbpe__whole_match(m, simdbpe__whole_slot_of(m, h), p, len, k.lo, k.hi);
-    }
+    uint32_t id = simdbpe__whole_find(m, p, len, simdbpe__hash_short(k.lo, k.hi, len), k.lo, k.hi);
     if (id != SIMDBPE__NO_ID) {
         e->out[(*n)++] = id;
     } else {

@@ -61,36 +61,38 @@ static inline size_t pair_index(uint64_t key)
     return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS));
 }
 
+/* The merge of the pair (left, right) = key in the model's perfect hash. */
+static inline pair_entry merge_entry(const simdbpe_model *m, uint64_t key, uint32_t left,
+                                     uint32_t right)
+{
+    const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
+    return (pair_entry){key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
+}
+
 /* The merge (rank, id) of the pair; rank NONE if it is not one. The pair
  * filter answers most pairs that are not (model.h), the cache most that
  * are; one branch asks whether either did, since which one answers is
- * as good as random. */
+ * as good as random. Without a cache (out of memory) the filter and the
+ * perfect hash answer alone. */
 static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                    uint32_t left, uint32_t right)
 {
     uint64_t key = (uint64_t)left << 32 | right;
+    int may = simdbpe__pair_may_merge(m, key);
     if (SIMDBPE_UNLIKELY(!s->pairs)) {
         s->pairs = malloc(sizeof(pair_entry) << PAIR_BITS);
-        if (s->pairs)
-            memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
-        else {
-            const simdbpe__merge_slot *slot =
-                simdbpe__pair_may_merge(m, key) ? simdbpe__merge_find(m, left, right) : NULL;
-            return (pair_entry){key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
-        }
+        if (!s->pairs)
+            return may ? merge_entry(m, key, left, right) : (pair_entry){key, NONE, NONE};
+        memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
     }
     pair_entry *e = &s->pairs[pair_index(key)];
     pair_entry c = *e;
-    int may = simdbpe__pair_may_merge(m, key);
     if (SIMDBPE_LIKELY(!may | (c.key == key))) {
         c.rank = may ? c.rank : NONE;
         c.id = may ? c.id : NONE;
         return c;
     }
-    const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
-    pair_entry found = {key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
-    *e = found;
-    return found;
+    return *e = merge_entry(m, key, left, right);
 }
 
 /* Frees the buckets and their arrays. Only the buckets that got an array

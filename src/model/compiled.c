@@ -36,11 +36,12 @@
  * exactly their sum. Opening an untrusted image checks the magic, version,
  * sizes and checksum, then every entry that is later used as an index or
  * compared: offsets in order and inside the blob, ids below vocab_size,
- * ranks below n_merges, each merge slot agreeing with its rule, each
- * whole-token slot holding its token's key and sitting where that key
- * hashes to. (A merge slot at the wrong place would only make a lookup
- * miss; its position is not re-hashed, to keep loading within 2 ms.) A
- * corrupted or hostile file is an error, never an out-of-bounds read.
+ * the tokens of each merge rule not empty, ranks below n_merges, each
+ * merge slot agreeing with its rule, each whole-token slot holding its
+ * token's key. (A merge or whole-token slot at the wrong place would only
+ * make a lookup miss; positions are not re-hashed, to keep loading within
+ * 2 ms.) A corrupted or hostile file is an error, never an out-of-bounds
+ * read.
  *
  * The in-memory structs are the on-disk layout on little-endian machines;
  * a big-endian machine refuses images (SIMDBPE_ERR_UNSUPPORTED).

@@ -220,6 +220,18 @@ static inline uint32_t simdbpe__whole_match(const simdbpe_model *m, const simdbp
     return w->id;
 }
 
+/* The id of the token whose bytes are exactly s[0..len) and which BPE
+ * yields on its own bytes, or SIMDBPE__NO_ID. `hash` is
+ * simdbpe__piece_hash(s, len); lo, hi its first 16 bytes as
+ * simdbpe__short_words gives them. */
+static inline uint32_t simdbpe__whole_find(const simdbpe_model *m, const uint8_t *s, size_t len,
+                                           uint64_t hash, uint64_t lo, uint64_t hi)
+{
+    if (SIMDBPE_UNLIKELY(m->n_whole == 0))
+        return SIMDBPE__NO_ID;
+    return simdbpe__whole_match(m, simdbpe__whole_slot_of(m, hash), s, len, lo, hi);
+}
+
 /* ---- hashing pre-tokens ---- */
 
 /*
