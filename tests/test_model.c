@@ -662,3 +662,45 @@ Test(model_dir, missing_files)
     remove_dir(dir);
     free(dir);
 }
+
+/* ------------------------------------------------------- piece words */
+
+/* simdbpe__short_words reads a piece of up to 16 bytes as two zero-padded
+ * little-endian words with overlapping loads. Each length is placed flush
+ * against the end of its own allocation (and at its start) so that a read
+ * outside the piece is caught under ASan; the expected words are built
+ * byte by byte. */
+Test(piece_words, every_length_without_reading_outside)
+{
+    uint8_t none = 0xAB;
+    uint64_t lo = ~0ULL, hi = ~0ULL;
+    simdbpe__short_words(&none, 0, &lo, &hi);
+    cr_assert(lo == 0 && hi == 0, "len 0");
+    uint32_t seed = 12345;
+    for (size_t len = 1; len <= 16; len++) {
+        for (int round = 0; round < 50; round++) {
+            uint8_t bytes[16];
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                bytes[i] = (uint8_t)(seed >> 16);
+            }
+            uint8_t *buf = malloc(len);
+            cr_assert_not_null(buf);
+            memcpy(buf, bytes, len);
+            uint64_t want_lo = 0, want_hi = 0;
+            for (size_t i = 0; i < len; i++) {
+                if (i < 8)
+                    want_lo |= (uint64_t)buf[i] << (8 * i);
+                else
+                    want_hi |= (uint64_t)buf[i] << (8 * (i - 8));
+            }
+            lo = hi = ~0ULL;
+            simdbpe__short_words(buf, len, &lo, &hi);
+            cr_assert_eq(lo, want_lo, "len %zu: lo %016llx, want %016llx", len,
+                         (unsigned long long)lo, (unsigned long long)want_lo);
+            cr_assert_eq(hi, want_hi, "len %zu: hi %016llx, want %016llx", len,
+                         (unsigned long long)hi, (unsigned long long)want_hi);
+            free(buf);
+        }
+    }
+}

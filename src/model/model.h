@@ -260,14 +260,37 @@ static inline uint64_t simdbpe__le64(uint64_t x)
 #endif
 }
 
+/* s[0..len) (len <= 8) as a zero-padded little-endian word, read without
+ * touching a byte outside it: two overlapping loads of 4 bytes, or up to
+ * three single bytes. (Copying into a zeroed buffer and reading it back
+ * costs a call and a failed store-to-load forward.) */
+static inline uint64_t simdbpe__upto8(const uint8_t *s, size_t len)
+{
+    if (len >= 4) {
+        uint32_t a, b;
+        memcpy(&a, s, 4);
+        memcpy(&b, s + len - 4, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        a = __builtin_bswap32(a);
+        b = __builtin_bswap32(b);
+#endif
+        return a | (uint64_t)b << (8 * (len - 4)); /* the overlap is the same bytes */
+    }
+    if (len == 0)
+        return 0;
+    return s[0] | (uint64_t)s[len / 2] << (8 * (len / 2)) | (uint64_t)s[len - 1] << (8 * (len - 1));
+}
+
 static inline void simdbpe__short_words(const uint8_t *s, size_t len, uint64_t *lo, uint64_t *hi)
 {
-    uint8_t buf[16] = {0};
-    memcpy(buf, s, len);
-    memcpy(lo, buf, 8);
-    memcpy(hi, buf + 8, 8);
-    *lo = simdbpe__le64(*lo);
-    *hi = simdbpe__le64(*hi);
+    if (len <= 8) {
+        *lo = simdbpe__upto8(s, len);
+        *hi = 0;
+    } else {
+        memcpy(lo, s, 8);
+        *lo = simdbpe__le64(*lo);
+        *hi = simdbpe__upto8(s + 8, len - 8);
+    }
 }
 
 static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
