@@ -313,6 +313,65 @@ Test(bpe_gpt2, random_bytes)
     }
 }
 
+/*
+ * Words encoded again and again: the encoder keeps a word's ids in one of
+ * several tables by its length and number of ids (hot slots of up to three
+ * ids, 32-byte hot slots of four to six, cache slots of up to 11, the long
+ * cache for more or for words over 16 bytes). 600 words of up to 24 bytes,
+ * each a few characters of one script, are encoded in 4 rounds in a
+ * different order each time, through one encoder, so most lookups after
+ * the first round find the word in a table (or find its slot taken by
+ * another word). The test counts that every kind of entry was exercised.
+ */
+Test(bpe_gpt2, words_encoded_again_from_every_table)
+{
+    enum { N_WORDS = 600, ROUNDS = 4 };
+    static uint8_t words[N_WORDS][32];
+    static size_t lens[N_WORDS];
+    size_t kinds[4] = {0}; /* up to 3 ids; 4-6 ids, <= 16 bytes; 12-16 ids, <= 16 bytes; > 16 bytes */
+    rng_seed(5);
+    for (size_t t = 0; t < N_WORDS; t++) {
+        uint8_t *w = words[t];
+        size_t len = 0;
+        if (rng_below(2))
+            w[len++] = ' ';
+        int kind = (int)rng_below(4);
+        size_t k = 1 + rng_below(8);
+        for (size_t i = 0; i < k; i++) {
+            if (kind == 0) { /* Cyrillic */
+                uint32_t cp = 0x430 + rng_below(32);
+                w[len++] = (uint8_t)(0xC0 | cp >> 6);
+                w[len++] = (uint8_t)(0x80 | (cp & 0x3F));
+            } else if (kind == 1) { /* Greek */
+                uint32_t cp = 0x3B1 + rng_below(25);
+                w[len++] = (uint8_t)(0xC0 | cp >> 6);
+                w[len++] = (uint8_t)(0x80 | (cp & 0x3F));
+            } else if (kind == 2) { /* Devanagari */
+                uint32_t cp = 0x915 + rng_below(37);
+                w[len++] = (uint8_t)(0xE0 | cp >> 12);
+                w[len++] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+                w[len++] = (uint8_t)(0x80 | (cp & 0x3F));
+            } else { /* Latin letters */
+                w[len++] = (uint8_t)('a' + rng_below(26));
+            }
+        }
+        lens[t] = len;
+        long n = ref_encode(&gpt2.ref, w, len, gpt2.want);
+        cr_assert_geq(n, 1);
+        kinds[len > 16 ? 3 : n >= 12 ? 2 : n >= 4 && n <= 6 ? 1 : 0]++;
+    }
+    static const size_t step[ROUNDS] = {1, 7, 11, 13}; /* prime to N_WORDS: each round is a permutation */
+    for (int round = 0; round < ROUNDS; round++) {
+        for (size_t t = 0; t < N_WORDS; t++) {
+            size_t i = (t * step[round]) % N_WORDS;
+            check_word(&gpt2, words[i], lens[i], "repeated");
+        }
+    }
+    cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+    cr_assert(kinds[0] > 50 && kinds[1] > 50 && kinds[2] > 10 && kinds[3] > 10,
+              "words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+}
+
 /* -------------------------------------------------------- random models */
 
 typedef struct tok {

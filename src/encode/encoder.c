@@ -9,7 +9,8 @@
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
  *        - in a hot table (pieces of 1..16 bytes that encode to up to three
- *          ids; 98% of English pieces are up to 16 bytes): copy them;
+ *          ids, or to up to six in the 32-byte slots; 98% of English
+ *          pieces are up to 16 bytes): copy them;
  *        - in a warm table (the same kind of pieces, over three times as
  *          many of them): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
@@ -84,13 +85,20 @@ typedef struct long_slot {
  * or smaller measured slower on English. Their value packs the length, the
  * number of ids and the ids (each < 2^19, which every vocabulary in use
  * meets; a piece with a larger id is not kept here):
- * val = len | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45. Nearly every
- * piece of text is served from here. */
+ * val = (len - 1) | more << 4 | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45.
+ * Nearly every piece of text is served from here.
+ *
+ * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
+ * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
+ * the slot's fourth word holds the rest, packed like a value without a
+ * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
+ * 4-6 byte-level ids) and some runs of symbols in code are such pieces. */
 #define HOT_BITS 15
 #define HOT16_BITS 14
 #define HOT_LEN 8
 #define HOT_ID_BITS 19
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
+#define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
 
 /* The warm tables: 2^17 entries of 16 bytes in lines of 4, 2^15 of 32
  * bytes in lines of 2 (see the top of the file). */
@@ -108,7 +116,7 @@ typedef struct hot_slot {
 } hot_slot;
 
 typedef struct hot16_slot {
-    uint64_t lo, hi, val, unused;
+    uint64_t lo, hi, val, more;
 } hot16_slot;
 
 /* One cache line. */
@@ -440,19 +448,25 @@ static inline size_t hot16_index(uint64_t lo, uint64_t hi)
                     (64 - HOT16_BITS));
 }
 
-/* The hot value of a piece of `len` bytes that encodes to ids[0..n), or 0
- * if it does not fit one. */
-static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
+/* ids[0..n) (n = 1..3) packed as in a hot value, without the length; 0
+ * if an id is too large. */
+static inline uint64_t pack_ids(const uint32_t *ids, size_t n)
 {
-    if (n > 3)
-        return 0;
-    uint64_t v = len | (uint64_t)n << 5;
+    uint64_t v = (uint64_t)n << 5;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= (1u << HOT_ID_BITS))
             return 0;
         v |= (uint64_t)ids[i] << (7 + HOT_ID_BITS * i);
     }
     return v;
+}
+
+/* The hot value of a piece of `len` bytes that encodes to ids[0..n), or 0
+ * if it does not fit one. */
+static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
+{
+    uint64_t v = n <= 3 ? pack_ids(ids, n) : 0;
+    return v ? v | (len - 1) : 0;
 }
 
 /* Writes the ids of hot value v at out[no..] (room for three); returns
@@ -465,8 +479,8 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
     return no + ((v >> 5) & 3);
 }
 
-/* Remembers the hot value v of a general-path piece of `len` bytes (up to
- * 16) in its hot table. */
+/* Remembers the hot value v (ids in the value only) of a general-path
+ * piece of `len` bytes (up to 16) in its hot table. */
 static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v)
 {
     if (len <= HOT_LEN) {
@@ -481,19 +495,39 @@ static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, u
     }
 }
 
+/* Remembers that the piece of `len` bytes (up to 16) encodes to ids[0..n):
+ * in its hot table if n <= 3 (the value is returned), in a 32-byte hot
+ * slot with its `more` word if n is 4..6 (0 is returned). */
+static inline uint64_t hot_remember(simdbpe_encoder *e, const piece_key *k, size_t len,
+                                    const uint32_t *ids, size_t n)
+{
+    uint64_t v = hot_val(len, ids, n);
+    if (v != 0) {
+        hot_put(e, k, len, v);
+    } else if (n >= 4 && n <= 6) {
+        uint64_t first = pack_ids(ids, 3), more = pack_ids(ids + 3, n - 3);
+        if (first != 0 && more != 0) {
+            hot16_slot *hs = &e->hot16[hot16_index(k->lo, k->hi)];
+            *hs = (hot16_slot){k->lo, k->hi, first | (len - 1) | HOT_MORE, more};
+        }
+    }
+    return v;
+}
+
 /* The value in slot hs if it holds the piece of `len` bytes (up to 8) with
  * key `key`, else 0. Hot and warm tables share the slot formats. */
 static inline uint64_t hot_match(const hot_slot *hs, uint64_t key, size_t len)
 {
     uint64_t v = hs->val;
-    return hs->key == key && (v & 0x1F) == len ? v : 0;
+    return hs->key == key && (v & 0x1F) == len - 1 ? v : 0;
 }
 
-/* The same for a piece of 9..16 bytes with words lo, hi. */
+/* The same for a piece of up to 16 bytes with words lo, hi (HOT_MORE may
+ * be set in the value). */
 static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t hi, size_t len)
 {
     uint64_t v = hs->val;
-    return hs->lo == lo && hs->hi == hi && (v & 0x1F) == len ? v : 0;
+    return hs->lo == lo && hs->hi == hi && (v & 0xF) == len - 1 ? v : 0;
 }
 
 /* The hot value of a general-path piece of `len` bytes (up to 16) in its
@@ -546,12 +580,18 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         return simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
     piece_key k = {0};
     simdbpe__short_words(p, len, &k.lo, &k.hi);
-    uint64_t v = len <= HOT_LEN ? hot_match(&e->hot[hot_index(k.lo)], k.lo, len)
-                                : hot16_match(&e->hot16[hot16_index(k.lo, k.hi)], k.lo, k.hi, len);
-    if (v != 0) {
+    uint64_t v = len <= HOT_LEN ? hot_match(&e->hot[hot_index(k.lo)], k.lo, len) : 0;
+    if (v == 0) {
+        const hot16_slot *hs = &e->hot16[hot16_index(k.lo, k.hi)];
+        if ((v = hot16_match(hs, k.lo, k.hi, len)) != 0 && (v & HOT_MORE))
+            *n = emit_hot(e->out, emit_hot(e->out, *n, v), hs->more);
+        else if (v != 0)
+            *n = emit_hot(e->out, *n, v);
+    } else {
         *n = emit_hot(e->out, *n, v);
-        return SIMDBPE_OK;
     }
+    if (v != 0)
+        return SIMDBPE_OK;
     size_t start = *n;
     uint32_t id = simdbpe__whole_find(m, p, len, simdbpe__hash_short(k.lo, k.hi, len), k.lo, k.hi);
     if (id != SIMDBPE__NO_ID) {
@@ -561,8 +601,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    if ((v = hot_val(len, e->out + start, *n - start)) != 0)
-        hot_put(e, &k, len, v);
+    hot_remember(e, &k, len, e->out + start, *n - start);
     return SIMDBPE_OK;
 }
 
@@ -591,10 +630,11 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  *      rest of the chunk's time to arrive.
  */
 
-/* Pass 1 for the piece s[a..b) of s[0..n): its hot value, or 0 with its
- * key added to keys[*nk]. */
+/* Pass 1 for the piece s[a..b) of s[0..n): its hot value (and in *more
+ * the slot's `more` word if it has one), or 0 with its key added to
+ * keys[*nk]. */
 static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
-                                  size_t b, piece_key *keys, size_t *nk)
+                                  size_t b, piece_key *keys, size_t *nk, uint64_t *more)
 {
     size_t len = b - a;
     uint64_t lo, hi = 0; /* the key; a piece of up to 8 bytes has hi = 0 */
@@ -605,11 +645,14 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
             return v;
     } else {
         piece_words(s, n, a, len, &lo, &hi);
-        uint64_t v = len <= SIMDBPE__SHORT_PIECE
-                         ? hot16_match(&e->hot16[hot16_index(lo, hi)], lo, hi, len)
-                         : 0;
-        if (v != 0)
+    }
+    if (len <= SIMDBPE__SHORT_PIECE) {
+        const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+        uint64_t v = hot16_match(hs, lo, hi, len);
+        if (v != 0) {
+            *more = hs->more; /* copied now: pass 3 may put another piece here */
             return v;
+        }
     }
     piece_key *k = &keys[(*nk)++];
     *k = (piece_key){.lo = lo, .hi = hi, .a = a, .b = b};
@@ -617,10 +660,11 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
     return 0;
 }
 
-/* Passes 2 and 3 for np pieces whose pass-1 values are val[] and whose
- * general-path keys are keys[0..nk). */
+/* Passes 2 and 3 for np pieces whose pass-1 values are val[] (with the
+ * `more` words in more[]) and whose general-path keys are keys[0..nk). */
 static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const uint64_t *val,
-                                  size_t np, piece_key *keys, size_t nk, size_t *n_out)
+                                  const uint64_t *more, size_t np, piece_key *keys, size_t nk,
+                                  size_t *n_out)
 {
     for (size_t j = 0; j < nk; j++)
         locate_piece(e, &keys[j]);
@@ -631,6 +675,8 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
         uint64_t v = val[i];
         if (SIMDBPE_LIKELY(v != 0)) {
             no = emit_hot(out, no, v);
+            if (SIMDBPE_UNLIKELY(v & HOT_MORE))
+                no = emit_hot(out, no, more[i]);
             continue;
         }
         const piece_key *k = &keys[nk++];
@@ -644,10 +690,8 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
-        if (len <= SIMDBPE__SHORT_PIECE && (v = hot_val(len, out + start, no - start)) != 0) {
-            hot_put(e, k, len, v);
+        if (len <= SIMDBPE__SHORT_PIECE && (v = hot_remember(e, k, len, out + start, no - start)))
             warm_put(e, k, len, v);
-        }
     }
     *n_out = no;
     return SIMDBPE_OK;
@@ -662,6 +706,7 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
                                    size_t *piece, size_t *n_out)
 {
     uint64_t val[MAX_PIECES];   /* pass-1 value of each piece, 0 = general path */
+    uint64_t more[MAX_PIECES];  /* its slot's `more` word, where val has HOT_MORE */
     piece_key keys[MAX_PIECES]; /* of the general-path pieces, in order */
     size_t np = 0, nk = 0, a = *piece;
     keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
@@ -672,12 +717,13 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
             bits &= bits - 1; /* the text's first start opens the first piece */
         for (; bits; bits &= bits - 1) {
             size_t b = at + (size_t)__builtin_ctzll(bits);
-            val[np++] = first_pass(e, s, n, a, b, keys, &nk);
+            val[np] = first_pass(e, s, n, a, b, keys, &nk, &more[np]);
+            np++;
             a = b;
         }
     }
     *piece = a;
-    return emit_pieces(e, s, val, np, keys, nk, n_out);
+    return emit_pieces(e, s, val, more, np, keys, nk, n_out);
 }
 
 /* Splits s[0..len) into pre-tokens and encodes each one. */
@@ -703,8 +749,8 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
         if (st == SIMDBPE_OK) {
             piece_key key = {0}; /* gcc cannot see that only pass 1's write is read */
             size_t nk = 0;
-            uint64_t val = first_pass(e, s, len, piece, len, &key, &nk);
-            st = emit_pieces(e, s, &val, 1, &key, nk, n);
+            uint64_t more = 0, val = first_pass(e, s, len, piece, len, &key, &nk, &more);
+            st = emit_pieces(e, s, &val, &more, 1, &key, nk, n);
         }
     }
     return st;
