@@ -120,6 +120,33 @@ static void gpt2_teardown(void)
 
 TestSuite(bpe_gpt2, .init = gpt2_setup, .fini = gpt2_teardown);
 
+/* The byte pairs (model.h) give, for every two bytes, the merge of their
+ * single-byte tokens exactly as the perfect hash has it: rank + 1 and the
+ * new id, or 0 where there is none. */
+static void check_byte_pairs(const simdbpe_model *m)
+{
+    size_t merges = 0;
+    for (uint32_t a = 0; a < 256; a++) {
+        for (uint32_t b = 0; b < 256; b++) {
+            const simdbpe__byte_pair *bp = &m->byte_pairs[a << 8 | b];
+            const simdbpe__merge_slot *slot = simdbpe__merge_find(m, m->byte_id[a], m->byte_id[b]);
+            if (!slot) {
+                cr_assert_eq(bp->rank1, 0, "bytes %02X %02X: no merge, rank1 %u", a, b, bp->rank1);
+                continue;
+            }
+            merges++;
+            cr_assert_eq(bp->rank1, slot->rank + 1, "bytes %02X %02X", a, b);
+            cr_assert_eq(bp->id, slot->id, "bytes %02X %02X", a, b);
+        }
+    }
+    cr_assert_gt(merges, 0);
+}
+
+Test(bpe_gpt2, byte_pairs_match_the_perfect_hash)
+{
+    check_byte_pairs(gpt2.m);
+}
+
 /* The pair filter (model.h) may let a pair that is no merge through, but
  * never stops one that is: every rule passes. And it is worth its load:
  * of random pairs of tokens that are no merge, few pass (a filter that
@@ -475,6 +502,7 @@ static void random_model_round(uint64_t seed, size_t n_merges, const char *alpha
     simdbpe_error err;
     cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
                  (unsigned long long)seed, err.message);
+    check_byte_pairs(m);
     fixture f;
     fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
     size_t alen = strlen(alphabet);
@@ -569,6 +597,7 @@ Test(bpe_rules, duplicate_rule_keeps_the_last_rank)
     simdbpe_model *m = NULL;
     simdbpe_error err;
     cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
+    check_byte_pairs(m);
     fixture f;
     fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
     uint32_t want[] = {'a', 257};

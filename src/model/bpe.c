@@ -143,60 +143,6 @@ static inline uint32_t pair_key(uint32_t rank, size_t pos)
     return rank << 6 | (uint32_t)pos; /* rank NONE gives a key >= NO_PAIR */
 }
 
-/*
- * The ranks of a word's initial pairs. These lookups are independent, so
- * they are done in batches that let their cache misses overlap: prefetch
- * every pair-cache entry, take the hits, drop the misses the pair filter
- * rules out, then compute and prefetch the perfect-hash slot of every
- * other miss before reading any of them. (Done one by
- * one, each miss waited for the previous one: a third of the time of
- * merging multilingual text.)
- */
-static void initial_pairs(const simdbpe_model *m, simdbpe__bpe_scratch *sc, const uint32_t *id,
-                          size_t n, uint32_t *key, uint32_t *made)
-{
-    if (SIMDBPE_UNLIKELY(!sc->pairs) || m->n_merges == 0) {
-        for (size_t i = 0; i + 1 < n; i++) {
-            pair_entry p = pair_find(m, sc, id[i], id[i + 1]);
-            key[i] = pair_key(p.rank, i);
-            made[i] = p.id;
-        }
-        return;
-    }
-    uint64_t pk[SHORT_WORD];
-    uint8_t miss[SHORT_WORD];
-    const simdbpe__merge_slot *slot[SHORT_WORD];
-    size_t n_miss = 0;
-    for (size_t i = 0; i + 1 < n; i++) {
-        pk[i] = (uint64_t)id[i] << 32 | id[i + 1];
-        __builtin_prefetch(&sc->pairs[pair_index(pk[i])]);
-    }
-    for (size_t i = 0; i + 1 < n; i++) {
-        const pair_entry *e = &sc->pairs[pair_index(pk[i])];
-        if (e->key == pk[i]) {
-            key[i] = pair_key(e->rank, i);
-            made[i] = e->id;
-        } else if (simdbpe__pair_may_merge(m, pk[i])) {
-            miss[n_miss++] = (uint8_t)i;
-        } else {
-            key[i] = pair_key(NONE, i);
-            made[i] = NONE;
-        }
-    }
-    for (size_t j = 0; j < n_miss; j++) {
-        slot[j] = &m->merges[simdbpe__mph_slot(&m->merge_mph, pk[miss[j]])];
-        __builtin_prefetch(slot[j]);
-    }
-    for (size_t j = 0; j < n_miss; j++) {
-        size_t i = miss[j];
-        int hit = slot[j]->key == pk[i];
-        pair_entry p = {pk[i], hit ? slot[j]->rank : NONE, hit ? slot[j]->id : NONE};
-        sc->pairs[pair_index(pk[i])] = p;
-        key[i] = pair_key(p.rank, i);
-        made[i] = p.id;
-    }
-}
-
 /* The smallest of key[0..n), n a multiple of KEY_PAD: eight independent
  * minimums, so the compares do not wait on each other. */
 static inline uint32_t min_key(const uint32_t *key, size_t n)
@@ -235,7 +181,12 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
     size_t padded = (n + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
     for (size_t i = n - 1; i < padded; i++)
         key[i] = UINT32_MAX;
-    initial_pairs(m, sc, id, n, key, made);
+    /* The initial pairs are pairs of bytes: one load each (model.h). */
+    for (size_t i = 0; i + 1 < n; i++) {
+        simdbpe__byte_pair bp = m->byte_pairs[s[i] << 8 | s[i + 1]];
+        key[i] = pair_key(bp.rank1 - 1, i); /* 0 - 1 is NONE: no merge */
+        made[i] = bp.id;
+    }
     for (;;) {
         uint32_t best = min_key(key, padded);
         if (best >= NO_PAIR)

@@ -311,7 +311,8 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     return SIMDBPE_OK;
 }
 
-/* The pair filter has a power of two of words, at least one per six
+/* Builds the pair filter, the joins and the byte pairs (model.h) from the
+ * rules. The pair filter has a power of two of words, at least one per six
  * merges and at least two (so the shift is < 64). The rules' tokens have
  * bytes (check_tables; the loader makes them so): a rule with an empty
  * one would join nothing. */
@@ -322,11 +323,14 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
         log2_words++;
     uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
     uint64_t *joins = calloc(65536 / 64, sizeof *joins);
-    if (!f || !joins) {
+    simdbpe__byte_pair *bp = calloc(65536, sizeof *bp);
+    if (!f || !joins || !bp) {
         free(f);
         free(joins);
+        free(bp);
         return SIMDBPE_ERR_NOMEM;
     }
+
     unsigned shift = 64 - log2_words;
     for (uint32_t r = 0; r < m->n_merges; r++) {
         const simdbpe__merge_rule *u = &m->rules[r];
@@ -337,11 +341,16 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
         if (l1 > l0 && r1 > r0) {
             uint32_t a = m->blob[l1 - 1], b = m->blob[r0];
             joins[a << 2 | b >> 6] |= 1ULL << (b & 63);
+            /* A merge of the tokens BPE starts from; the last of a
+             * repeated rule wins, as in the perfect hash. */
+            if (u->left == m->byte_id[a] && u->right == m->byte_id[b])
+                bp[a << 8 | b] = (simdbpe__byte_pair){r + 1, u->id};
         }
     }
     m->pair_filter = f;
     m->pair_filter_shift = shift;
     m->joins = joins;
+    m->byte_pairs = bp;
     return SIMDBPE_OK;
 }
 
@@ -426,6 +435,7 @@ void simdbpe_model_free(simdbpe_model *m)
     free(m->specials);
     free(m->pair_filter);
     free(m->joins);
+    free(m->byte_pairs);
     free(m);
 }
 

@@ -110,6 +110,18 @@ static inline uint32_t simdbpe__mph_buckets_for(uint32_t n)
  * memory or no seed worked (keys not distinct). mph.c. */
 int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots, const uint64_t *keys, uint32_t n);
 
+/*
+ * The byte pairs: entry a << 8 | b is the merge of the single-byte tokens
+ * of bytes a and b, as rank + 1 (0: none) and the new id. Every pair a
+ * word starts with in BPE is such a pair, and one indexed load answers it
+ * without hashing, comparing or branching. 512 KB, zeroed by calloc and
+ * written only where there is a merge (1,916 for GPT-2, in 148 rows), so
+ * few pages are ever touched; built with the pair filter.
+ */
+typedef struct simdbpe__byte_pair {
+    uint32_t rank1, id;
+} simdbpe__byte_pair;
+
 struct simdbpe_model {
     uint32_t vocab_size; /* max id + 1 */
     uint32_t n_tokens;   /* ids that have bytes */
@@ -126,6 +138,7 @@ struct simdbpe_model {
     uint64_t *pair_filter;             /* malloc'd, see simdbpe__pair_may_merge */
     uint32_t pair_filter_shift;        /* 64 - log2(its words) */
     uint64_t *joins;                   /* malloc'd, 65536 bits: see simdbpe__may_join */
+    simdbpe__byte_pair *byte_pairs;    /* calloc'd, 65536: see simdbpe__byte_pair */
 
     simdbpe__mph whole_mph;
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
@@ -356,8 +369,9 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err);
 
 /* ---- compiled images (compiled.c) ---- */
 
-/* Sets m->pair_filter and m->joins (malloc'd) from m->rules and the
- * tokens' bytes: SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+/* Sets m->pair_filter, m->joins and m->byte_pairs (malloc'd) from
+ * m->rules, m->byte_id and the tokens' bytes: SIMDBPE_OK or
+ * SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m);
 
 /* Serialises a model into the .sbpe format; see compiled.c. */
