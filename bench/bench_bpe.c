@@ -228,7 +228,14 @@ int main(int argc, char **argv)
         max_len = ps.v[i].len > max_len ? ps.v[i].len : max_len;
     }
     uint32_t *out = xrealloc(NULL, max_len * sizeof *out); /* BPE gives at most one id a byte */
-    simdbpe__bpe_scratch scratch = {.k = k};
+    /* The scratch as an encoder sets it up: with the expanded byte pairs. */
+    simdbpe__byte_pair *byte_pairs = calloc(65536, sizeof *byte_pairs);
+    if (!byte_pairs) {
+        fprintf(stderr, "bench_bpe: out of memory\n");
+        return 1;
+    }
+    simdbpe__byte_pairs_expand(m, byte_pairs);
+    simdbpe__bpe_scratch scratch = {.k = k, .byte_pairs = byte_pairs};
     double *t = xrealloc(NULL, (size_t)runs * sizeof *t);
     uint64_t sum = 0, ids = 0;
     for (int r = 0; r < runs; r++) {
@@ -262,6 +269,7 @@ int main(int argc, char **argv)
     }
     free(arena);
     simdbpe__bpe_scratch_free(&scratch);
+    free(byte_pairs);
     simdbpe_model_free(m);
     return 0;
 }

@@ -128,7 +128,8 @@ static void check_byte_pairs(const simdbpe_model *m)
     size_t merges = 0;
     for (uint32_t a = 0; a < 256; a++) {
         for (uint32_t b = 0; b < 256; b++) {
-            const simdbpe__byte_pair *bp = &m->byte_pairs[a << 8 | b];
+            simdbpe__byte_pair e = simdbpe__byte_pair_of(m, (uint8_t)a, (uint8_t)b);
+            const simdbpe__byte_pair *bp = &e;
             const simdbpe__merge_slot *slot = simdbpe__merge_find(m, m->byte_id[a], m->byte_id[b]);
             if (!slot) {
                 cr_assert_eq(bp->rank1, 0, "bytes %02X %02X: no merge, rank1 %u", a, b, bp->rank1);
@@ -140,6 +141,16 @@ static void check_byte_pairs(const simdbpe_model *m)
         }
     }
     cr_assert_gt(merges, 0);
+    /* The table an encoder expands them into has the same entries. */
+    simdbpe__byte_pair *table = calloc(65536, sizeof *table);
+    cr_assert_not_null(table);
+    simdbpe__byte_pairs_expand(m, table);
+    for (uint32_t ab = 0; ab < 65536; ab++) {
+        simdbpe__byte_pair want = simdbpe__byte_pair_of(m, (uint8_t)(ab >> 8), (uint8_t)ab);
+        cr_assert(table[ab].rank1 == want.rank1 && table[ab].id == want.id,
+                  "expanded entry %04X", ab);
+    }
+    free(table);
 }
 
 Test(bpe_gpt2, byte_pairs_match_the_perfect_hash)

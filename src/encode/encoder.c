@@ -143,12 +143,13 @@ struct simdbpe_encoder {
     hot16_slot *hot16;
     hot_slot *warm;
     hot16_slot *warm16;
-    void *tables; /* the mapping holding the six above */
+    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (simdbpe__byte_pairs_expand) */
+    void *tables; /* the mapping holding the seven above */
     size_t tables_len;
 };
 
 /*
- * The six tables live in one zeroed region of about 8.3 MB, touched at
+ * The seven tables live in one zeroed region of about 8.8 MB, touched at
  * random. On Linux it is an anonymous mapping aligned to 2 MB with
  * transparent huge pages asked for: the kernel hands out zeroed pages on
  * first touch (no memset of memory that may never be used, which cost a
@@ -207,8 +208,9 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
     size_t warm_bytes = ((size_t)1 << WARM_BITS) * sizeof(hot_slot);
     size_t warm16_bytes = ((size_t)1 << WARM16_BITS) * sizeof(hot16_slot);
-    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + warm_bytes +
-                                warm16_bytes,
+    size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
+    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
+                                warm_bytes + warm16_bytes,
                             &e->tables, &e->tables_len);
     if (!t) {
         free(e);
@@ -222,12 +224,16 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     t += hot_bytes;
     e->hot16 = (hot16_slot *)(void *)t;
     t += hot16_bytes;
+    e->byte_pairs = (simdbpe__byte_pair *)(void *)t;
+    t += pairs_bytes;
     e->warm = (hot_slot *)(void *)t;
     t += warm_bytes;
     e->warm16 = (hot16_slot *)(void *)t;
     e->m = model;
     e->k = k;
     e->scratch.k = k;
+    simdbpe__byte_pairs_expand(model, e->byte_pairs);
+    e->scratch.byte_pairs = e->byte_pairs;
     *out = e;
     return SIMDBPE_OK;
 }

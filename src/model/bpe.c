@@ -118,8 +118,20 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
     free(s->nodes);
     free_buckets(s);
     const struct simdbpe__kernels *k = s->k;
+    const simdbpe__byte_pair *byte_pairs = s->byte_pairs;
     memset(s, 0, sizeof *s);
     s->k = k;
+    s->byte_pairs = byte_pairs;
+}
+
+void simdbpe__byte_pairs_expand(const simdbpe_model *m, simdbpe__byte_pair *table)
+{
+    for (unsigned w = 0; w < 1024; w++) {
+        for (uint64_t bits = m->byte_pair_bits[w]; bits; bits &= bits - 1) {
+            unsigned a = w >> 2, b = (w & 3) << 6 | (unsigned)__builtin_ctzll(bits);
+            table[a << 8 | b] = simdbpe__byte_pair_of(m, (uint8_t)a, (uint8_t)b);
+        }
+    }
 }
 
 /* ------------------------------------------------------------ short words */
@@ -181,11 +193,19 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
     size_t padded = (n + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
     for (size_t i = n - 1; i < padded; i++)
         key[i] = UINT32_MAX;
-    /* The initial pairs are pairs of bytes: one load each (model.h). */
-    for (size_t i = 0; i + 1 < n; i++) {
-        simdbpe__byte_pair bp = m->byte_pairs[s[i] << 8 | s[i + 1]];
-        key[i] = pair_key(bp.rank1 - 1, i); /* 0 - 1 is NONE: no merge */
-        made[i] = bp.id;
+    /* The initial pairs are pairs of bytes (model.h); 0 - 1 is NONE. */
+    if (SIMDBPE_LIKELY(sc->byte_pairs != NULL)) {
+        for (size_t i = 0; i + 1 < n; i++) {
+            simdbpe__byte_pair bp = sc->byte_pairs[s[i] << 8 | s[i + 1]];
+            key[i] = pair_key(bp.rank1 - 1, i);
+            made[i] = bp.id;
+        }
+    } else {
+        for (size_t i = 0; i + 1 < n; i++) {
+            simdbpe__byte_pair bp = simdbpe__byte_pair_of(m, s[i], s[i + 1]);
+            key[i] = pair_key(bp.rank1 - 1, i);
+            made[i] = bp.id;
+        }
     }
     for (;;) {
         uint32_t best = min_key(key, padded);
