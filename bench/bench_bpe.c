@@ -7,7 +7,8 @@
  * pieces that are not whole tokens of the model, each distinct piece once
  * (the encoder's caches answer repeats; what reaches BPE in a real run is
  * mostly such first sightings). Then runs simdbpe__bpe_word over all of
- * them RUNS times (default 5) with one scratch and prints the median time
+ * them RUNS times (default 5) with one scratch, set up as an encoder sets
+ * up its own (with the expanded byte pairs), and prints the median time
  * per piece, so a change to src/model/bpe.c can be timed without the rest
  * of the encoder around it (see "BPE, measured" in bench/README.md).
  * Prints a checksum of the ids so two builds can be checked to agree.
