@@ -8,7 +8,7 @@
  * (the encoder's caches answer repeats; what reaches BPE in a real run is
  * mostly such first sightings). Then runs simdbpe__bpe_word over all of
  * them RUNS times (default 5) with one scratch, set up as an encoder sets
- * up its own (with the expanded byte pairs), and prints the median time
+ * up its own (with the byte-pair table), and prints the median time
  * per piece, so a change to src/model/bpe.c can be timed without the rest
  * of the encoder around it (see "BPE, measured" in bench/README.md).
  * Prints a checksum of the ids so two builds can be checked to agree.
@@ -229,13 +229,13 @@ int main(int argc, char **argv)
         max_len = ps.v[i].len > max_len ? ps.v[i].len : max_len;
     }
     uint32_t *out = xrealloc(NULL, max_len * sizeof *out); /* BPE gives at most one id a byte */
-    /* The scratch as an encoder sets it up: with the expanded byte pairs. */
+    /* The scratch as an encoder sets it up: with the byte pairs. */
     simdbpe__byte_pair *byte_pairs = calloc(65536, sizeof *byte_pairs);
     if (!byte_pairs) {
         fprintf(stderr, "bench_bpe: out of memory\n");
         return 1;
     }
-    simdbpe__byte_pairs_expand(m, byte_pairs);
+    simdbpe__byte_pairs_fill(m, byte_pairs);
     simdbpe__bpe_scratch scratch = {.k = k, .byte_pairs = byte_pairs};
     double *t = xrealloc(NULL, (size_t)runs * sizeof *t);
     uint64_t sum = 0, ids = 0;

@@ -143,7 +143,7 @@ struct simdbpe_encoder {
     hot16_slot *hot16;
     hot_slot *warm;
     hot16_slot *warm16;
-    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (simdbpe__byte_pairs_expand) */
+    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (model.h) */
     void *tables; /* the mapping holding the seven above */
     size_t tables_len;
 };
@@ -232,7 +232,7 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     e->m = model;
     e->k = k;
     e->scratch.k = k;
-    simdbpe__byte_pairs_expand(model, e->byte_pairs);
+    simdbpe__byte_pairs_fill(model, e->byte_pairs);
     e->scratch.byte_pairs = e->byte_pairs;
     *out = e;
     return SIMDBPE_OK;

@@ -124,13 +124,18 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
     s->byte_pairs = byte_pairs;
 }
 
-void simdbpe__byte_pairs_expand(const simdbpe_model *m, simdbpe__byte_pair *table)
+void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table)
 {
-    for (unsigned w = 0; w < 1024; w++) {
-        for (uint64_t bits = m->byte_pair_bits[w]; bits; bits &= bits - 1) {
-            unsigned a = w >> 2, b = (w & 3) << 6 | (unsigned)__builtin_ctzll(bits);
-            table[a << 8 | b] = simdbpe__byte_pair_of(m, (uint8_t)a, (uint8_t)b);
-        }
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        const simdbpe__merge_rule *u = &m->rules[r];
+        uint32_t l0 = m->tok_off[u->left], r0 = m->tok_off[u->right];
+        if (m->tok_off[u->left + 1] - l0 != 1 || m->tok_off[u->right + 1] - r0 != 1)
+            continue;
+        uint8_t a = m->blob[l0], b = m->blob[r0];
+        /* The tokens BPE starts from (two ids could have the same byte);
+         * the last of a repeated rule wins, as in the perfect hash. */
+        if (u->left == m->byte_id[a] && u->right == m->byte_id[b])
+            table[a << 8 | b] = (simdbpe__byte_pair){r + 1, u->id};
     }
 }
 
@@ -193,7 +198,7 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
     size_t padded = (n + KEY_PAD - 1) / KEY_PAD * KEY_PAD;
     for (size_t i = n - 1; i < padded; i++)
         key[i] = UINT32_MAX;
-    /* The initial pairs are pairs of bytes (model.h); 0 - 1 is NONE. */
+    /* The initial pairs are byte pairs (model.h); 0 - 1 is NONE. */
     if (SIMDBPE_LIKELY(sc->byte_pairs != NULL)) {
         for (size_t i = 0; i + 1 < n; i++) {
             simdbpe__byte_pair bp = sc->byte_pairs[s[i] << 8 | s[i + 1]];
@@ -201,11 +206,8 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
             made[i] = bp.id;
         }
     } else {
-        for (size_t i = 0; i + 1 < n; i++) {
-            simdbpe__byte_pair bp = simdbpe__byte_pair_of(m, s[i], s[i + 1]);
-            key[i] = pair_key(bp.rank1 - 1, i);
-            made[i] = bp.id;
-        }
+        for (size_t i = 0; i + 1 < n; i++)
+            set_pair(m, sc, id, key, made, i, i + 1);
     }
     for (;;) {
         uint32_t best = min_key(key, padded);

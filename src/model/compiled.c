@@ -311,43 +311,7 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     return SIMDBPE_OK;
 }
 
-/* Sets m->byte_pair_bits, _base and byte_pairs (one malloc'd block) from
- * the rules that merge two single-byte tokens, pairs[k] = a << 8 | b of
- * rule ranks[k], in rank order: the last of a repeated rule wins, as in
- * the perfect hash. */
-static simdbpe_status byte_pairs_build(simdbpe_model *m, const uint32_t *pairs,
-                                       const uint32_t *ranks, size_t n)
-{
-    uint64_t bits[1024] = {0};
-    for (size_t k = 0; k < n; k++)
-        bits[pairs[k] >> 6] |= 1ULL << (pairs[k] & 63);
-    size_t n_list = 1; /* the empty entry */
-    for (size_t w = 0; w < 1024; w++)
-        n_list += simdbpe__popcount64(bits[w]);
-    uint8_t *block = malloc(sizeof bits + 1024 * sizeof(uint32_t) +
-                            n_list * sizeof(simdbpe__byte_pair));
-    if (!block)
-        return SIMDBPE_ERR_NOMEM;
-    uint64_t *bp_bits = (uint64_t *)(void *)block;
-    uint32_t *base = (uint32_t *)(void *)(block + sizeof bits);
-    simdbpe__byte_pair *list = (simdbpe__byte_pair *)(void *)(base + 1024);
-    memcpy(bp_bits, bits, sizeof bits);
-    for (size_t w = 0, at = 1; w < 1024; w++) {
-        base[w] = (uint32_t)at;
-        at += simdbpe__popcount64(bits[w]);
-    }
-    m->byte_pair_bits = bp_bits;
-    m->byte_pair_base = base;
-    m->byte_pairs = list;
-    list[0] = (simdbpe__byte_pair){0, 0};
-    for (size_t k = 0; k < n; k++)
-        list[simdbpe__byte_pair_index(m, (uint8_t)(pairs[k] >> 8), (uint8_t)pairs[k])] =
-            (simdbpe__byte_pair){ranks[k] + 1, m->rules[ranks[k]].id};
-    return SIMDBPE_OK;
-}
-
-/* Builds the pair filter, the joins and the byte pairs (model.h) from the
- * rules. The pair filter has a power of two of words, at least one per six
+/* The pair filter has a power of two of words, at least one per six
  * merges and at least two (so the shift is < 64). The rules' tokens have
  * bytes (check_tables; the loader makes them so): a rule with an empty
  * one would join nothing. */
@@ -358,11 +322,13 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
         log2_words++;
     uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
     uint64_t *joins = calloc(65536 / 64, sizeof *joins);
-    uint32_t *pairs = NULL, *ranks = NULL; /* the rules of two single-byte tokens */
-    size_t n_pairs = 0, cap_pairs = 0, cap_ranks = 0;
-    simdbpe_status st = f && joins ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    if (!f || !joins) {
+        free(f);
+        free(joins);
+        return SIMDBPE_ERR_NOMEM;
+    }
     unsigned shift = 64 - log2_words;
-    for (uint32_t r = 0; st == SIMDBPE_OK && r < m->n_merges; r++) {
+    for (uint32_t r = 0; r < m->n_merges; r++) {
         const simdbpe__merge_rule *u = &m->rules[r];
         uint64_t h = simdbpe__pair_filter_hash((uint64_t)u->left << 32 | u->right);
         f[h >> shift] |= simdbpe__pair_filter_bits(h);
@@ -371,27 +337,7 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
         if (l1 > l0 && r1 > r0) {
             uint32_t a = m->blob[l1 - 1], b = m->blob[r0];
             joins[a << 2 | b >> 6] |= 1ULL << (b & 63);
-            /* The tokens BPE starts from (two ids could have one byte). */
-            if (l1 - l0 == 1 && r1 - r0 == 1 && u->left == m->byte_id[a] &&
-                u->right == m->byte_id[b]) {
-                if (simdbpe__grow((void **)&pairs, &cap_pairs, n_pairs + 1, sizeof *pairs) ||
-                    simdbpe__grow((void **)&ranks, &cap_ranks, n_pairs + 1, sizeof *ranks)) {
-                    st = SIMDBPE_ERR_NOMEM;
-                    break;
-                }
-                pairs[n_pairs] = a << 8 | b;
-                ranks[n_pairs++] = r;
-            }
         }
-    }
-    if (st == SIMDBPE_OK)
-        st = byte_pairs_build(m, pairs, ranks, n_pairs);
-    free(pairs);
-    free(ranks);
-    if (st != SIMDBPE_OK) {
-        free(f);
-        free(joins);
-        return st;
     }
     m->pair_filter = f;
     m->pair_filter_shift = shift;
@@ -480,7 +426,6 @@ void simdbpe_model_free(simdbpe_model *m)
     free(m->specials);
     free(m->pair_filter);
     free(m->joins);
-    free(m->byte_pair_bits);
     free(m);
 }
 

@@ -790,7 +790,6 @@ static void free_arrays(simdbpe_model *m)
     free((void *)m->rules);
     free(m->pair_filter);
     free(m->joins);
-    free(m->byte_pair_bits);
     free((void *)m->whole);
     free((void *)m->whole_mph.pilots);
     free(m->specials);

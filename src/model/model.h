@@ -110,11 +110,6 @@ static inline uint32_t simdbpe__mph_buckets_for(uint32_t n)
  * memory or no seed worked (keys not distinct). mph.c. */
 int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots, const uint64_t *keys, uint32_t n);
 
-/* The merge of two single-byte tokens: rank + 1 (0: none) and the new
- * id. See simdbpe__byte_pair_of. */
-typedef struct simdbpe__byte_pair {
-    uint32_t rank1, id;
-} simdbpe__byte_pair;
 
 struct simdbpe_model {
     uint32_t vocab_size; /* max id + 1 */
@@ -132,9 +127,6 @@ struct simdbpe_model {
     uint64_t *pair_filter;             /* malloc'd, see simdbpe__pair_may_merge */
     uint32_t pair_filter_shift;        /* 64 - log2(its words) */
     uint64_t *joins;                   /* malloc'd, 65536 bits: see simdbpe__may_join */
-    uint64_t *byte_pair_bits; /* malloc'd, with the next two in it: simdbpe__byte_pair_of */
-    uint32_t *byte_pair_base;
-    const simdbpe__byte_pair *byte_pairs;
 
     simdbpe__mph whole_mph;
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
@@ -204,44 +196,6 @@ static inline int simdbpe__pair_may_merge(const simdbpe_model *m, uint64_t key)
 static inline int simdbpe__may_join(const simdbpe_model *m, uint8_t a, uint8_t b)
 {
     return (int)(m->joins[a << 2 | b >> 6] >> (b & 63) & 1);
-}
-
-/*
- * The byte pairs: the merge of the single-byte tokens of bytes a and b.
- * Every pair a word starts with in BPE is such a pair. The model keeps
- * them compact, 30 KB for GPT-2's 1,916: bit b of the 256-bit row a is set
- * if there is a merge; the merges are listed in (a, b) order after an
- * empty entry, and each 64-bit word of a row has the list index of its
- * first merge, so a merge's index is that plus the set bits below it (no
- * compare, no branch). An encoder expands them into a table indexed by
- * a << 8 | b in its huge-page mapping (simdbpe__byte_pairs_expand), one
- * load each: BPE calls were 7-10% faster with the table, and no faster
- * with the compact form than with the pair cache it replaced. The table
- * is not kept in the model because its 512 KB of fresh pages cost a
- * process over 1 ms of page faults at load. Built with the pair filter.
- */
-static inline unsigned simdbpe__popcount64(uint64_t x)
-{
-    x -= x >> 1 & 0x5555555555555555ULL;
-    x = (x & 0x3333333333333333ULL) + (x >> 2 & 0x3333333333333333ULL);
-    x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-    return (unsigned)((x * 0x0101010101010101ULL) >> 56);
-}
-
-/* The list index of the merge of bytes a, b; 0 (the empty entry) if none. */
-static inline size_t simdbpe__byte_pair_index(const simdbpe_model *m, uint8_t a, uint8_t b)
-{
-    size_t w = (size_t)a << 2 | b >> 6;
-    uint64_t bits = m->byte_pair_bits[w];
-    uint64_t has = bits >> (b & 63) & 1;
-    uint64_t upto = bits & ((2ULL << (b & 63)) - 1); /* bits 0..b&63 */
-    return (m->byte_pair_base[w] + simdbpe__popcount64(upto) - 1) & (0 - has);
-}
-
-static inline simdbpe__byte_pair simdbpe__byte_pair_of(const simdbpe_model *m, uint8_t a,
-                                                       uint8_t b)
-{
-    return m->byte_pairs[simdbpe__byte_pair_index(m, a, b)];
 }
 
 /* The whole-token slot a piece with hash `hash` would be in (n_whole > 0);
@@ -352,6 +306,24 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
 
 /* ---- BPE merging (bpe.c) ---- */
 
+/*
+ * The byte pairs: entry a << 8 | b of a table of 65536 is the merge of the
+ * single-byte tokens of bytes a and b, as rank + 1 (0: none) and the new
+ * id. Every pair a word starts with in BPE is such a pair, and the table
+ * answers it with one load: no hash, compare or branch (BPE calls 7-10%
+ * faster than through the pair cache). An encoder keeps one in its lazily
+ * zeroed huge-page mapping and fills it when it is created; a model does
+ * not, because 512 KB of fresh pages, or even a compact 30 KB form, cost a
+ * fresh process 0.4-1.3 ms of page faults at every load.
+ */
+typedef struct simdbpe__byte_pair {
+    uint32_t rank1, id;
+} simdbpe__byte_pair;
+
+/* Writes the model's byte pairs into table[] (65536 entries, zeroed by
+ * the caller). */
+void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table);
+
 /* Scratch space for merging long words; owned by an encoder (or a model
  * build), reused across words. Zero-initialise it; free with
  * simdbpe__bpe_scratch_free. */
@@ -365,19 +337,13 @@ typedef struct simdbpe__bpe_scratch {
     uint32_t *used; /* the ranks whose bucket has an array, to free only those */
     size_t n_used, cap_used;
     struct simdbpe__pair_entry *pairs;   /* recent merge lookups */
-    /* The byte pairs as a table of 65536 indexed by a << 8 | b
-     * (simdbpe__byte_pairs_expand), not owned; NULL: the model's compact
-     * form is read instead. */
+    /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
+     * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
 
-/* Writes the model's byte pairs into table[a << 8 | b] (65536 entries,
- * zeroed by the caller): a load instead of simdbpe__byte_pair_of's six
- * operations and three loads, for a user with memory already faulted in
- * (an encoder puts it in its huge-page table mapping). */
-void simdbpe__byte_pairs_expand(const simdbpe_model *m, simdbpe__byte_pair *table);
 
 /*
  * Applies the model's merges to the bytes s[0..len) (len >= 1): starts from
@@ -413,9 +379,8 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err);
 
 /* ---- compiled images (compiled.c) ---- */
 
-/* Sets m->pair_filter, m->joins and the byte pairs (malloc'd) from
- * m->rules, m->byte_id and the tokens' bytes: SIMDBPE_OK or
- * SIMDBPE_ERR_NOMEM. */
+/* Sets m->pair_filter and m->joins (malloc'd) from m->rules and the
+ * tokens' bytes: SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m);
 
 /* Serialises a model into the .sbpe format; see compiled.c. */
