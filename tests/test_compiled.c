@@ -264,6 +264,63 @@ Test(compiled, rule_with_an_empty_token_is_refused)
     free(img);
 }
 
+/* A file of another format version (version 1 had no pair filter) is
+ * refused with a message that says what to do. */
+Test(compiled, another_format_version_is_refused)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    cr_assert(memcmp(img + 8, "\x02\x00\x00\x00", 4) == 0, "this format is version 2");
+    img[8] = 1;
+    simdbpe_model *back = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
+    cr_assert_null(back);
+    cr_assert_str_eq(err.message, "compiled model: format version 1, this library reads version 2 "
+                                  "(compile the model again with this version's `simdbpe "
+                                  "compile`)");
+    simdbpe_model_free(m);
+    free(img);
+}
+
+/* The pair filter is kept in the image (version 2), so an untrusted image
+ * is checked to let every merge rule through: a filter that stopped one
+ * would change ids. The small model's filter (two words; its place is
+ * where the opened model points into its image) is zeroed and the
+ * checksum forged. A filter with extra bits set still opens (it only
+ * costs lookups). */
+Test(compiled, a_filter_that_stops_a_merge_is_refused)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    size_t at = (size_t)((const uint8_t *)m->pair_filter - m->image);
+    size_t words = (size_t)1 << (64 - m->pair_filter_shift);
+    cr_assert_eq(words, 2);
+    cr_assert(at + 8 * words <= len);
+    for (int fill = 0; fill < 2; fill++) {
+        memset(img + at, fill ? 0xFF : 0x00, 8 * words);
+        uint64_t sum = XXH3_64bits(img + 32, len - 32);
+        for (int i = 0; i < 8; i++)
+            img[24 + i] = (uint8_t)(sum >> (8 * i));
+        simdbpe_model *back = NULL;
+        simdbpe_error err;
+        simdbpe_status st = simdbpe_model_load_compiled(img, len, &back, &err);
+        if (fill) {
+            cr_assert_eq(st, SIMDBPE_OK, "%s", err.message);
+            same_ids(m, back);
+            simdbpe_model_free(back);
+        } else {
+            cr_assert_eq(st, SIMDBPE_ERR_MODEL_FILE);
+            cr_assert_null(back);
+            cr_assert_str_eq(err.message, "compiled model: the pair filter stops merge rule 0");
+        }
+    }
+    simdbpe_model_free(m);
+    free(img);
+}
+
 Test(compiled, forged_checksums_never_crash)
 {
     simdbpe_model *m = small_model();

@@ -6,7 +6,7 @@
  *
  *   offset size  field
  *   0      8     magic "SIMDBPE\x1a"
- *   8      4     version (1)
+ *   8      4     version (2)
  *   12     4     header size (128)
  *   16     8     file size
  *   24     8     checksum: XXH3-64 of bytes [32, file size)
@@ -27,6 +27,7 @@
  *     rules          {u32 left, right, id}[n_merges]        by rank
  *     merge pilots   u32[merge buckets]
  *     merge slots    {u64 left<<32|right, u32 rank, u32 id}[n_merge_keys]
+ *     pair filter    u64[2^k], k = filter_log2(n_merges)   (model.h)
  *     whole pilots   u32[whole buckets]
  *     whole slots    {u64 lo, u64 hi, u32 id, u32 len}[n_whole]   (lo, hi:
  *                    the token's first 16 bytes, zero-padded, as two words)
@@ -38,10 +39,17 @@
  * compared: offsets in order and inside the blob, ids below vocab_size,
  * the tokens of each merge rule not empty, ranks below n_merges, each
  * merge slot agreeing with its rule, each whole-token slot holding its
- * token's key. (A merge or whole-token slot at the wrong place would only
+ * token's key, every rule passing the pair filter (a filter that stopped
+ * a merge would change ids; one that lets more through only costs
+ * lookups). (A merge or whole-token slot at the wrong place would only
  * make a lookup miss; positions are not re-hashed, to keep loading within
  * 2 ms.) A corrupted or hostile file is an error, never an out-of-bounds
  * read.
+ *
+ * The pair filter is in the image since version 2: building it at every
+ * open cost a fresh process 0.4 ms, mostly page faults on its 128 KB. The
+ * joins (8 KB) are still built at open, in the same pass over the rules
+ * that checks the filter.
  *
  * The in-memory structs are the on-disk layout on little-endian machines;
  * a big-endian machine refuses images (SIMDBPE_ERR_UNSUPPORTED).
@@ -65,7 +73,7 @@
 #endif
 
 #define MAGIC "SIMDBPE\x1a"
-#define VERSION 1
+#define VERSION 2
 #define HEADER_SIZE 128
 #define MAX_VOCAB (1u << 24)
 #define FLAG_WHOLE_EXACT 1u
@@ -78,13 +86,23 @@ typedef struct header {
 
 /* Where each section starts, computed from the header. */
 typedef struct layout {
-    uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, whole_pilots,
-        whole_slots, specials, end;
+    uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, pair_filter,
+        whole_pilots, whole_slots, specials, end;
 } layout;
 
 static uint64_t align8(uint64_t x)
 {
     return (x + 7) & ~(uint64_t)7;
+}
+
+/* log2 of the pair filter's words: a power of two, at least one word per
+ * six merges and at least two (so the shift is < 64). */
+static unsigned filter_log2(uint32_t n_merges)
+{
+    unsigned log2_words = 1;
+    while (log2_words < 32 && ((uint64_t)6 << log2_words) < n_merges)
+        log2_words++;
+    return log2_words;
 }
 
 static layout layout_of(const header *h)
@@ -101,6 +119,7 @@ static layout layout_of(const header *h)
     PLACE(rules, (uint64_t)h->n_merges * 12);
     PLACE(merge_pilots, (uint64_t)h->merge_buckets * 4);
     PLACE(merge_slots, (uint64_t)h->n_merge_keys * 16);
+    PLACE(pair_filter, ((uint64_t)8) << filter_log2(h->n_merges));
     PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
     PLACE(whole_slots, (uint64_t)h->n_whole * 24);
     PLACE(specials, (uint64_t)h->n_specials * 12);
@@ -194,6 +213,8 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
         put32(out + l.merge_slots + 16 * i + 8, m->merges[i].rank);
         put32(out + l.merge_slots + 16 * i + 12, m->merges[i].id);
     }
+    for (size_t w = 0; w < (size_t)1 << filter_log2(h.n_merges); w++)
+        put64(out + l.pair_filter + 8 * w, m->pair_filter[w]);
     for (uint32_t b = 0; b < h.whole_buckets; b++)
         put32(out + l.whole_pilots + 4 * b, m->whole_mph.pilots[b]);
     for (uint32_t i = 0; i < h.n_whole; i++) {
@@ -222,8 +243,9 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, header *h, layou
     if (memcmp(p, MAGIC, 8) != 0)
         return BAD("compiled model: bad magic (not a .sbpe file)");
     if (get32(p + 8) != VERSION)
-        return BAD("compiled model: version %u, this library reads version %d", get32(p + 8),
-                   VERSION);
+        return BAD("compiled model: format version %u, this library reads version %d (compile "
+                   "the model again with this version's `simdbpe compile`)",
+                   get32(p + 8), VERSION);
     if (get32(p + 12) != HEADER_SIZE)
         return BAD("compiled model: header size %u, expected %d", get32(p + 12), HEADER_SIZE);
     if (get64(p + 16) != len)
@@ -311,27 +333,23 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     return SIMDBPE_OK;
 }
 
-/* The pair filter has a power of two of words, at least one per six
- * merges and at least two (so the shift is < 64). The rules' tokens have
- * bytes (check_tables; the loader makes them so): a rule with an empty
- * one would join nothing. */
-simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
+/* One pass over the rules: sets the joins' bits (model.h) and, if
+ * `filter` is not NULL, the pair filter's (shift: 64 - log2 of its
+ * words). If `check` is not NULL, returns the rank of the first rule whose
+ * bits the pair filter `check` lacks; else (and if none) n_merges. The
+ * rules' tokens have bytes (check_tables; the loader makes them so): a
+ * rule with an empty one would join nothing. */
+static uint32_t rules_pass(const simdbpe_model *m, uint64_t *joins, uint64_t *filter,
+                           const uint64_t *check, unsigned shift)
 {
-    unsigned log2_words = 1;
-    while (log2_words < 32 && ((uint64_t)6 << log2_words) < m->n_merges)
-        log2_words++;
-    uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
-    uint64_t *joins = calloc(65536 / 64, sizeof *joins);
-    if (!f || !joins) {
-        free(f);
-        free(joins);
-        return SIMDBPE_ERR_NOMEM;
-    }
-    unsigned shift = 64 - log2_words;
     for (uint32_t r = 0; r < m->n_merges; r++) {
         const simdbpe__merge_rule *u = &m->rules[r];
         uint64_t h = simdbpe__pair_filter_hash((uint64_t)u->left << 32 | u->right);
-        f[h >> shift] |= simdbpe__pair_filter_bits(h);
+        uint64_t bits = simdbpe__pair_filter_bits(h);
+        if (filter)
+            filter[h >> shift] |= bits;
+        if (check && (check[h >> shift] & bits) != bits)
+            return r;
         uint32_t l0 = m->tok_off[u->left], l1 = m->tok_off[u->left + 1];
         uint32_t r0 = m->tok_off[u->right], r1 = m->tok_off[u->right + 1];
         if (l1 > l0 && r1 > r0) {
@@ -339,8 +357,22 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
             joins[a << 2 | b >> 6] |= 1ULL << (b & 63);
         }
     }
+    return m->n_merges;
+}
+
+simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
+{
+    unsigned log2_words = filter_log2(m->n_merges);
+    uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
+    uint64_t *joins = calloc(65536 / 64, sizeof *joins);
+    if (!f || !joins) {
+        free(f);
+        free(joins);
+        return SIMDBPE_ERR_NOMEM;
+    }
+    rules_pass(m, joins, f, NULL, 64 - log2_words);
     m->pair_filter = f;
-    m->pair_filter_shift = shift;
+    m->pair_filter_shift = 64 - log2_words;
     m->joins = joins;
     return SIMDBPE_OK;
 }
@@ -401,9 +433,23 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         sp[i] = (simdbpe__special){id, n, m->blob + off};
     }
     m->n_specials = h.n_specials;
-    if (st == SIMDBPE_OK && simdbpe__merge_filters_build(m) != SIMDBPE_OK)
+    /* The pair filter is the image's; the joins are built, and an
+     * untrusted filter checked, in one pass over the rules. */
+    unsigned log2_words = filter_log2(h.n_merges);
+    m->pair_filter = (const uint64_t *)(p + l.pair_filter);
+    m->pair_filter_shift = 64 - log2_words;
+    uint64_t *joins = st == SIMDBPE_OK ? calloc(65536 / 64, sizeof *joins) : NULL;
+    if (st == SIMDBPE_OK && !joins)
         st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    if (st == SIMDBPE_OK) {
+        uint32_t r = rules_pass(m, joins, NULL, trusted ? NULL : m->pair_filter,
+                                m->pair_filter_shift);
+        if (r < m->n_merges)
+            st = BAD("compiled model: the pair filter stops merge rule %u", r);
+    }
+    m->joins = joins;
     if (st != SIMDBPE_OK) {
+        free(joins);
         free(sp);
         free(m);
         return st;
@@ -424,8 +470,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
-    free(m->pair_filter);
-    free(m->joins);
+    free((void *)m->joins);
     free(m);
 }
 

@@ -788,8 +788,8 @@ static void free_arrays(simdbpe_model *m)
     free((void *)m->merges);
     free((void *)m->merge_mph.pilots);
     free((void *)m->rules);
-    free(m->pair_filter);
-    free(m->joins);
+    free((void *)m->pair_filter);
+    free((void *)m->joins);
     free((void *)m->whole);
     free((void *)m->whole_mph.pilots);
     free(m->specials);

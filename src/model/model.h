@@ -124,9 +124,9 @@ struct simdbpe_model {
     simdbpe__mph merge_mph;
     const simdbpe__merge_slot *merges; /* n_merges, at their mph slot */
     const simdbpe__merge_rule *rules;  /* by rank, n_merges of them */
-    uint64_t *pair_filter;             /* malloc'd, see simdbpe__pair_may_merge */
-    uint32_t pair_filter_shift;        /* 64 - log2(its words) */
-    uint64_t *joins;                   /* malloc'd, 65536 bits: see simdbpe__may_join */
+    const uint64_t *pair_filter;       /* in the image (malloc'd while a model is built): */
+    uint32_t pair_filter_shift;        /*   simdbpe__pair_may_merge; 64 - log2(its words) */
+    const uint64_t *joins;             /* malloc'd, 65536 bits: see simdbpe__may_join */
 
     simdbpe__mph whole_mph;
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
@@ -155,15 +155,17 @@ static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model
 
 /*
  * The pair filter: a blocked Bloom filter of the merges' pairs, one 64-bit
- * word per pair with three of its bits set, about six pairs a word (64 KB
- * for GPT-2's 50 K merges). A pair whose bits are not all set is no merge:
- * BPE learns that from one load of a table that stays in L2, instead of
- * the perfect hash's two dependent loads from a table four times as
- * large. Most pairs BPE had to look up in the perfect hash were no merge
+ * word per pair with three of its bits set, at least one word per six
+ * pairs rounded up to a power of two (128 KB for GPT-2's 50 K merges,
+ * about three pairs a word). A pair whose bits are not all set is no
+ * merge: BPE learns that from one load of a table that mostly stays in
+ * L2, instead of the perfect hash's two dependent loads from a table six
+ * times as large. Most pairs BPE had to look up in the perfect hash were no merge
  * (63% on English text, 80% on multilingual); of random pairs of GPT-2
  * tokens that are no merge, 0.5% pass the filter (tests).
- * Built from the rules, by simdbpe__merge_filters_build, when a model is
- * opened and while one is built.
+ * Built from the rules by simdbpe__merge_filters_build while a model is
+ * built, and kept in its compiled image (checked when an untrusted image
+ * is opened: every rule must pass).
  */
 static inline uint64_t simdbpe__pair_filter_hash(uint64_t key)
 {
@@ -190,8 +192,8 @@ static inline int simdbpe__pair_may_merge(const simdbpe_model *m, uint64_t key)
  * place: BPE of the word is BPE of the part before it followed by BPE of
  * the part after. The encoder cuts words there (a run of CJK characters
  * falls apart into its characters, a run of one emoji into its copies)
- * and encodes the parts as the pieces they are. 8 KB, built with the pair
- * filter.
+ * and encodes the parts as the pieces they are. 8 KB, built from the rules
+ * when a model is built or opened.
  */
 static inline int simdbpe__may_join(const simdbpe_model *m, uint8_t a, uint8_t b)
 {
@@ -380,7 +382,8 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err);
 /* ---- compiled images (compiled.c) ---- */
 
 /* Sets m->pair_filter and m->joins (malloc'd) from m->rules and the
- * tokens' bytes: SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+ * tokens' bytes, for a model being built (an opened image has its filter
+ * and builds its joins): SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m);
 
 /* Serialises a model into the .sbpe format; see compiled.c. */

@@ -51,12 +51,16 @@ int main(int argc, char **argv)
     for (int i = 2; i < argc; i++) {
         size_t len;
         char *data = slurp(argv[i], &len);
-        if (!data || len == 0 || data[0] != '+')
+        if (!data || len == 0 || data[0] != '+') {
+            free(data);
             continue; /* only the "+" seeds: the 256 byte symbols are implied */
+        }
         /* "+" + extra members NUL merges: rebuild the vocab as fuzz_model_load does. */
         char *nul = memchr(data, 0, len);
-        if (!nul || memchr(nul + 1, 0, len - (size_t)(nul + 1 - data)))
+        if (!nul || memchr(nul + 1, 0, len - (size_t)(nul + 1 - data))) {
+            free(data);
             continue;
+        }
         char vocab[65536];
         size_t vn = 0;
         vn += (size_t)snprintf(vocab, sizeof vocab, "{");
@@ -78,8 +82,10 @@ int main(int argc, char **argv)
         size_t extra = (size_t)(nul - data - 1);
         if (extra == 0)
             vn--;
-        if (vn + extra + 2 > sizeof vocab)
+        if (vn + extra + 2 > sizeof vocab) {
+            free(data);
             continue;
+        }
         memcpy(vocab + vn, data + 1, extra);
         vn += extra;
         vocab[vn++] = '}';
