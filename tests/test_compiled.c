@@ -34,6 +34,25 @@ static void *image_of(const simdbpe_model *m, size_t *len)
     return buf;
 }
 
+/* Writes the XXH3-64 checksum of img[32..len) at offset 24, so that a
+ * change reaches the checks behind the checksum. */
+static void forge_checksum(uint8_t *img, size_t len)
+{
+    uint64_t sum = XXH3_64bits(img + 32, len - 32);
+    for (int i = 0; i < 8; i++)
+        img[24 + i] = (uint8_t)(sum >> (8 * i));
+}
+
+/* Opening img must fail with SIMDBPE_ERR_MODEL_FILE and this message. */
+static void expect_refused(const uint8_t *img, size_t len, const char *message)
+{
+    simdbpe_model *back = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
+    cr_assert_null(back);
+    cr_assert_str_eq(err.message, message);
+}
+
 static const char sample[] =
     "Hello world, it's 2024! Don't they'RE   spaces\n\n\tand tabs \xC2\xA0nbsp "
     "caf\xC3\xA9 \xE4\xB8\xAD\xE6\x96\x87 \xF0\x9F\x98\x80\xF0\x9F\x98\x80 1234567890 "
@@ -252,14 +271,8 @@ Test(compiled, rule_with_an_empty_token_is_refused)
     cr_assert(memcmp(off256, "\x00\x01\x00\x00", 4) == 0, "tok_off[256] is 256");
     cr_assert(memcmp(off257, "\x02\x01\x00\x00", 4) == 0, "tok_off[257] is 258");
     memcpy(off257, off256, 4);
-    uint64_t sum = XXH3_64bits(img + 32, len - 32);
-    for (int i = 0; i < 8; i++)
-        img[24 + i] = (uint8_t)(sum >> (8 * i));
-    simdbpe_model *back = NULL;
-    simdbpe_error err;
-    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
-    cr_assert_null(back);
-    cr_assert_str_eq(err.message, "compiled model: merge rule 2 joins a token without bytes");
+    forge_checksum(img, len);
+    expect_refused(img, len, "compiled model: merge rule 2 joins a token without bytes");
     simdbpe_model_free(m);
     free(img);
 }
@@ -273,13 +286,9 @@ Test(compiled, another_format_version_is_refused)
     uint8_t *img = image_of(m, &len);
     cr_assert(memcmp(img + 8, "\x02\x00\x00\x00", 4) == 0, "this format is version 2");
     img[8] = 1;
-    simdbpe_model *back = NULL;
-    simdbpe_error err;
-    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
-    cr_assert_null(back);
-    cr_assert_str_eq(err.message, "compiled model: format version 1, this library reads version 2 "
-                                  "(compile the model again with this version's `simdbpe "
-                                  "compile`)");
+    expect_refused(img, len,
+                   "compiled model: format version 1, this library reads version 2 (compile the "
+                   "model again with this version's `simdbpe compile`)");
     simdbpe_model_free(m);
     free(img);
 }
@@ -301,21 +310,17 @@ Test(compiled, a_filter_that_stops_a_merge_is_refused)
     cr_assert(at + 8 * words <= len);
     for (int fill = 0; fill < 2; fill++) {
         memset(img + at, fill ? 0xFF : 0x00, 8 * words);
-        uint64_t sum = XXH3_64bits(img + 32, len - 32);
-        for (int i = 0; i < 8; i++)
-            img[24 + i] = (uint8_t)(sum >> (8 * i));
+        forge_checksum(img, len);
+        if (!fill) {
+            expect_refused(img, len, "compiled model: the pair filter stops merge rule 0");
+            continue;
+        }
         simdbpe_model *back = NULL;
         simdbpe_error err;
-        simdbpe_status st = simdbpe_model_load_compiled(img, len, &back, &err);
-        if (fill) {
-            cr_assert_eq(st, SIMDBPE_OK, "%s", err.message);
-            same_ids(m, back);
-            simdbpe_model_free(back);
-        } else {
-            cr_assert_eq(st, SIMDBPE_ERR_MODEL_FILE);
-            cr_assert_null(back);
-            cr_assert_str_eq(err.message, "compiled model: the pair filter stops merge rule 0");
-        }
+        cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_OK, "%s",
+                     err.message);
+        same_ids(m, back);
+        simdbpe_model_free(back);
     }
     simdbpe_model_free(m);
     free(img);
@@ -334,9 +339,7 @@ Test(compiled, forged_checksums_never_crash)
             if (bad[at] == values[v])
                 continue;
             bad[at] = values[v];
-            uint64_t sum = XXH3_64bits(bad + 32, len - 32);
-            for (int i = 0; i < 8; i++)
-                bad[24 + i] = (uint8_t)(sum >> (8 * i));
+            forge_checksum(bad, len);
             open_damaged(bad, len, 0, "forged byte", at);
         }
     }
