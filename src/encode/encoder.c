@@ -537,6 +537,33 @@ static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t h
     return hs->lo == lo && hs->hi == hi && (v & 0xF) == len - 1 ? v : 0;
 }
 
+/* The hot value of the piece of `len` bytes (1..16) with words lo, hi:
+ * from its hot slot if it is up to 8 bytes, else from its 32-byte slot,
+ * whose `more` word goes to *more (copied now: the slot may be given to
+ * another piece before the value is used); 0 if neither holds it. */
+static inline uint64_t hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, size_t len,
+                                uint64_t *more)
+{
+    if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
+        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo, len);
+        if (SIMDBPE_LIKELY(v != 0))
+            return v;
+    }
+    const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+    *more = hs->more;
+    return hot16_match(hs, lo, hi, len);
+}
+
+/* Writes the ids of hot value v, and of *more if v says so (only then is
+ * *more read), at out[no..] (room for six); returns the new count. */
+static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const uint64_t *more)
+{
+    no = emit_hot(out, no, v);
+    if (SIMDBPE_UNLIKELY(v & HOT_MORE))
+        no = emit_hot(out, no, *more);
+    return no;
+}
+
 /* The hot value of a general-path piece of `len` bytes (up to 16) in its
  * warm line, or 0. */
 static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len)
@@ -587,18 +614,11 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         return simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
     piece_key k = {0};
     simdbpe__short_words(p, len, &k.lo, &k.hi);
-    uint64_t v = len <= HOT_LEN ? hot_match(&e->hot[hot_index(k.lo)], k.lo, len) : 0;
-    if (v == 0) {
-        const hot16_slot *hs = &e->hot16[hot16_index(k.lo, k.hi)];
-        if ((v = hot16_match(hs, k.lo, k.hi, len)) != 0 && (v & HOT_MORE))
-            *n = emit_hot(e->out, emit_hot(e->out, *n, v), hs->more);
-        else if (v != 0)
-            *n = emit_hot(e->out, *n, v);
-    } else {
-        *n = emit_hot(e->out, *n, v);
-    }
-    if (v != 0)
+    uint64_t more = 0, v = hot_find(e, k.lo, k.hi, len, &more);
+    if (v != 0) {
+        *n = emit_hot_more(e->out, *n, v, &more);
         return SIMDBPE_OK;
+    }
     size_t start = *n;
     uint32_t id = simdbpe__whole_find(m, p, len, simdbpe__hash_short(k.lo, k.hi, len), k.lo, k.hi);
     if (id != SIMDBPE__NO_ID) {
@@ -645,21 +665,14 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
 {
     size_t len = b - a;
     uint64_t lo, hi = 0; /* the key; a piece of up to 8 bytes has hi = 0 */
-    if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
+    if (SIMDBPE_LIKELY(len <= HOT_LEN))
         lo = hot_key(s, n, a, len);
-        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo, len);
+    else
+        piece_words(s, n, a, len, &lo, &hi);
+    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
+        uint64_t v = hot_find(e, lo, hi, len, more);
         if (SIMDBPE_LIKELY(v != 0))
             return v;
-    } else {
-        piece_words(s, n, a, len, &lo, &hi);
-    }
-    if (len <= SIMDBPE__SHORT_PIECE) {
-        const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
-        uint64_t v = hot16_match(hs, lo, hi, len);
-        if (v != 0) {
-            *more = hs->more; /* copied now: pass 3 may put another piece here */
-            return v;
-        }
     }
     piece_key *k = &keys[(*nk)++];
     *k = (piece_key){.lo = lo, .hi = hi, .a = a, .b = b};
@@ -681,9 +694,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
     for (size_t i = 0; i < np; i++) {
         uint64_t v = val[i];
         if (SIMDBPE_LIKELY(v != 0)) {
-            no = emit_hot(out, no, v);
-            if (SIMDBPE_UNLIKELY(v & HOT_MORE))
-                no = emit_hot(out, no, more[i]);
+            no = emit_hot_more(out, no, v, &more[i]);
             continue;
         }
         const piece_key *k = &keys[nk++];
