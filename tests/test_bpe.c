@@ -348,20 +348,22 @@ Test(bpe_gpt2, random_bytes)
  * Words encoded again and again: the encoder keeps a word's ids in one of
  * several tables by its length and number of ids (hot slots of up to three
  * ids, 32-byte hot slots of four to six, cache slots of up to 11, the long
- * cache for more or for words over 16 bytes). 600 words of up to 24 bytes,
- * each a few characters of one script, are encoded in 4 rounds in a
- * different order each time, through one encoder, so most lookups after
- * the first round find the word in a table (or find its slot taken by
- * another word). The test counts that every kind of entry was exercised.
+ * cache for more or for words over 16 bytes), and a word whose hot slot
+ * was taken by another is looked up in the warm tables (up to three ids in
+ * 16-byte entries, four to six in 32-byte ones). n_words words of up to 24
+ * bytes, each a few characters of one script, are encoded in 4 rounds in
+ * a different order each time, through one encoder. kinds[] counts the
+ * words of each kind of entry: up to 3 ids; 4-6 ids and up to 16 bytes;
+ * 12-16 ids and up to 16 bytes; over 16 bytes.
  */
-Test(bpe_gpt2, words_encoded_again_from_every_table)
+static void encode_words_again(size_t n_words, unsigned seed, size_t kinds[4])
 {
-    enum { N_WORDS = 600, ROUNDS = 4 };
-    static uint8_t words[N_WORDS][32];
-    static size_t lens[N_WORDS];
-    size_t kinds[4] = {0}; /* up to 3 ids; 4-6 ids, <= 16 bytes; 12-16 ids, <= 16 bytes; > 16 bytes */
-    rng_seed(5);
-    for (size_t t = 0; t < N_WORDS; t++) {
+    enum { ROUNDS = 4, MAX_WORD = 32 };
+    uint8_t(*words)[MAX_WORD] = malloc(n_words * sizeof *words);
+    size_t *lens = malloc(n_words * sizeof *lens);
+    cr_assert(words && lens);
+    rng_seed(seed);
+    for (size_t t = 0; t < n_words; t++) {
         uint8_t *w = words[t];
         size_t len = 0;
         if (rng_below(2))
@@ -391,16 +393,38 @@ Test(bpe_gpt2, words_encoded_again_from_every_table)
         cr_assert_geq(n, 1);
         kinds[len > 16 ? 3 : n >= 12 ? 2 : n >= 4 && n <= 6 ? 1 : 0]++;
     }
-    static const size_t step[ROUNDS] = {1, 7, 11, 13}; /* prime to N_WORDS: each round is a permutation */
+    static const size_t step[ROUNDS] = {1, 7, 11, 13}; /* prime to n_words: a permutation */
     for (int round = 0; round < ROUNDS; round++) {
-        for (size_t t = 0; t < N_WORDS; t++) {
-            size_t i = (t * step[round]) % N_WORDS;
+        for (size_t t = 0; t < n_words; t++) {
+            size_t i = (t * step[round]) % n_words;
             check_word(&gpt2, words[i], lens[i], "repeated");
         }
     }
+    free(words);
+    free(lens);
+}
+
+/* 600 words: after the first round, most are found in their hot slot. */
+Test(bpe_gpt2, words_encoded_again_from_every_table)
+{
+    size_t kinds[4] = {0};
+    encode_words_again(600, 5, kinds);
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert(kinds[0] > 50 && kinds[1] > 50 && kinds[2] > 10 && kinds[3] > 10,
               "words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+}
+
+/* 60,001 words (prime to the steps 7, 11 and 13): far more than
+ * the 16 K 32-byte hot slots and the 32 K others hold, so most words of
+ * up to six ids are found again in the warm tables, those of 4-6 ids with
+ * their `more` word. */
+Test(bpe_gpt2, words_found_again_in_the_warm_tables)
+{
+    size_t kinds[4] = {0};
+    encode_words_again(60001, 6, kinds);
+    cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+    cr_assert(kinds[0] > 20000 && kinds[1] > 15000, "words by kind: %zu %zu %zu %zu", kinds[0],
+              kinds[1], kinds[2], kinds[3]);
 }
 
 /* -------------------------------------------------------- random models */

@@ -35,15 +35,20 @@
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
  *
- * The warm tables (4 + 2 MB) are the second level of the hot ones: a
+ * The warm tables (16 + 8 MB) are the second level of the hot ones: a
  * piece that misses its hot slot is looked up there, by its hash, in the
  * general path (so the line is prefetched like the caches). They hold
  * four 16-byte or two 32-byte entries a cache line, the newest first, so
- * a burst of pieces seen once pushes out only the oldest of a line. On
- * the 100 MB English corpus they take about 1 M of the 1.5 M hot misses
- * of a first pass, and BPE runs 278 K times instead of 542 K (294 K
+ * a burst of pieces seen once pushes out only the oldest of a line; the
+ * 32-byte entries also hold pieces of 4-6 ids, as the hot ones do. On
+ * the 100 MB English corpus they take most of the 1.5 M hot misses of a
+ * first pass, and BPE runs about 250 K times instead of 542 K (294 K
  * distinct pieces need it at least once; the pieces cut at places no
- * merge spans go part by part). At 2 + 1 MB BPE ran 317 K times.
+ * merge spans go part by part). Their size is for the passes after the
+ * first: on a second pass over the same 100 MB, BPE ran 148 K times with
+ * 4 + 2 MB and no 4-6-id entries, 33 K times now (multilingual 119 K ->
+ * 64 K), which made those passes 8-11% faster; a first pass is 1-2%
+ * slower (more of the tables is out of the cache).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -101,11 +106,11 @@ typedef struct long_slot {
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 #define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
 
-/* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^16 of 32
+/* The warm tables: 2^20 entries of 16 bytes in lines of 4, 2^18 of 32
  * bytes in lines of 2 (see the top of the file). */
-#define WARM_BITS 18
+#define WARM_BITS 20
 #define WARM_WAYS 4
-#define WARM16_BITS 16
+#define WARM16_BITS 18
 #define WARM16_WAYS 2
 
 /* The most pieces that end in one chunk of the pre-tokenizer (one per
@@ -149,7 +154,7 @@ struct simdbpe_encoder {
 };
 
 /*
- * The seven tables live in one zeroed region of about 8.8 MB, touched at
+ * The seven tables live in one zeroed region of about 27 MB, touched at
  * random. On Linux it is an anonymous mapping aligned to 2 MB with
  * transparent huge pages asked for: the kernel hands out zeroed pages on
  * first touch (no memset of memory that may never be used, which cost a
@@ -394,8 +399,7 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
         __builtin_prefetch(&e->cache[k->h >> (64 - CACHE_BITS)]);
         if (len <= HOT_LEN)
             __builtin_prefetch(warm_line(e, k->h));
-        else
-            __builtin_prefetch(warm16_line(e, k->h));
+        __builtin_prefetch(warm16_line(e, k->h));
     } else {
         k->h = simdbpe__piece_hash(s + k->a, len);
         if (len <= LONG_KEY)
@@ -486,39 +490,33 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
     return no + ((v >> 5) & 3);
 }
 
-/* Remembers the hot value v (ids in the value only) of a general-path
- * piece of `len` bytes (up to 16) in its hot table. */
-static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v)
+/* Remembers the hot value v of a general-path piece of `len` bytes (up to
+ * 16) in its hot table; if v has HOT_MORE, in its 32-byte slot with the
+ * `more` word. */
+static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
+                           uint64_t more)
 {
-    if (len <= HOT_LEN) {
+    if (len <= HOT_LEN && !(v & HOT_MORE)) {
         hot_slot *hs = &e->hot[hot_index(k->lo)];
         hs->key = k->lo;
         hs->val = v;
     } else {
-        hot16_slot *hs = &e->hot16[hot16_index(k->lo, k->hi)];
-        hs->lo = k->lo;
-        hs->hi = k->hi;
-        hs->val = v;
+        e->hot16[hot16_index(k->lo, k->hi)] = (hot16_slot){k->lo, k->hi, v, more};
     }
 }
 
-/* Remembers that the piece of `len` bytes (up to 16) encodes to ids[0..n):
- * in its hot table if n <= 3 (the value is returned), in a 32-byte hot
- * slot with its `more` word if n is 4..6 (0 is returned). */
-static inline uint64_t hot_remember(simdbpe_encoder *e, const piece_key *k, size_t len,
-                                    const uint32_t *ids, size_t n)
+/* The hot value of a piece of `len` bytes (up to 16) that encodes to
+ * ids[0..n), with its `more` word in *more if n is 4..6; 0 if it does
+ * not fit one (more ids, or an id too large). */
+static inline uint64_t hot_val_more(size_t len, const uint32_t *ids, size_t n, uint64_t *more)
 {
-    uint64_t v = hot_val(len, ids, n);
-    if (v != 0) {
-        hot_put(e, k, len, v);
-    } else if (n >= 4 && n <= 6) {
-        uint64_t first = pack_ids(ids, 3), more = pack_ids(ids + 3, n - 3);
-        if (first != 0 && more != 0) {
-            hot16_slot *hs = &e->hot16[hot16_index(k->lo, k->hi)];
-            *hs = (hot16_slot){k->lo, k->hi, first | (len - 1) | HOT_MORE, more};
-        }
-    }
-    return v;
+    if (n <= 3)
+        return hot_val(len, ids, n);
+    if (n > 6)
+        return 0;
+    uint64_t first = pack_ids(ids, 3);
+    *more = pack_ids(ids + 3, n - 3);
+    return first != 0 && *more != 0 ? first | (len - 1) | HOT_MORE : 0;
 }
 
 /* The value in slot hs if it holds the piece of `len` bytes (up to 8) with
@@ -565,34 +563,41 @@ static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const u
 }
 
 /* The hot value of a general-path piece of `len` bytes (up to 16) in its
- * warm line, or 0. */
-static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len)
+ * warm lines (with the `more` word in *more if it has HOT_MORE), or 0. A
+ * piece of up to 8 bytes is in the 16-byte line if it has up to three
+ * ids, in the 32-byte one if it has more. */
+static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len,
+                                 uint64_t *more)
 {
     uint64_t v = 0;
     if (len <= HOT_LEN) {
         const hot_slot *w = warm_line(e, k->h);
         for (size_t j = 0; j < WARM_WAYS && v == 0; j++)
             v = hot_match(&w[j], k->lo, len);
-    } else {
-        const hot16_slot *w = warm16_line(e, k->h);
-        for (size_t j = 0; j < WARM16_WAYS && v == 0; j++)
-            v = hot16_match(&w[j], k->lo, k->hi, len);
+        if (v != 0)
+            return v;
+    }
+    const hot16_slot *w = warm16_line(e, k->h);
+    for (size_t j = 0; j < WARM16_WAYS && v == 0; j++) {
+        v = hot16_match(&w[j], k->lo, k->hi, len);
+        *more = w[j].more;
     }
     return v;
 }
 
-/* Puts hot value v first in the piece's warm line; the line's last entry
- * goes. */
-static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v)
+/* Puts hot value v (and its `more` word) first in the piece's warm line;
+ * the line's last entry goes. */
+static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
+                            uint64_t more)
 {
-    if (len <= HOT_LEN) {
+    if (len <= HOT_LEN && !(v & HOT_MORE)) {
         hot_slot *w = warm_line(e, k->h);
         memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
         *w = (hot_slot){k->lo, v};
     } else {
         hot16_slot *w = warm16_line(e, k->h);
         memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
-        *w = (hot16_slot){k->lo, k->hi, v, 0};
+        *w = (hot16_slot){k->lo, k->hi, v, more};
     }
 }
 
@@ -628,7 +633,9 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    hot_remember(e, &k, len, e->out + start, *n - start);
+    uint64_t v2 = hot_val_more(len, e->out + start, *n - start, &more);
+    if (v2 != 0)
+        hot_put(e, &k, len, v2, more);
     return SIMDBPE_OK;
 }
 
@@ -699,17 +706,21 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
         }
         const piece_key *k = &keys[nk++];
         size_t len = k->b - k->a, start = no;
-        if (len <= SIMDBPE__SHORT_PIECE && (v = warm_find(e, k, len)) != 0) {
-            no = emit_hot(out, no, v);
-            hot_put(e, k, len, v);
+        uint64_t w_more = 0;
+        if (len <= SIMDBPE__SHORT_PIECE && (v = warm_find(e, k, len, &w_more)) != 0) {
+            no = emit_hot_more(out, no, v, &w_more);
+            hot_put(e, k, len, v, w_more);
             continue;
         }
         simdbpe_status st = encode_piece(e, s, k, &no);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
         out = e->out; /* BPE may have grown it */
-        if (len <= SIMDBPE__SHORT_PIECE && (v = hot_remember(e, k, len, out + start, no - start)))
-            warm_put(e, k, len, v);
+        if (len <= SIMDBPE__SHORT_PIECE &&
+            (v = hot_val_more(len, out + start, no - start, &w_more)) != 0) {
+            hot_put(e, k, len, v, w_more);
+            warm_put(e, k, len, v, w_more);
+        }
     }
     *n_out = no;
     return SIMDBPE_OK;
