@@ -189,8 +189,8 @@ typedef struct simdbpe_encode_options {
 typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
- * thread at a time; it keeps about 27 MB of lookup tables of the pieces
- * it has seen (mapped lazily: pages are touched as text fills them). */
+ * thread at a time. It keeps lookup tables of the pieces it has seen:
+ * about 6 MB at first, about 28 MB once it has seen tens of MB of text. */
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
 void simdbpe_encoder_free(simdbpe_encoder *enc);
 

@@ -35,9 +35,10 @@
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
  *
- * The warm tables (16 + 8 MB) are the second level of the hot ones: a
- * piece that misses its hot slot is looked up there, by its hash, in the
- * general path (so the line is prefetched like the caches). They hold
+ * The warm tables (16 + 8 MB; 1 + 0.5 MB until the encoder has put as
+ * many entries in them as those hold) are the second level of the hot
+ * ones: a piece that misses its hot slot is looked up there, by its hash,
+ * in the general path (so the line is prefetched like the caches). They hold
  * four 16-byte or two 32-byte entries a cache line, the newest first, so
  * a burst of pieces seen once pushes out only the oldest of a line; the
  * 32-byte entries also hold pieces of 4-6 ids, as the hot ones do. On
@@ -107,11 +108,17 @@ typedef struct long_slot {
 #define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
 
 /* The warm tables: 2^20 entries of 16 bytes in lines of 4, 2^18 of 32
- * bytes in lines of 2 (see the top of the file). */
+ * bytes in lines of 2 (see the top of the file). An encoder starts with
+ * tables 2^WARM_SMALL_SHIFT times smaller (1 + 0.5 MB) and moves to the
+ * full ones once it has put as many entries in them as they hold: a
+ * short job does not pay for zeroing 24 MB of pages it barely uses (a
+ * 27 KB document in a fresh process took 4.6 ms with the full tables
+ * from the start, 3.8 ms with 4 + 2 MB). */
 #define WARM_BITS 20
 #define WARM_WAYS 4
 #define WARM16_BITS 18
 #define WARM16_WAYS 2
+#define WARM_SMALL_SHIFT 4
 
 /* The most pieces that end in one chunk of the pre-tokenizer (one per
  * byte). */
@@ -146,26 +153,35 @@ struct simdbpe_encoder {
     long_slot *long_cache;
     hot_slot *hot;
     hot16_slot *hot16;
+    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (model.h) */
+    void *tables; /* the mapping holding the five above */
+    size_t tables_len;
+    /* The warm tables, in a mapping of their own (warm_map) */
     hot_slot *warm;
     hot16_slot *warm16;
-    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (model.h) */
-    void *tables; /* the mapping holding the seven above */
-    size_t tables_len;
+    size_t warm_lines, warm16_lines; /* lines in each, powers of two */
+    size_t warm_room; /* entries to put before the tables grow; SIZE_MAX: they have */
+    void *warm_map;
+    size_t warm_map_len;
 };
 
 /*
- * The seven tables live in one zeroed region of about 27 MB, touched at
- * random. On Linux it is an anonymous mapping aligned to 2 MB with
- * transparent huge pages asked for: the kernel hands out zeroed pages on
- * first touch (no memset of memory that may never be used, which cost a
- * few ms per encoder), and a handful of page faults and TLB entries cover
- * it instead of thousands.
+ * The tables live in two zeroed regions, touched at random: 2.75 MB for
+ * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
+ * later 24 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
+ * aligned to 2 MB, with transparent huge pages asked for: the kernel
+ * hands out zeroed pages on first touch (no memset of memory that may
+ * never be used, which cost a few ms per encoder), and a handful of page
+ * faults and TLB entries cover it instead of thousands.
  */
 #define HUGE_PAGE ((size_t)2 << 20)
 
 static void *map_tables(size_t bytes, void **base, size_t *mapped)
 {
 #if defined(__linux__) && defined(MAP_ANONYMOUS)
+    /* Whole huge pages: the part of a region past its last whole one
+     * would be faulted in 4 KB at a time. */
+    bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
     size_t len = bytes + HUGE_PAGE;
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
@@ -196,6 +212,27 @@ static void unmap_tables(void *base, size_t mapped)
 #endif
 }
 
+/* Maps warm tables 2^shift times smaller than the full ones (zeroed) and
+ * points e at them; false if out of memory (e is left as it was). */
+static bool map_warm(simdbpe_encoder *e, unsigned shift)
+{
+    size_t lines = ((size_t)1 << (WARM_BITS - shift)) / WARM_WAYS;
+    size_t lines16 = ((size_t)1 << (WARM16_BITS - shift)) / WARM16_WAYS;
+    size_t bytes = lines * WARM_WAYS * sizeof(hot_slot);
+    void *map;
+    size_t map_len;
+    uint8_t *t = map_tables(bytes + lines16 * WARM16_WAYS * sizeof(hot16_slot), &map, &map_len);
+    if (!t)
+        return false;
+    e->warm = (hot_slot *)(void *)t;
+    e->warm16 = (hot16_slot *)(void *)(t + bytes);
+    e->warm_lines = lines;
+    e->warm16_lines = lines16;
+    e->warm_map = map;
+    e->warm_map_len = map_len;
+    return true;
+}
+
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
 {
     if (!model || !out)
@@ -211,16 +248,14 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
-    size_t warm_bytes = ((size_t)1 << WARM_BITS) * sizeof(hot_slot);
-    size_t warm16_bytes = ((size_t)1 << WARM16_BITS) * sizeof(hot16_slot);
     size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
-    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
-                                warm_bytes + warm16_bytes,
+    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes,
                             &e->tables, &e->tables_len);
-    if (!t) {
-        free(e);
+    if (!t || !map_warm(e, WARM_SMALL_SHIFT)) {
+        simdbpe_encoder_free(e);
         return SIMDBPE_ERR_NOMEM;
     }
+    e->warm_room = e->warm_lines * WARM_WAYS + e->warm16_lines * WARM16_WAYS;
     e->cache = (cache_slot *)(void *)t;
     t += cache_bytes;
     e->long_cache = (long_slot *)(void *)t;
@@ -230,10 +265,6 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     e->hot16 = (hot16_slot *)(void *)t;
     t += hot16_bytes;
     e->byte_pairs = (simdbpe__byte_pair *)(void *)t;
-    t += pairs_bytes;
-    e->warm = (hot_slot *)(void *)t;
-    t += warm_bytes;
-    e->warm16 = (hot16_slot *)(void *)t;
     e->m = model;
     e->k = k;
     e->scratch.k = k;
@@ -250,6 +281,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->out);
     free(e->clean);
     unmap_tables(e->tables, e->tables_len);
+    unmap_tables(e->warm_map, e->warm_map_len);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -380,12 +412,12 @@ static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len,
  * hash h (bits 20.. of it: the caches index by the top bits). */
 static inline hot_slot *warm_line(const simdbpe_encoder *e, uint64_t h)
 {
-    return &e->warm[((h >> 20) & ((1u << WARM_BITS) / WARM_WAYS - 1)) * WARM_WAYS];
+    return &e->warm[((h >> 20) & (e->warm_lines - 1)) * WARM_WAYS];
 }
 
 static inline hot16_slot *warm16_line(const simdbpe_encoder *e, uint64_t h)
 {
-    return &e->warm16[((h >> 20) & ((1u << WARM16_BITS) / WARM16_WAYS - 1)) * WARM16_WAYS];
+    return &e->warm16[((h >> 20) & (e->warm16_lines - 1)) * WARM16_WAYS];
 }
 
 /* General path, step 1 (k->lo, hi, a, b are set): the hash; prefetches the
@@ -585,11 +617,15 @@ static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, s
     return v;
 }
 
+static void grow_warm(simdbpe_encoder *e);
+
 /* Puts hot value v (and its `more` word) first in the piece's warm line;
  * the line's last entry goes. */
 static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                             uint64_t more)
 {
+    if (SIMDBPE_UNLIKELY(--e->warm_room == 0))
+        grow_warm(e);
     if (len <= HOT_LEN && !(v & HOT_MORE)) {
         hot_slot *w = warm_line(e, k->h);
         memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
@@ -599,6 +635,38 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
         memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
         *w = (hot16_slot){k->lo, k->hi, v, more};
     }
+}
+
+/* Moves to the full warm tables, with the entries of the small ones in
+ * them (each line's oldest first, so the newest stay in front); if they
+ * cannot be mapped, the small ones stay. */
+static void grow_warm(simdbpe_encoder *e)
+{
+    e->warm_room = SIZE_MAX;
+    hot_slot *old = e->warm;
+    hot16_slot *old16 = e->warm16;
+    size_t n = e->warm_lines * WARM_WAYS, n16 = e->warm16_lines * WARM16_WAYS;
+    void *old_map = e->warm_map;
+    size_t old_map_len = e->warm_map_len;
+    if (!map_warm(e, 0))
+        return;
+    for (size_t i = n; i-- > 0;) {
+        uint64_t v = old[i].val;
+        if (v != 0) {
+            size_t len = (v & 0xF) + 1;
+            piece_key k = {.lo = old[i].key, .h = simdbpe__hash_short(old[i].key, 0, len)};
+            warm_put(e, &k, len, v, 0);
+        }
+    }
+    for (size_t i = n16; i-- > 0;) {
+        const hot16_slot *w = &old16[i];
+        if (w->val != 0) {
+            size_t len = (w->val & 0xF) + 1;
+            piece_key k = {.lo = w->lo, .hi = w->hi, .h = simdbpe__hash_short(w->lo, w->hi, len)};
+            warm_put(e, &k, len, w->val, w->more);
+        }
+    }
+    unmap_tables(old_map, old_map_len);
 }
 
 /*
