@@ -261,6 +261,90 @@ Test(encode, utf8_hand_cases)
     cr_assert(!tu_ids_differ(ids, n2, want, n1, msg, sizeof msg), "%s", msg);
 }
 
+/*
+ * An invalid byte far into a long text, where the kernels' blocks and the
+ * pre-tokenizer's chunks have long been under way, must give the offset
+ * the scalar whole-text validator gives (itself checked against Python
+ * above), and replace mode the ids of the repaired text.
+ */
+static void repair_like_python(const uint8_t *s, size_t len, uint8_t *out, size_t *out_len)
+{
+    size_t i = 0, o = 0;
+    while (i < len) {
+        size_t ok = simdbpe__utf8_validate_from(s, len, i);
+        memcpy(out + o, s + i, ok - i);
+        o += ok - i;
+        i = ok;
+        if (i < len) {
+            i += simdbpe__utf8_maximal_subpart(s + i, len - i);
+            memcpy(out + o, "\xEF\xBF\xBD", 3);
+            o += 3;
+        }
+    }
+    *out_len = o;
+}
+
+static void check_long_invalid(const uint8_t *text, size_t len, const char *what, size_t at)
+{
+    char where[96];
+    snprintf(where, sizeof where, "%s at %zu", what, at);
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    size_t want_bad = simdbpe__utf8_validate_from(text, len, 0);
+    cr_assert_lt(want_bad, len, "%s: the text is valid", where);
+    cr_assert_eq(simdbpe_encode(enc, (const char *)text, len, &as_text, &ids, &n, &err),
+                 SIMDBPE_ERR_INVALID_UTF8, "%s: accepted", where);
+    cr_assert_eq(err.byte_offset, (uint64_t)want_bad, "%s: offset %llu, want %zu", where,
+                 (unsigned long long)err.byte_offset, want_bad);
+    uint8_t *fixed = malloc(3 * len);
+    size_t fixed_len;
+    repair_like_python(text, len, fixed, &fixed_len);
+    size_t nw;
+    const uint32_t *w = tu_encode(enc, (const char *)fixed, fixed_len, NULL, &nw);
+    uint32_t *want = malloc((nw + 1) * sizeof *want);
+    memcpy(want, w, nw * sizeof *want);
+    tu_expect_ids(enc, (const char *)text, len, &replace, want, nw, where);
+    free(want);
+    free(fixed);
+}
+
+Test(encode, invalid_utf8_far_into_a_long_text)
+{
+    /* 16 KB of English, Cyrillic, CJK and emoji, and a copy to break. */
+    static const char *const parts[] = {"The quick brown fox ", "\xD0\xBF\xD1\x80\xD0\xB8 ",
+                                        "\xE6\x97\xA5\xE6\x9C\xAC ", "\xF0\x9F\x98\x80 ",
+                                        "jumps, 42 times.\n"};
+    enum { LEN = 16000 };
+    uint8_t *base = malloc(LEN + 64), *text = malloc(LEN + 64);
+    size_t len = 0;
+    for (size_t i = 0; len < LEN; i++) {
+        const char *p = parts[(i * 7 + i / 5) % 5];
+        memcpy(base + len, p, strlen(p));
+        len += strlen(p);
+    }
+    for (size_t at = 0; at < len; at += 29) {
+        memcpy(text, base, len);
+        text[at] = 0xFF; /* never valid */
+        check_long_invalid(text, len, "0xFF", at);
+        memcpy(text, base, len);
+        text[at] = 0x80; /* a stray continuation, unless it replaced one */
+        if (simdbpe__utf8_validate_from(text, len, 0) < len)
+            check_long_invalid(text, len, "0x80", at);
+        if (at + 5 <= len) { /* U+6000, then two stray continuations */
+            memcpy(text, base, len);
+            memcpy(text + at, "\xE6\x80\x80\x80\x80", 5);
+            check_long_invalid(text, len, "E6 80 80 80 80", at);
+        }
+    }
+    /* A text cut inside its last character. */
+    memcpy(text, base, len);
+    memcpy(text + len, "\xF0\x9F\x98", 3);
+    check_long_invalid(text, len + 3, "cut at the end", len);
+    free(base);
+    free(text);
+}
+
 /* --------------------------------------------------- threads and kernels */
 
 typedef struct thread_job {
