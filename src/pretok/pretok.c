@@ -145,11 +145,13 @@ static inline uint64_t block_valid(const simdbpe__pretok_state *st, size_t b)
 static void fix_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
                       uint64_t *w2, uint64_t *w3)
 {
-    m->letter |= st->carry_letter;
-    m->digit |= st->carry_digit;
-    m->ws |= st->carry_ws;
-    st->carry_letter = st->carry_digit = st->carry_ws = 0;
-    *w2 = *w3 = 0;
+    /* In locals, not through m and st: the compiler cannot tell that they
+     * do not overlap, and an OR into memory per character made a chain of
+     * store-to-load forwards. */
+    uint64_t letter = m->letter | st->carry_letter;
+    uint64_t digit = m->digit | st->carry_digit;
+    uint64_t ws = m->ws | st->carry_ws;
+    uint64_t carry_letter = 0, carry_digit = 0, carry_ws = 0, lead2 = 0, lead3 = 0;
     uint64_t leads = m->high & ~m->cont;
     const uint8_t *base = st->s + b * 64;
     while (leads) {
@@ -163,20 +165,28 @@ static void fix_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks 
         uint64_t here = bits_below(len) << i;
         uint64_t next = i + len > 64 ? bits_below(i + len - 64) : 0;
         if (cls == L) {
-            m->letter |= here;
-            st->carry_letter |= next;
+            letter |= here;
+            carry_letter |= next;
         } else if (cls == N) {
-            m->digit |= here;
-            st->carry_digit |= next;
+            digit |= here;
+            carry_digit |= next;
         } else {
-            m->ws |= here;
-            st->carry_ws |= next;
+            ws |= here;
+            carry_ws |= next;
             if (len == 2)
-                *w2 |= 1ULL << i;
+                lead2 |= 1ULL << i;
             else
-                *w3 |= 1ULL << i;
+                lead3 |= 1ULL << i;
         }
     }
+    m->letter = letter;
+    m->digit = digit;
+    m->ws = ws;
+    st->carry_letter = carry_letter;
+    st->carry_digit = carry_digit;
+    st->carry_ws = carry_ws;
+    *w2 = lead2;
+    *w3 = lead3;
 }
 
 static void load_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
