@@ -190,7 +190,7 @@ typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
  * thread at a time. It keeps lookup tables of the pieces it has seen:
- * about 6 MB at first, about 28 MB once it has seen tens of MB of text. */
+ * about 6 MB at first, about 16 MB once it has seen tens of MB of text. */
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
 void simdbpe_encoder_free(simdbpe_encoder *enc);
 

@@ -35,7 +35,7 @@
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
  *
- * The warm tables (16 + 8 MB; 1 + 0.5 MB until the encoder has put as
+ * The warm tables (8 + 4 MB; 1 + 0.5 MB until the encoder has put as
  * many entries in them as those hold) are the second level of the hot
  * ones: a piece that misses its hot slot is looked up there, by its hash,
  * in the general path (so the line is prefetched like the caches). They hold
@@ -45,11 +45,14 @@
  * the 100 MB English corpus they take most of the 1.5 M hot misses of a
  * first pass, and BPE runs about 250 K times instead of 542 K (294 K
  * distinct pieces need it at least once; the pieces cut at places no
- * merge spans go part by part). Their size is for the passes after the
- * first: on a second pass over the same 100 MB, BPE ran 148 K times with
- * 4 + 2 MB and no 4-6-id entries, 33 K times now (multilingual 119 K ->
- * 64 K), which made those passes 8-11% faster; a first pass is 1-2%
- * slower (more of the tables is out of the cache).
+ * merge spans go part by part). On a second pass over the same 100 MB,
+ * BPE ran 148 K times with 4 + 2 MB and no 4-6-id entries, 81 K times
+ * now (multilingual 119 K -> 107 K). At 16 + 8 MB it ran 33 K times and
+ * such passes were 8-11% faster, but one pass of the command-line tool
+ * over the 100 MB was 3-8% slower on one thread and 6-12% on two (two
+ * encoders' tables of 24 MB each do not fit the shared L3), and a job
+ * over a corpus sees its text once: 8 + 4 MB costs that pass nothing
+ * measurable.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -107,18 +110,18 @@ typedef struct long_slot {
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 #define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
 
-/* The warm tables: 2^20 entries of 16 bytes in lines of 4, 2^18 of 32
+/* The warm tables: 2^19 entries of 16 bytes in lines of 4, 2^17 of 32
  * bytes in lines of 2 (see the top of the file). An encoder starts with
  * tables 2^WARM_SMALL_SHIFT times smaller (1 + 0.5 MB) and moves to the
  * full ones once it has put as many entries in them as they hold: a
- * short job does not pay for zeroing 24 MB of pages it barely uses (a
- * 27 KB document in a fresh process took 4.6 ms with the full tables
- * from the start, 3.8 ms with 4 + 2 MB). */
-#define WARM_BITS 20
+ * short job does not pay for zeroing pages it barely uses (a 27 KB
+ * document in a fresh process took 4.6 ms with 16 + 8 MB tables from
+ * the start, 3.8 ms with 4 + 2 MB, 1.9 ms now). */
+#define WARM_BITS 19
 #define WARM_WAYS 4
-#define WARM16_BITS 18
+#define WARM16_BITS 17
 #define WARM16_WAYS 2
-#define WARM_SMALL_SHIFT 4
+#define WARM_SMALL_SHIFT 3
 
 /* The most pieces that end in one chunk of the pre-tokenizer (one per
  * byte). */
@@ -168,7 +171,7 @@ struct simdbpe_encoder {
 /*
  * The tables live in two zeroed regions, touched at random: 2.75 MB for
  * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
- * later 24 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
+ * later 12 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
  * aligned to 2 MB, with transparent huge pages asked for: the kernel
  * hands out zeroed pages on first touch (no memset of memory that may
  * never be used, which cost a few ms per encoder), and a handful of page
