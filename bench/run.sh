@@ -18,8 +18,9 @@
 #    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
 #    is reported as crashed, with the reason;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
-#    then simdbpe's stage breakdown (validate, pre-tokenize, merge), kernel GB/s and model
-#    load times (embedded, compiled .sbpe, vocab.json + merges.txt; bench_load).
+#    then simdbpe's stage breakdown (validate, pre-tokenize, merge), kernel GB/s, one pass
+#    of the command-line tool over each corpus on 1 and 2 threads, and model load times
+#    (embedded, compiled .sbpe, vocab.json + merges.txt; bench_load).
 #
 # The machine is shared and noisy: read the ratios, which compare runs made minutes apart
 # on the same files, and the medians.
@@ -121,6 +122,32 @@ done
 if [ -d "$work/english" ]; then
   "$build/bench/bench_encode" --cpu -r "$runs" --kernels english "$work/english"/* | grep kernels
 fi
+echo
+echo "the command-line tool, one pass of each corpus with fresh encoders (what a job that tokenizes a"
+echo "corpus gets): simdbpe encode --output-format u16 -q, each document a file, wall clock, median of 3:"
+python3 - "$build/simdbpe" "$work" <<'PY'
+import os, subprocess, sys, time
+tool, work = sys.argv[1], sys.argv[2]
+out = os.path.join(work, "cli.u16")
+for name in ("english", "code", "multilingual"):
+    d = os.path.join(work, name)
+    if not os.path.isdir(d):
+        continue
+    files = [os.path.join(d, f) for f in sorted(os.listdir(d))]
+    size = sum(os.path.getsize(f) for f in files)
+    for threads in (1, 2):
+        times = []
+        for _ in range(3):
+            t = time.monotonic()
+            subprocess.run([tool, "encode", "--output-format", "u16", "--threads", str(threads),
+                            "-q", "-o", out] + files, check=True)
+            times.append(time.monotonic() - t)
+        times.sort()
+        print("cli  %-14s %d thread%s  %7.1f MB/s" % (name, threads, "s" if threads > 1 else " ",
+                                                      size / times[1] / 1e6))
+if os.path.exists(out):
+    os.remove(out)
+PY
 echo
 echo "model loading (medians; first in fresh processes, then repeated in one process):"
 "$build/simdbpe" compile -q -m gpt2 -o "$work/gpt2.sbpe"
