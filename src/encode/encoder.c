@@ -507,14 +507,6 @@ static inline uint64_t pack_ids(const uint32_t *ids, size_t n)
     return v;
 }
 
-/* The hot value of a piece of `len` bytes that encodes to ids[0..n), or 0
- * if it does not fit one. */
-static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n)
-{
-    uint64_t v = n <= 3 ? pack_ids(ids, n) : 0;
-    return v ? v | (len - 1) : 0;
-}
-
 /* Writes the ids of hot value v at out[no..] (room for three); returns
  * the new count. */
 static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
@@ -541,17 +533,16 @@ static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, u
 }
 
 /* The hot value of a piece of `len` bytes (up to 16) that encodes to
- * ids[0..n), with its `more` word in *more if n is 4..6; 0 if it does
- * not fit one (more ids, or an id too large). */
-static inline uint64_t hot_val_more(size_t len, const uint32_t *ids, size_t n, uint64_t *more)
+ * ids[0..n) (n >= 1), with the ids after the third in *more if n is 4..6;
+ * 0 if it does not fit one (more ids, or an id too large). */
+static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n, uint64_t *more)
 {
-    if (n <= 3)
-        return hot_val(len, ids, n);
     if (n > 6)
         return 0;
-    uint64_t first = pack_ids(ids, 3);
-    *more = pack_ids(ids + 3, n - 3);
-    return first != 0 && *more != 0 ? first | (len - 1) | HOT_MORE : 0;
+    uint64_t v = pack_ids(ids, n <= 3 ? n : 3);
+    if (n > 3 && (*more = pack_ids(ids + 3, n - 3)) == 0)
+        return 0;
+    return v != 0 ? v | (len - 1) | (n > 3 ? HOT_MORE : 0) : 0;
 }
 
 /* The value in slot hs if it holds the piece of `len` bytes (up to 8) with
@@ -704,9 +695,8 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    uint64_t v2 = hot_val_more(len, e->out + start, *n - start, &more);
-    if (v2 != 0)
-        hot_put(e, &k, len, v2, more);
+    if ((v = hot_val(len, e->out + start, *n - start, &more)) != 0)
+        hot_put(e, &k, len, v, more);
     return SIMDBPE_OK;
 }
 
@@ -788,7 +778,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
             return st;
         out = e->out; /* BPE may have grown it */
         if (len <= SIMDBPE__SHORT_PIECE &&
-            (v = hot_val_more(len, out + start, no - start, &w_more)) != 0) {
+            (v = hot_val(len, out + start, no - start, &w_more)) != 0) {
             hot_put(e, k, len, v, w_more);
             warm_put(e, k, len, v, w_more);
         }

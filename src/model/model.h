@@ -110,7 +110,6 @@ static inline uint32_t simdbpe__mph_buckets_for(uint32_t n)
  * memory or no seed worked (keys not distinct). mph.c. */
 int simdbpe__mph_build(simdbpe__mph *h, uint32_t **pilots, const uint64_t *keys, uint32_t n);
 
-
 struct simdbpe_model {
     uint32_t vocab_size; /* max id + 1 */
     uint32_t n_tokens;   /* ids that have bytes */
@@ -160,9 +159,9 @@ static inline const simdbpe__merge_slot *simdbpe__merge_find(const simdbpe_model
  * about three pairs a word). A pair whose bits are not all set is no
  * merge: BPE learns that from one load of a table that mostly stays in
  * L2, instead of the perfect hash's two dependent loads from a table six
- * times as large. Most pairs BPE had to look up in the perfect hash were no merge
- * (63% on English text, 80% on multilingual); of random pairs of GPT-2
- * tokens that are no merge, 0.5% pass the filter (tests).
+ * times as large. Most pairs BPE had to look up in the perfect hash were
+ * no merge (63% on English text, 80% on multilingual); of random pairs of
+ * GPT-2 tokens that are no merge, 0.5% pass the filter (tests).
  * Built from the rules by simdbpe__merge_filters_build while a model is
  * built, and kept in its compiled image (checked when an untrusted image
  * is opened: every rule must pass).
@@ -345,7 +344,6 @@ typedef struct simdbpe__bpe_scratch {
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
-
 
 /*
  * Applies the model's merges to the bytes s[0..len) (len >= 1): starts from
