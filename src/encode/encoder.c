@@ -89,17 +89,18 @@ typedef struct long_slot {
     uint8_t unused[6];
 } long_slot;
 
-/* The hot tables: pieces of 1..8 bytes (keyed by their zero-padded bytes,
- * 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a slot) that
- * encode to up to three ids. 512 + 512 KB, the size of a Zen 5 L2: larger
- * or smaller measured slower on English. Their value packs the length, the
+/* The hot tables: pieces of 1..8 bytes (keyed by their bytes padded with
+ * 0xFF, see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32
+ * bytes a slot) that encode to up to three ids. 512 + 512 KB, the size of
+ * a Zen 5 L2: larger or smaller measured slower on English. Their value
+ * packs the length (for moving entries; lookups need only the key), the
  * number of ids and the ids (each < 2^19, which every vocabulary in use
  * meets; a piece with a larger id is not kept here):
  * val = (len - 1) | more << 4 | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45.
  * Nearly every piece of text is served from here.
  *
  * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
- * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
+ * (a piece of up to 8 bytes with hi = ~0): `more` is set, n_ids is 3 and
  * the slot's fourth word holds the rest, packed like a value without a
  * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
  * 4-6 byte-level ids) and some runs of symbols in code are such pieces. */
@@ -386,6 +387,24 @@ static const uint64_t keep_hi[17] = {
     0, 0, 0, 0, 0, 0, 0, 0, 0, 0xFF, 0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL,
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
+/*
+ * The hot and warm tables key a piece of up to 16 bytes by its bytes as
+ * two little-endian words padded with 0xFF bytes, not zeros (its "hot
+ * words"): no 0xFF byte occurs in valid UTF-8, which is all the encoder
+ * ever looks up (the text is validated or repaired first), so the padding
+ * says where the piece ends and a slot's key alone tells whether it holds
+ * the piece: no length to compare. A piece of up to 8 bytes has hi = ~0.
+ */
+static inline uint64_t hot_lo(uint64_t lo, size_t len)
+{
+    return lo | ~keep_lo[len];
+}
+
+static inline uint64_t hot_hi(uint64_t hi, size_t len)
+{
+    return hi | ~keep_hi[len];
+}
+
 /* A piece that takes the general path: its key (first 16 bytes as two
  * zero-padded words), its hash and the whole-token slot it would be in. */
 typedef struct piece_key {
@@ -394,20 +413,21 @@ typedef struct piece_key {
     size_t a, b;                     /* the piece is s[a..b) */
 } piece_key;
 
-/* The first 16 bytes of the piece s[a..a+len) of s[0..n) as two
- * zero-padded little-endian words (simdbpe__short_words), read with two
+/* The first 16 bytes of the piece s[a..a+len) of s[0..n) (len > 8) as
+ * hot words (the first 16 of a longer piece, unpadded), read with two
  * loads where 16 bytes are left. */
 static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len, uint64_t *lo,
                                uint64_t *hi)
 {
+    size_t c = len < 16 ? len : 16;
     if (SIMDBPE_LIKELY(a + 16 <= n)) {
         memcpy(lo, s + a, 8);
         memcpy(hi, s + a + 8, 8);
-        size_t c = len < 16 ? len : 16;
-        *lo = simdbpe__le64(*lo) & keep_lo[c];
-        *hi = simdbpe__le64(*hi) & keep_hi[c];
+        *lo = simdbpe__le64(*lo);
+        *hi = simdbpe__le64(*hi) | ~keep_hi[c];
     } else {
         simdbpe__short_words(s + a, len, lo, hi); /* len < 16 here */
+        *hi = hot_hi(*hi, c);
     }
 }
 
@@ -470,17 +490,15 @@ static inline simdbpe_status encode_piece(simdbpe_encoder *e, const uint8_t *s, 
     return encode_other(e, s + k->a, len, k->h, k->lo, k->hi, n_out);
 }
 
-/* The first 8 bytes of the piece s[a..a+len), zero-padded (len <= 8). */
+/* The hot word of the piece s[a..a+len) (len <= 8). */
 static inline uint64_t hot_key(const uint8_t *s, size_t n, size_t a, size_t len)
 {
     uint64_t w;
     if (SIMDBPE_LIKELY(a + 8 <= n)) {
         memcpy(&w, s + a, 8);
-        return simdbpe__le64(w) & keep_lo[len];
+        return simdbpe__le64(w) | ~keep_lo[len];
     }
-    uint64_t hi;
-    simdbpe__short_words(s + a, len, &w, &hi);
-    return w;
+    return hot_lo(simdbpe__upto8(s + a, len), len);
 }
 
 static inline size_t hot_index(uint64_t key)
@@ -523,12 +541,13 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                            uint64_t more)
 {
+    uint64_t lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
     if (len <= HOT_LEN && !(v & HOT_MORE)) {
-        hot_slot *hs = &e->hot[hot_index(k->lo)];
-        hs->key = k->lo;
+        hot_slot *hs = &e->hot[hot_index(lo)];
+        hs->key = lo;
         hs->val = v;
     } else {
-        e->hot16[hot16_index(k->lo, k->hi)] = (hot16_slot){k->lo, k->hi, v, more};
+        e->hot16[hot16_index(lo, hi)] = (hot16_slot){lo, hi, v, more};
     }
 }
 
@@ -545,23 +564,22 @@ static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n, uint64
     return v != 0 ? v | (len - 1) | (n > 3 ? HOT_MORE : 0) : 0;
 }
 
-/* The value in slot hs if it holds the piece of `len` bytes (up to 8) with
- * key `key`, else 0. Hot and warm tables share the slot formats. */
-static inline uint64_t hot_match(const hot_slot *hs, uint64_t key, size_t len)
+/* The value in slot hs if it holds the piece of up to 8 bytes with hot
+ * word `key`, else 0 (an empty slot's value). Hot and warm tables share
+ * the slot formats. */
+static inline uint64_t hot_match(const hot_slot *hs, uint64_t key)
 {
-    uint64_t v = hs->val;
-    return hs->key == key && (v & 0x1F) == len - 1 ? v : 0;
+    return hs->key == key ? hs->val : 0;
 }
 
-/* The same for a piece of up to 16 bytes with words lo, hi (HOT_MORE may
- * be set in the value). */
-static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t hi, size_t len)
+/* The same for a piece of up to 16 bytes with hot words lo, hi (HOT_MORE
+ * may be set in the value). */
+static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t hi)
 {
-    uint64_t v = hs->val;
-    return hs->lo == lo && hs->hi == hi && (v & 0xF) == len - 1 ? v : 0;
+    return hs->lo == lo && hs->hi == hi ? hs->val : 0;
 }
 
-/* The hot value of the piece of `len` bytes (1..16) with words lo, hi:
+/* The hot value of the piece of `len` bytes (1..16) with hot words lo, hi:
  * from its hot slot if it is up to 8 bytes, else from its 32-byte slot,
  * whose `more` word goes to *more (copied now: the slot may be given to
  * another piece before the value is used); 0 if neither holds it. */
@@ -569,13 +587,13 @@ static inline uint64_t hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t 
                                 uint64_t *more)
 {
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo, len);
+        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo);
         if (SIMDBPE_LIKELY(v != 0))
             return v;
     }
     const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
     *more = hs->more;
-    return hot16_match(hs, lo, hi, len);
+    return hot16_match(hs, lo, hi);
 }
 
 /* Writes the ids of hot value v, and of *more if v says so (only then is
@@ -595,17 +613,17 @@ static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const u
 static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len,
                                  uint64_t *more)
 {
-    uint64_t v = 0;
+    uint64_t v = 0, lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
     if (len <= HOT_LEN) {
         const hot_slot *w = warm_line(e, k->h);
         for (size_t j = 0; j < WARM_WAYS && v == 0; j++)
-            v = hot_match(&w[j], k->lo, len);
+            v = hot_match(&w[j], lo);
         if (v != 0)
             return v;
     }
     const hot16_slot *w = warm16_line(e, k->h);
     for (size_t j = 0; j < WARM16_WAYS && v == 0; j++) {
-        v = hot16_match(&w[j], k->lo, k->hi, len);
+        v = hot16_match(&w[j], lo, hi);
         *more = w[j].more;
     }
     return v;
@@ -620,14 +638,15 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
 {
     if (SIMDBPE_UNLIKELY(--e->warm_room == 0))
         grow_warm(e);
+    uint64_t lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
     if (len <= HOT_LEN && !(v & HOT_MORE)) {
         hot_slot *w = warm_line(e, k->h);
         memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
-        *w = (hot_slot){k->lo, v};
+        *w = (hot_slot){lo, v};
     } else {
         hot16_slot *w = warm16_line(e, k->h);
         memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
-        *w = (hot16_slot){k->lo, k->hi, v, more};
+        *w = (hot16_slot){lo, hi, v, more};
     }
 }
 
@@ -648,7 +667,8 @@ static void grow_warm(simdbpe_encoder *e)
         uint64_t v = old[i].val;
         if (v != 0) {
             size_t len = (v & 0xF) + 1;
-            piece_key k = {.lo = old[i].key, .h = simdbpe__hash_short(old[i].key, 0, len)};
+            uint64_t lo = old[i].key & keep_lo[len];
+            piece_key k = {.lo = lo, .h = simdbpe__hash_short(lo, 0, len)};
             warm_put(e, &k, len, v, 0);
         }
     }
@@ -656,7 +676,8 @@ static void grow_warm(simdbpe_encoder *e)
         const hot16_slot *w = &old16[i];
         if (w->val != 0) {
             size_t len = (w->val & 0xF) + 1;
-            piece_key k = {.lo = w->lo, .hi = w->hi, .h = simdbpe__hash_short(w->lo, w->hi, len)};
+            uint64_t lo = w->lo & keep_lo[len], hi = w->hi & keep_hi[len];
+            piece_key k = {.lo = lo, .hi = hi, .h = simdbpe__hash_short(lo, hi, len)};
             warm_put(e, &k, len, w->val, w->more);
         }
     }
@@ -681,7 +702,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         return simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
     piece_key k = {0};
     simdbpe__short_words(p, len, &k.lo, &k.hi);
-    uint64_t more = 0, v = hot_find(e, k.lo, k.hi, len, &more);
+    uint64_t more = 0, v = hot_find(e, hot_lo(k.lo, len), hot_hi(k.hi, len), len, &more);
     if (v != 0) {
         *n = emit_hot_more(e->out, *n, v, &more);
         return SIMDBPE_OK;
@@ -732,7 +753,7 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
                                   size_t b, piece_key *keys, size_t *nk, uint64_t *more)
 {
     size_t len = b - a;
-    uint64_t lo, hi = 0; /* the key; a piece of up to 8 bytes has hi = 0 */
+    uint64_t lo, hi = ~0ULL; /* the hot words */
     if (SIMDBPE_LIKELY(len <= HOT_LEN))
         lo = hot_key(s, n, a, len);
     else
@@ -742,8 +763,9 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
         if (SIMDBPE_LIKELY(v != 0))
             return v;
     }
+    size_t c = len < 16 ? len : 16;
     piece_key *k = &keys[(*nk)++];
-    *k = (piece_key){.lo = lo, .hi = hi, .a = a, .b = b};
+    *k = (piece_key){.lo = lo & keep_lo[c], .hi = hi & keep_hi[c], .a = a, .b = b};
     prepare_piece(e, s, k);
     return 0;
 }
@@ -773,9 +795,13 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, const ui
             hot_put(e, k, len, v, w_more);
             continue;
         }
-        simdbpe_status st = encode_piece(e, s, k, &no);
+        size_t n_now = no; /* `no` itself stays in a register: its address
+                            * taken, gcc kept it in memory, and every piece
+                            * waited for a store to forward to a load */
+        simdbpe_status st = encode_piece(e, s, k, &n_now);
         if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
             return st;
+        no = n_now;
         out = e->out; /* BPE may have grown it */
         if (len <= SIMDBPE__SHORT_PIECE &&
             (v = hot_val(len, out + start, no - start, &w_more)) != 0) {
