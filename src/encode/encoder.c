@@ -609,22 +609,27 @@ static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const u
 /* The hot value of a general-path piece of `len` bytes (up to 16) in its
  * warm lines (with the `more` word in *more if it has HOT_MORE), or 0. A
  * piece of up to 8 bytes is in the 16-byte line if it has up to three
- * ids, in the 32-byte one if it has more. */
+ * ids, in the 32-byte one if it has more. A piece is in at most one entry
+ * of a line (it is put there only after it was not found), so the entries
+ * are all compared and their matches ORed: which way holds a piece is as
+ * good as random, and a loop that stopped at the match mispredicted on
+ * most warm hits. */
 static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len,
                                  uint64_t *more)
 {
     uint64_t v = 0, lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
     if (len <= HOT_LEN) {
         const hot_slot *w = warm_line(e, k->h);
-        for (size_t j = 0; j < WARM_WAYS && v == 0; j++)
-            v = hot_match(&w[j], lo);
+        for (size_t j = 0; j < WARM_WAYS; j++)
+            v |= w[j].val & -(uint64_t)(w[j].key == lo);
         if (v != 0)
             return v;
     }
     const hot16_slot *w = warm16_line(e, k->h);
-    for (size_t j = 0; j < WARM16_WAYS && v == 0; j++) {
-        v = hot16_match(&w[j], lo, hi);
-        *more = w[j].more;
+    for (size_t j = 0; j < WARM16_WAYS; j++) {
+        uint64_t hit = -(uint64_t)(w[j].lo == lo && w[j].hi == hi);
+        v |= w[j].val & hit;
+        *more |= w[j].more & hit;
     }
     return v;
 }
