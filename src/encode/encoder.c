@@ -89,8 +89,8 @@ typedef struct long_slot {
     uint8_t unused[6];
 } long_slot;
 
-/* The hot tables: pieces of 1..8 bytes (keyed by their bytes padded with
- * 0xFF, see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32
+/* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
+ * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32
  * bytes a slot) that encode to up to three ids. 512 + 512 KB, the size of
  * a Zen 5 L2: larger or smaller measured slower on English. Their value
  * packs the length (for moving entries; lookups need only the key), the
@@ -100,7 +100,7 @@ typedef struct long_slot {
  * Nearly every piece of text is served from here.
  *
  * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
- * (a piece of up to 8 bytes with hi = ~0): `more` is set, n_ids is 3 and
+ * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
  * the slot's fourth word holds the rest, packed like a value without a
  * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
  * 4-6 byte-level ids) and some runs of symbols in code are such pieces. */
@@ -388,21 +388,23 @@ static const uint64_t keep_hi[17] = {
     0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL};
 
 /*
- * The hot and warm tables key a piece of up to 16 bytes by its bytes as
- * two little-endian words padded with 0xFF bytes, not zeros (its "hot
- * words"): no 0xFF byte occurs in valid UTF-8, which is all the encoder
- * ever looks up (the text is validated or repaired first), so the padding
- * says where the piece ends and a slot's key alone tells whether it holds
- * the piece: no length to compare. A piece of up to 8 bytes has hi = ~0.
+ * The hot and warm tables key a piece of up to 16 bytes by its bytes
+ * inverted (each byte b as ~b), as two zero-padded little-endian words
+ * (its "hot words"). No 0xFF byte occurs in valid UTF-8, which is all the
+ * encoder ever looks up (the text is validated or repaired first), so no
+ * inverted byte of a piece is zero: the padding says where the piece
+ * ends, and a piece's first word is never 0, an empty slot's key. A key
+ * that matches is therefore the piece, with a value: no length to
+ * compare, no empty slot to rule out. A piece of up to 8 bytes has hi = 0.
  */
 static inline uint64_t hot_lo(uint64_t lo, size_t len)
 {
-    return lo | ~keep_lo[len];
+    return ~lo & keep_lo[len];
 }
 
 static inline uint64_t hot_hi(uint64_t hi, size_t len)
 {
-    return hi | ~keep_hi[len];
+    return ~hi & keep_hi[len];
 }
 
 /* A piece that takes the general path: its key (first 16 bytes as two
@@ -414,8 +416,8 @@ typedef struct piece_key {
 } piece_key;
 
 /* The first 16 bytes of the piece s[a..a+len) of s[0..n) (len > 8) as
- * hot words (the first 16 of a longer piece, unpadded), read with two
- * loads where 16 bytes are left. */
+ * hot words (for a longer piece, its first 16 bytes inverted), read with
+ * two loads where 16 bytes are left. */
 static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len, uint64_t *lo,
                                uint64_t *hi)
 {
@@ -423,10 +425,11 @@ static inline void piece_words(const uint8_t *s, size_t n, size_t a, size_t len,
     if (SIMDBPE_LIKELY(a + 16 <= n)) {
         memcpy(lo, s + a, 8);
         memcpy(hi, s + a + 8, 8);
-        *lo = simdbpe__le64(*lo);
-        *hi = simdbpe__le64(*hi) | ~keep_hi[c];
+        *lo = ~simdbpe__le64(*lo);
+        *hi = ~simdbpe__le64(*hi) & keep_hi[c];
     } else {
         simdbpe__short_words(s + a, len, lo, hi); /* len < 16 here */
+        *lo = ~*lo;
         *hi = hot_hi(*hi, c);
     }
 }
@@ -496,7 +499,7 @@ static inline uint64_t hot_key(const uint8_t *s, size_t n, size_t a, size_t len)
     uint64_t w;
     if (SIMDBPE_LIKELY(a + 8 <= n)) {
         memcpy(&w, s + a, 8);
-        return simdbpe__le64(w) | ~keep_lo[len];
+        return ~simdbpe__le64(w) & keep_lo[len];
     }
     return hot_lo(simdbpe__upto8(s + a, len), len);
 }
@@ -672,7 +675,7 @@ static void grow_warm(simdbpe_encoder *e)
         uint64_t v = old[i].val;
         if (v != 0) {
             size_t len = (v & 0xF) + 1;
-            uint64_t lo = old[i].key & keep_lo[len];
+            uint64_t lo = ~old[i].key & keep_lo[len];
             piece_key k = {.lo = lo, .h = simdbpe__hash_short(lo, 0, len)};
             warm_put(e, &k, len, v, 0);
         }
@@ -681,7 +684,7 @@ static void grow_warm(simdbpe_encoder *e)
         const hot16_slot *w = &old16[i];
         if (w->val != 0) {
             size_t len = (w->val & 0xF) + 1;
-            uint64_t lo = w->lo & keep_lo[len], hi = w->hi & keep_hi[len];
+            uint64_t lo = ~w->lo & keep_lo[len], hi = ~w->hi & keep_hi[len];
             piece_key k = {.lo = lo, .hi = hi, .h = simdbpe__hash_short(lo, hi, len)};
             warm_put(e, &k, len, w->val, w->more);
         }
@@ -758,19 +761,25 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
                                   size_t b, piece_key *keys, size_t *nk, uint64_t *more)
 {
     size_t len = b - a;
-    uint64_t lo, hi = ~0ULL; /* the hot words */
-    if (SIMDBPE_LIKELY(len <= HOT_LEN))
+    uint64_t lo, hi = 0; /* the hot words */
+    if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
         lo = hot_key(s, n, a, len);
-    else
+        const hot_slot *hs = &e->hot[hot_index(lo)];
+        if (SIMDBPE_LIKELY(hs->key == lo))
+            return hs->val; /* a matching key has a value (hot_lo) */
+    } else {
         piece_words(s, n, a, len, &lo, &hi);
+    }
     if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
-        uint64_t v = hot_find(e, lo, hi, len, more);
-        if (SIMDBPE_LIKELY(v != 0))
-            return v;
+        const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+        if (hs->lo == lo && hs->hi == hi) {
+            *more = hs->more;
+            return hs->val;
+        }
     }
     size_t c = len < 16 ? len : 16;
     piece_key *k = &keys[(*nk)++];
-    *k = (piece_key){.lo = lo & keep_lo[c], .hi = hi & keep_hi[c], .a = a, .b = b};
+    *k = (piece_key){.lo = ~lo & keep_lo[c], .hi = ~hi & keep_hi[c], .a = a, .b = b};
     prepare_piece(e, s, k);
     return 0;
 }
