@@ -35,7 +35,7 @@
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
  *
- * The warm tables (8 + 4 MB; 1 + 0.5 MB until the encoder has put as
+ * The warm tables (4 + 8 MB; 0.5 + 1 MB until the encoder has put as
  * many entries in them as those hold) are the second level of the hot
  * ones: a piece that misses its hot slot is looked up there, by its hash,
  * in the general path (so the line is prefetched like the caches). They hold
@@ -47,12 +47,18 @@
  * distinct pieces need it at least once; the pieces cut at places no
  * merge spans go part by part). On a second pass over the same 100 MB,
  * BPE ran 148 K times with 4 + 2 MB and no 4-6-id entries, 81 K times
- * now (multilingual 119 K -> 107 K). At 16 + 8 MB it ran 33 K times and
- * such passes were 8-11% faster, but one pass of the command-line tool
- * over the 100 MB was 3-8% slower on one thread and 6-12% on two (two
- * encoders' tables of 24 MB each do not fit the shared L3), and a job
- * over a corpus sees its text once: 8 + 4 MB costs that pass nothing
- * measurable.
+ * with 8 + 4 MB (multilingual 119 K -> 107 K). At 16 + 8 MB it ran 33 K
+ * times and such passes were 8-11% faster, but one pass of the
+ * command-line tool over the 100 MB was 3-8% slower on one thread and
+ * 6-12% on two (two encoders' tables of 24 MB each do not fit the shared
+ * L3), and a job over a corpus sees its text once.
+ *
+ * The same 12 MB now go 4 MB to pieces of up to 8 bytes and 8 MB to the
+ * 32-byte entries: English has 184 K distinct pieces of up to 8 bytes
+ * and 122 K of 9-16, multilingual 230 K and 273 K, and 2^17 entries of
+ * 32 bytes in lines of two were nearly full with English alone. A second
+ * pass runs BPE 73 K times instead of 84 K on English, 136 K instead of
+ * 169 K on multilingual (code 23 K -> 19 K).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -111,16 +117,16 @@ typedef struct long_slot {
 #define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
 #define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
 
-/* The warm tables: 2^19 entries of 16 bytes in lines of 4, 2^17 of 32
+/* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^18 of 32
  * bytes in lines of 2 (see the top of the file). An encoder starts with
- * tables 2^WARM_SMALL_SHIFT times smaller (1 + 0.5 MB) and moves to the
+ * tables 2^WARM_SMALL_SHIFT times smaller (0.5 + 1 MB) and moves to the
  * full ones once it has put as many entries in them as they hold: a
  * short job does not pay for zeroing pages it barely uses (a 27 KB
  * document in a fresh process took 4.6 ms with 16 + 8 MB tables from
  * the start, 3.8 ms with 4 + 2 MB, 1.9 ms now). */
-#define WARM_BITS 19
+#define WARM_BITS 18
 #define WARM_WAYS 4
-#define WARM16_BITS 17
+#define WARM16_BITS 18
 #define WARM16_WAYS 2
 #define WARM_SMALL_SHIFT 3
 
