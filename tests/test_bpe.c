@@ -417,7 +417,7 @@ Test(bpe_gpt2, words_encoded_again_from_every_table)
 /* 150,001 words (prime to the steps 7, 11 and 13): far more than the 16 K
  * 32-byte hot slots and the 32 K others hold, so most words of up to six
  * ids are found again in the warm tables, those of 4-6 ids with their
- * `more` word; and more than the first, small warm tables hold (80 K
+ * `more` word; and more than the first, small warm tables hold (64 K
  * entries), so the encoder moves to the full ones during the first round
  * and later rounds find words that were moved. */
 Test(bpe_gpt2, words_found_again_in_the_warm_tables)
@@ -427,6 +427,32 @@ Test(bpe_gpt2, words_found_again_in_the_warm_tables)
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
+}
+
+/* Pieces that are the same bytes but for trailing NUL bytes ("!", "!\0",
+ * "!\0\0", ...; runs of NULs; such runs after a space) are told apart by
+ * the hot and warm tables' keys, which hold no length: encoded in rounds
+ * through one encoder, each must still get its own ids. */
+Test(bpe_gpt2, pieces_ending_in_nul_bytes_found_again)
+{
+    static const char lead[] = {'\0', '!', '.', '\x7F'};
+    uint8_t w[24];
+    for (int round = 0; round < 3; round++) {
+        for (size_t l = 0; l < sizeof lead; l++) {
+            for (size_t space = 0; space < 2; space++) {
+                for (size_t k = 0; k <= 20; k++) {
+                    size_t len = 0;
+                    if (space)
+                        w[len++] = ' ';
+                    w[len++] = (uint8_t)lead[l];
+                    memset(w + len, 0, round == 1 ? 20 - k : k); /* another order */
+                    len += round == 1 ? 20 - k : k;
+                    check_word(&gpt2, w, len, "NUL-ending");
+                }
+            }
+        }
+    }
+    cr_assert_gt(gpt2.compared_encode, 100);
 }
 
 /* -------------------------------------------------------- random models */
