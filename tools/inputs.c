@@ -105,11 +105,18 @@ int inputs_expand(char **args, int n_args, file_list *out)
     return rc;
 }
 
-int inputs_check(const file_list *l)
+int inputs_check(file_list *l)
 {
     int stdin_uses = 0;
+    free(l->sizes);
+    l->sizes = malloc((l->n ? l->n : 1) * sizeof *l->sizes);
+    if (!l->sizes) {
+        cli_error("out of memory");
+        return EXIT_FAIL;
+    }
     for (size_t i = 0; i < l->n; i++) {
         const char *p = l->paths[i];
+        l->sizes[i] = UINT64_MAX;
         if (strcmp(p, "-") == 0) {
             stdin_uses++;
             continue;
@@ -124,6 +131,8 @@ int inputs_check(const file_list *l)
             cli_error("%s: is a directory", p);
             return EXIT_FAIL;
         }
+        if (S_ISREG(st.st_mode))
+            l->sizes[i] = (uint64_t)st.st_size;
     }
     if (stdin_uses > 1) {
         cli_error("standard input ('-') can be read only once");
@@ -136,10 +145,9 @@ uint64_t inputs_total_size(const file_list *l)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < l->n; i++) {
-        struct stat st;
-        if (strcmp(l->paths[i], "-") == 0 || stat(l->paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+        if (!l->sizes || l->sizes[i] == UINT64_MAX)
             return 0;
-        total += (uint64_t)st.st_size;
+        total += l->sizes[i];
     }
     return total;
 }
@@ -153,6 +161,8 @@ int inputs_select_rank(file_list *l, int rank, int world, uint64_t **index)
     for (size_t i = 0; i < l->n; i++) {
         if (i % (size_t)world == (size_t)rank) {
             (*index)[k] = i;
+            if (l->sizes)
+                l->sizes[k] = l->sizes[i];
             l->paths[k++] = l->paths[i];
         } else {
             free(l->paths[i]);
@@ -167,5 +177,6 @@ void inputs_free(file_list *l)
     for (size_t i = 0; i < l->n; i++)
         free(l->paths[i]);
     free(l->paths);
+    free(l->sizes);
     memset(l, 0, sizeof *l);
 }
