@@ -993,6 +993,8 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
     *ids = NULL;
     *n_ids = 0;
     const uint8_t *s = (const uint8_t *)text;
+    /* Everything after this sees valid UTF-8 only; the hot tables' keys
+     * rely on it (no 0xFF byte, see hot_lo). */
     size_t bad = len ? e->k->validate_utf8(s, len) : 0;
     if (bad != len) {
         if (opts->errors != SIMDBPE_UTF8_REPLACE)
