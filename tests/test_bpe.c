@@ -415,7 +415,7 @@ Test(bpe_gpt2, words_encoded_again_from_every_table)
 }
 
 /* 150,001 words (prime to the steps 7, 11 and 13): far more than the 16 K
- * 32-byte hot slots and the 32 K others hold, so most words of up to six
+ * 32-byte hot slots and the 64 K others hold, so most words of up to six
  * ids are found again in the warm tables, those of 4-6 ids with their
  * `more` word; and more than the first, small warm tables hold (64 K
  * entries), so the encoder moves to the full ones during the first round

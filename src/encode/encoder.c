@@ -21,8 +21,8 @@
  *          parts between such places as pieces of their own;
  *        - otherwise run the BPE merge; cache the result.
  *
- * The hot tables are 1 MB so that they stay in L2; every access beyond
- * them (warm tables, whole-token map, caches) is a likely cache miss, so
+ * The hot tables are 1.5 MB, about the L2; every access beyond them
+ * (warm tables, whole-token map, caches) is a likely cache miss, so
  * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
  * encode_chunk). Pieces are keyed by their first 16 bytes as two
@@ -30,7 +30,7 @@
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
  * 48 bytes and 16 ids. The hot tables and caches are direct-mapped and
- * bounded (0.5, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
+ * bounded (1, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
  * slot. The caches were 8 and 2 MB before the hot tables took most of
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
@@ -96,12 +96,16 @@ typedef struct long_slot {
 } long_slot;
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
- * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32
- * bytes a slot) that encode to up to three ids. 512 + 512 KB, the size of
- * a Zen 5 L2: larger or smaller measured slower on English. Their value
- * packs the length (for moving entries; lookups need only the key), the
- * number of ids and the ids (each < 2^19, which every vocabulary in use
- * meets; a piece with a larger id is not kept here):
+ * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a
+ * slot) that encode to up to three ids, in 1 MB + 512 KB. 512 + 512 KB,
+ * the size of a Zen 5 L2, measured faster until session 9; with keys
+ * that need one compare, 1 MB for the short pieces made repeated passes
+ * over English 4% and code 7% faster, one English pass 3%, and one pass
+ * of code or multilingual the same (2 MB for the longer pieces too: English
+ * faster, multilingual slower). Their value packs the length (for moving
+ * entries; lookups need only the key), the number of ids and the ids
+ * (each < 2^19, which every vocabulary in use meets; a piece with a
+ * larger id is not kept here):
  * val = (len - 1) | more << 4 | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45.
  * Nearly every piece of text is served from here.
  *
@@ -110,7 +114,7 @@ typedef struct long_slot {
  * the slot's fourth word holds the rest, packed like a value without a
  * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
  * 4-6 byte-level ids) and some runs of symbols in code are such pieces. */
-#define HOT_BITS 15
+#define HOT_BITS 16
 #define HOT16_BITS 14
 #define HOT_LEN 8
 #define HOT_ID_BITS 19
@@ -176,7 +180,7 @@ struct simdbpe_encoder {
 };
 
 /*
- * The tables live in two zeroed regions, touched at random: 2.75 MB for
+ * The tables live in two zeroed regions, touched at random: 3.25 MB for
  * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
  * later 12 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
  * aligned to 2 MB, with transparent huge pages asked for: the kernel
