@@ -577,36 +577,29 @@ static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n, uint64
     return v != 0 ? v | (len - 1) | (n > 3 ? HOT_MORE : 0) : 0;
 }
 
-/* The value in slot hs if it holds the piece of up to 8 bytes with hot
- * word `key`, else 0 (an empty slot's value). Hot and warm tables share
- * the slot formats. */
-static inline uint64_t hot_match(const hot_slot *hs, uint64_t key)
-{
-    return hs->key == key ? hs->val : 0;
-}
-
-/* The same for a piece of up to 16 bytes with hot words lo, hi (HOT_MORE
- * may be set in the value). */
-static inline uint64_t hot16_match(const hot16_slot *hs, uint64_t lo, uint64_t hi)
-{
-    return hs->lo == lo && hs->hi == hi ? hs->val : 0;
-}
-
-/* The hot value of the piece of `len` bytes (1..16) with hot words lo, hi:
- * from its hot slot if it is up to 8 bytes, else from its 32-byte slot,
- * whose `more` word goes to *more (copied now: the slot may be given to
- * another piece before the value is used); 0 if neither holds it. */
-static inline uint64_t hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, size_t len,
-                                uint64_t *more)
+/* Whether a hot table holds the piece of `len` bytes (1..16) with hot
+ * words lo, hi: its hot slot if it is up to 8 bytes, else (or if that
+ * misses: pieces of 4-6 ids) its 32-byte slot. If so, its value goes to
+ * *v, and from a 32-byte slot the `more` word to *more (copied now: the
+ * slot may be given to another piece before the value is used). A
+ * matching key always has a value (hot_lo), so the key compare is the
+ * only branch of a hit. Hot and warm tables share the slot formats. */
+static inline bool hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, size_t len,
+                            uint64_t *v, uint64_t *more)
 {
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-        uint64_t v = hot_match(&e->hot[hot_index(lo)], lo);
-        if (SIMDBPE_LIKELY(v != 0))
-            return v;
+        const hot_slot *hs = &e->hot[hot_index(lo)];
+        if (SIMDBPE_LIKELY(hs->key == lo)) {
+            *v = hs->val;
+            return true;
+        }
     }
     const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+    if (hs->lo != lo || hs->hi != hi)
+        return false;
+    *v = hs->val;
     *more = hs->more;
-    return hot16_match(hs, lo, hi);
+    return true;
 }
 
 /* Writes the ids of hot value v, and of *more if v says so (only then is
@@ -630,7 +623,7 @@ static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const u
 static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, size_t len,
                                  uint64_t *more)
 {
-    uint64_t v = 0, lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
+    uint64_t v = 0, m = 0, lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
     if (len <= HOT_LEN) {
         const hot_slot *w = warm_line(e, k->h);
         for (size_t j = 0; j < WARM_WAYS; j++)
@@ -642,8 +635,9 @@ static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, s
     for (size_t j = 0; j < WARM16_WAYS; j++) {
         uint64_t hit = -(uint64_t)(w[j].lo == lo && w[j].hi == hi);
         v |= w[j].val & hit;
-        *more |= w[j].more & hit;
+        m |= w[j].more & hit;
     }
+    *more = m;
     return v;
 }
 
@@ -720,8 +714,8 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         return simdbpe__bpe_word(m, &e->scratch, p, len, e->out, n);
     piece_key k = {0};
     simdbpe__short_words(p, len, &k.lo, &k.hi);
-    uint64_t more = 0, v = hot_find(e, hot_lo(k.lo, len), hot_hi(k.hi, len), len, &more);
-    if (v != 0) {
+    uint64_t more = 0, v;
+    if (hot_find(e, hot_lo(k.lo, len), hot_hi(k.hi, len), len, &v, &more)) {
         *n = emit_hot_more(e->out, *n, v, &more);
         return SIMDBPE_OK;
     }
@@ -771,22 +765,13 @@ static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, si
                                   size_t b, piece_key *keys, size_t *nk, uint64_t *more)
 {
     size_t len = b - a;
-    uint64_t lo, hi = 0; /* the hot words */
-    if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
+    uint64_t lo, hi = 0, v; /* the hot words */
+    if (SIMDBPE_LIKELY(len <= HOT_LEN))
         lo = hot_key(s, n, a, len);
-        const hot_slot *hs = &e->hot[hot_index(lo)];
-        if (SIMDBPE_LIKELY(hs->key == lo))
-            return hs->val; /* a matching key has a value (hot_lo) */
-    } else {
+    else
         piece_words(s, n, a, len, &lo, &hi);
-    }
-    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE)) {
-        const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
-        if (hs->lo == lo && hs->hi == hi) {
-            *more = hs->more;
-            return hs->val;
-        }
-    }
+    if (SIMDBPE_LIKELY(len <= SIMDBPE__SHORT_PIECE) && hot_find(e, lo, hi, len, &v, more))
+        return v;
     size_t c = len < 16 ? len : 16;
     piece_key *k = &keys[(*nk)++];
     *k = (piece_key){.lo = ~lo & keep_lo[c], .hi = ~hi & keep_hi[c], .a = a, .b = b};
