@@ -441,12 +441,12 @@ Test(bpe_gpt2, pieces_ending_in_nul_bytes_found_again)
         for (size_t l = 0; l < sizeof lead; l++) {
             for (size_t space = 0; space < 2; space++) {
                 for (size_t k = 0; k <= 20; k++) {
-                    size_t len = 0;
+                    size_t len = 0, nuls = round == 1 ? 20 - k : k; /* another order */
                     if (space)
                         w[len++] = ' ';
                     w[len++] = (uint8_t)lead[l];
-                    memset(w + len, 0, round == 1 ? 20 - k : k); /* another order */
-                    len += round == 1 ? 20 - k : k;
+                    memset(w + len, 0, nuls);
+                    len += nuls;
                     check_word(&gpt2, w, len, "NUL-ending");
                 }
             }
