@@ -467,11 +467,11 @@ typedef struct tok {
  * merges of random pairs of existing tokens over a small alphabet (so that
  * merges fire often), total length <= 12. A pair whose concatenation already
  * is a token still becomes a rule (several rules can make one token). Ids
- * are a random permutation offset by 3 (ids 0..2 unused, as if specials were
- * there), so ids are neither dense from 0 nor 256 + rank.
+ * are a random permutation offset by id_base (3: ids 0..2 unused, as if
+ * specials were there), so ids are neither dense from 0 nor 256 + rank.
  */
-static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, tm_buf *vocab,
-                         tm_buf *merges)
+static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, uint32_t id_base,
+                         tm_buf *vocab, tm_buf *merges)
 {
     rng_seed(seed);
     size_t cap = 256 + n_merges;
@@ -528,7 +528,7 @@ static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, t
     /* Shuffled ids. */
     uint32_t *ids = malloc(n * sizeof *ids);
     for (size_t i = 0; i < n; i++)
-        ids[i] = (uint32_t)i + 3;
+        ids[i] = (uint32_t)i + id_base;
     for (size_t i = n - 1; i > 0; i--) {
         size_t j = rng_below((uint32_t)(i + 1));
         uint32_t x = ids[i];
@@ -553,7 +553,7 @@ static void random_model_round(uint64_t seed, size_t n_merges, const char *alpha
                                int words)
 {
     tm_buf vocab = {0}, merges = {0};
-    random_model(seed, n_merges, alphabet, &vocab, &merges);
+    random_model(seed, n_merges, alphabet, 3, &vocab, &merges);
     simdbpe_model *m = NULL;
     simdbpe_error err;
     cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
@@ -603,6 +603,76 @@ Test(bpe_random_model, wider_alphabet)
         random_model_round(seed, 800, "abcdefgh", 3000);
 }
 
+/* Compares simdbpe_encode on a text of many pieces, twice through one
+ * encoder, with the reference BPE of each pre-token; returns how many of
+ * the text's ids are at least `big`. */
+static size_t check_text(fixture *f, const uint8_t *s, size_t len, uint32_t big)
+{
+    size_t nw = 0, n_big = 0;
+    for (size_t a = 0; a < len;) {
+        size_t b = simdbpe__pretok_piece_end(s, len, a);
+        cr_assert(b > a && b - a + nw < f->cap);
+        long k = ref_encode(&f->ref, s + a, b - a, f->want + nw);
+        cr_assert_geq(k, 1, "reference failed at byte %zu", a);
+        nw += (size_t)k;
+        a = b;
+    }
+    for (size_t i = 0; i < nw; i++)
+        n_big += f->want[i] >= big;
+    for (int round = 0; round < 2; round++) {
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_encode(f->e, (const char *)s, len, NULL, &ids, &n, &err), SIMDBPE_OK,
+                     "%s", err.message);
+        char msg[160];
+        if (tu_ids_differ(ids, n, f->want, nw, msg, sizeof msg))
+            cr_assert_fail("round %d, text of %zu bytes: %s", round, len, msg);
+    }
+    return n_big;
+}
+
+/* Ids of 2^19 and more do not fit the hot tables' packed values (nor the
+ * warm tables'): pieces with such ids are written from where the general
+ * path put them, between pieces that were found in the hot tables. The
+ * ids of these models straddle 2^19. */
+Test(bpe_random_model, ids_too_large_for_a_hot_value)
+{
+    enum { TEXT = 20000 };
+    const uint32_t big = 1u << 19;
+    uint8_t *text = malloc(TEXT);
+    cr_assert_not_null(text);
+    for (uint64_t seed = 30; seed <= 33; seed++) {
+        tm_buf vocab = {0}, merges = {0};
+        random_model(seed, 300, "abcd", big - 250, &vocab, &merges);
+        simdbpe_model *m = NULL;
+        simdbpe_error err;
+        cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
+        fixture f;
+        fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+        /* Words of 1..40 letters (some over 16 bytes, some of many ids),
+         * runs of spaces and of punctuation. */
+        rng_seed(seed);
+        size_t len = 0;
+        while (len < TEXT - 64) {
+            size_t k = 1 + rng_below(rng_below(4) == 0 ? 40 : 8);
+            unsigned kind = rng_below(8);
+            text[len++] = ' ';
+            for (size_t i = 0; i < k; i++)
+                text[len++] = kind == 0 ? (uint8_t)".,;!"[rng_below(4)]
+                              : kind == 1 ? ' '
+                                          : (uint8_t)"abcd"[rng_below(4)];
+        }
+        size_t n_big = check_text(&f, text, len, big);
+        cr_assert_gt(n_big, 500, "seed %llu: only %zu ids >= 2^19", (unsigned long long)seed,
+                     n_big);
+        fixture_free(&f);
+        free(vocab.s);
+        free(merges.s);
+    }
+    free(text);
+}
+
 /* A model where some token is unreachable must say so and must not emit
  * it from the whole-token shortcut; at least one random model here has
  * such a token (checked), and the comparisons above cover the encoding. */
@@ -611,7 +681,7 @@ Test(bpe_random_model, unreachable_tokens_are_detected)
     size_t inexact = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         tm_buf vocab = {0}, merges = {0};
-        random_model(seed, 300, "abcd", &vocab, &merges);
+        random_model(seed, 300, "abcd", 3, &vocab, &merges);
         simdbpe_model *m = NULL;
         simdbpe_error err;
         cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
