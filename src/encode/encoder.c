@@ -770,19 +770,19 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  * (and, from a 32-byte slot, the `more` word in *more), or 0, with no
  * branch on which: a key that does not match gives 0, and so does an
  * empty slot (value 0; no piece's key is 0, see hot_lo). */
-static inline uint64_t first_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
-                                  size_t len, uint64_t *more)
+static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, const uint8_t *s,
+                                  size_t n, size_t a, size_t len, uint64_t *more)
 {
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
         uint64_t lo = hot_key(s, n, a, len);
-        const hot_slot *hs = &e->hot[hot_index(lo)];
+        const hot_slot *hs = &hot[hot_index(lo)];
         return hs->val & -(uint64_t)(hs->key == lo);
     }
     if (len > SIMDBPE__SHORT_PIECE)
         return 0;
     uint64_t lo, hi;
     piece_words(s, n, a, len, &lo, &hi);
-    const hot16_slot *hs = &e->hot16[hot16_index(lo, hi)];
+    const hot16_slot *hs = &hot16[hot16_index(lo, hi)];
     uint64_t hit = -(uint64_t)((hs->lo == lo) & (hs->hi == hi));
     *more = hs->more;
     return hs->val & hit;
@@ -899,6 +899,10 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
     uint16_t missed[MAX_PIECES]; /* the pieces pass 1 did not find */
     piece_key keys[MAX_PIECES];  /* of the general-path pieces, in order */
     size_t np = 0, nk = 0, nm = 0, a = *piece;
+    /* The tables in locals: through e, gcc reloaded e (spilled) and then
+     * e->hot for every piece. */
+    const hot_slot *hot = e->hot;
+    const hot16_slot *hot16 = e->hot16;
     keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
     for (size_t j = 0; j < count; j++) {
         uint64_t bits = starts[j];
@@ -907,7 +911,7 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
             bits &= bits - 1; /* the text's first start opens the first piece */
         for (; bits; bits &= bits - 1) {
             size_t b = at + (size_t)__builtin_ctzll(bits);
-            uint64_t v = first_pass(e, s, n, a, b - a, &more[np]);
+            uint64_t v = first_pass(hot, hot16, s, n, a, b - a, &more[np]);
             val[np] = v;
             ends[np] = b;
             missed[nm] = (uint16_t)np;
@@ -948,7 +952,7 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
         if (st == SIMDBPE_OK) {
             piece_key key = {0}; /* gcc cannot see that only pass 1's write is read */
             size_t nk = 0;
-            uint64_t more = 0, val = first_pass(e, s, len, piece, len - piece, &more);
+            uint64_t more = 0, val = first_pass(e->hot, e->hot16, s, len, piece, len - piece, &more);
             if (val == 0)
                 miss_pass(e, s, len, piece, len, 0, &key, &nk, &val, &more);
             st = emit_pieces(e, s, &val, &more, 1, &key, nk, len - piece, n);
