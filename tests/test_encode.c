@@ -394,6 +394,30 @@ Test(encode, one_model_many_threads)
     free(text);
 }
 
+/* An encode needs little stack: it runs on a thread given 64 KB of it
+ * (musl gives new threads 128 KB; the encoder's per-chunk arrays alone
+ * once took 84 KB of stack). */
+Test(encode, runs_on_a_small_thread_stack)
+{
+    size_t len;
+    char *text = tu_read(TU_GOLDEN_DIR "/stress.jsonl", &len);
+    size_t n;
+    const uint32_t *ids = tu_encode(enc, text, len, NULL, &n);
+    uint32_t *want = malloc(n * sizeof *want);
+    memcpy(want, ids, n * sizeof *ids);
+    thread_job job = {model, text, len, want, n, 0};
+    pthread_attr_t attr;
+    pthread_t th;
+    cr_assert_eq(pthread_attr_init(&attr), 0);
+    cr_assert_eq(pthread_attr_setstacksize(&attr, 64 * 1024), 0);
+    cr_assert_eq(pthread_create(&th, &attr, thread_main, &job), 0);
+    pthread_join(th, NULL);
+    pthread_attr_destroy(&attr);
+    cr_assert(job.ok, "the thread got different ids");
+    free(want);
+    free(text);
+}
+
 Test(encode, kernel_choice)
 {
     cr_assert_str_neq(simdbpe_encoder_kernel_name(enc), "");

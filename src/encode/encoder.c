@@ -177,6 +177,7 @@ struct simdbpe_encoder {
     size_t warm_room; /* entries to put before the tables grow; SIZE_MAX: they have */
     void *warm_map;
     size_t warm_map_len;
+    struct chunk_work *work; /* encode_chunk's arrays (84 KB: not on the stack) */
 };
 
 /*
@@ -247,6 +248,8 @@ static bool map_warm(simdbpe_encoder *e, unsigned shift)
     return true;
 }
 
+static struct chunk_work *chunk_work_new(void);
+
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
 {
     if (!model || !out)
@@ -258,6 +261,11 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
+    e->work = chunk_work_new();
+    if (!e->work) {
+        free(e);
+        return SIMDBPE_ERR_NOMEM;
+    }
     size_t cache_bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
     size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
@@ -292,6 +300,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
 {
     if (!e)
         return;
+    free(e->work);
     free(e->out);
     free(e->clean);
     unmap_tables(e->tables, e->tables_len);
@@ -885,6 +894,21 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
     return SIMDBPE_OK;
 }
 
+/* The arrays of encode_chunk, in the encoder: on the stack they made an
+ * 84 KB frame, too close to the 128 KB of some C libraries' threads. */
+struct chunk_work {
+    uint64_t val[MAX_PIECES];    /* pass-1 value of each piece, 0 = general path */
+    uint64_t more[MAX_PIECES];   /* its slot's `more` word, where val has HOT_MORE */
+    size_t ends[MAX_PIECES];     /* where it ends */
+    uint16_t missed[MAX_PIECES]; /* the pieces pass 1 did not find */
+    piece_key keys[MAX_PIECES];  /* of the general-path pieces, in order */
+};
+
+static struct chunk_work *chunk_work_new(void)
+{
+    return malloc(sizeof(struct chunk_work));
+}
+
 /* Encodes the pieces that end in one chunk of the pre-tokenizer: its
  * piece starts are the bits of starts[0..count) (bit i of word j is byte
  * base + 64 j + i of s[0..n)); *piece is where the piece open at the
@@ -893,17 +917,16 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
                                    const uint64_t *starts, size_t count, size_t base,
                                    size_t *piece, size_t *n_out)
 {
-    uint64_t val[MAX_PIECES];    /* pass-1 value of each piece, 0 = general path */
-    uint64_t more[MAX_PIECES];   /* its slot's `more` word, where val has HOT_MORE */
-    size_t ends[MAX_PIECES];     /* where it ends */
-    uint16_t missed[MAX_PIECES]; /* the pieces pass 1 did not find */
-    piece_key keys[MAX_PIECES];  /* of the general-path pieces, in order */
+    struct chunk_work *w = e->work;
+    uint64_t *val = w->val, *more = w->more;
+    size_t *ends = w->ends;
+    uint16_t *missed = w->missed;
+    piece_key *keys = w->keys;
     size_t np = 0, nk = 0, nm = 0, a = *piece;
     /* The tables in locals: through e, gcc reloaded e (spilled) and then
      * e->hot for every piece. */
     const hot_slot *hot = e->hot;
     const hot16_slot *hot16 = e->hot16;
-    keys[0] = (piece_key){0}; /* gcc cannot see that pass 3 reads only what pass 1 wrote */
     for (size_t j = 0; j < count; j++) {
         uint64_t bits = starts[j];
         size_t at = base + 64 * j;
