@@ -371,27 +371,36 @@ static void *thread_main(void *arg)
     return NULL;
 }
 
+/* A job on the stress file, with the ids this thread's encoder gives it
+ * (free its text and want). */
+static thread_job stress_job(void)
+{
+    thread_job j = {.m = model};
+    j.text = tu_read(TU_GOLDEN_DIR "/stress.jsonl", &j.len);
+    const uint32_t *ids = tu_encode(enc, j.text, j.len, NULL, &j.n_want);
+    uint32_t *want = malloc(j.n_want * sizeof *want);
+    cr_assert_not_null(want);
+    memcpy(want, ids, j.n_want * sizeof *ids);
+    j.want = want;
+    return j;
+}
+
 /* One model, one encoder per thread: every thread gets the same ids. */
 Test(encode, one_model_many_threads)
 {
-    size_t len;
-    char *text = tu_read(TU_GOLDEN_DIR "/stress.jsonl", &len);
-    size_t n;
-    const uint32_t *ids = tu_encode(enc, text, len, NULL, &n);
-    uint32_t *want = malloc(n * sizeof *want);
-    memcpy(want, ids, n * sizeof *ids);
     thread_job jobs[4];
     pthread_t th[4];
+    jobs[0] = stress_job();
     for (int i = 0; i < 4; i++) {
-        jobs[i] = (thread_job){model, text, len, want, n, 0};
+        jobs[i] = jobs[0];
         cr_assert_eq(pthread_create(&th[i], NULL, thread_main, &jobs[i]), 0);
     }
     for (int i = 0; i < 4; i++) {
         pthread_join(th[i], NULL);
         cr_assert(jobs[i].ok, "thread %d got different ids", i);
     }
-    free(want);
-    free(text);
+    free((void *)jobs[0].want);
+    free((void *)jobs[0].text);
 }
 
 /* An encode needs little stack: it runs on a thread given 64 KB of it
@@ -399,13 +408,7 @@ Test(encode, one_model_many_threads)
  * once took 84 KB of stack). */
 Test(encode, runs_on_a_small_thread_stack)
 {
-    size_t len;
-    char *text = tu_read(TU_GOLDEN_DIR "/stress.jsonl", &len);
-    size_t n;
-    const uint32_t *ids = tu_encode(enc, text, len, NULL, &n);
-    uint32_t *want = malloc(n * sizeof *want);
-    memcpy(want, ids, n * sizeof *ids);
-    thread_job job = {model, text, len, want, n, 0};
+    thread_job job = stress_job();
     pthread_attr_t attr;
     pthread_t th;
     cr_assert_eq(pthread_attr_init(&attr), 0);
@@ -414,8 +417,8 @@ Test(encode, runs_on_a_small_thread_stack)
     pthread_join(th, NULL);
     pthread_attr_destroy(&attr);
     cr_assert(job.ok, "the thread got different ids");
-    free(want);
-    free(text);
+    free((void *)job.want);
+    free((void *)job.text);
 }
 
 Test(encode, kernel_choice)
