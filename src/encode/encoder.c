@@ -415,6 +415,8 @@ static const uint64_t keep_hi[17] = {
  * ends, and a piece's first word is never 0, an empty slot's key. A key
  * that matches is therefore the piece, with a value: no length to
  * compare, no empty slot to rule out. A piece of up to 8 bytes has hi = 0.
+ * hot_lo and hot_hi undo themselves: applied to hot words, they give the
+ * zero-padded words back.
  */
 static inline uint64_t hot_lo(uint64_t lo, size_t len)
 {
@@ -689,7 +691,7 @@ static void grow_warm(simdbpe_encoder *e)
         uint64_t v = old[i].val;
         if (v != 0) {
             size_t len = (v & 0xF) + 1;
-            uint64_t lo = ~old[i].key & keep_lo[len];
+            uint64_t lo = hot_lo(old[i].key, len);
             piece_key k = {.lo = lo, .h = simdbpe__hash_short(lo, 0, len)};
             warm_put(e, &k, len, v, 0);
         }
@@ -698,7 +700,7 @@ static void grow_warm(simdbpe_encoder *e)
         const hot16_slot *w = &old16[i];
         if (w->val != 0) {
             size_t len = (w->val & 0xF) + 1;
-            uint64_t lo = ~w->lo & keep_lo[len], hi = ~w->hi & keep_hi[len];
+            uint64_t lo = hot_lo(w->lo, len), hi = hot_hi(w->hi, len);
             piece_key k = {.lo = lo, .hi = hi, .h = simdbpe__hash_short(lo, hi, len)};
             warm_put(e, &k, len, w->val, w->more);
         }
@@ -801,7 +803,9 @@ static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, 
  * not find: if it is up to 8 bytes, its value and `more` word from its
  * 32-byte slot (pieces of 4-6 ids) into val[i] and more[i]; else (or if
  * not there) its key goes to keys[*nk] and is prefetched, and val[i]
- * stays 0. */
+ * stays 0. Its hot words are read again: pass 1 keeps only values, and
+ * keeping the words of every piece cost more than reading them again
+ * for the few it missed. */
 static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
                              size_t b, size_t i, piece_key *keys, size_t *nk, uint64_t *val,
                              uint64_t *more)
@@ -821,17 +825,18 @@ static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t 
     }
     size_t c = len < 16 ? len : 16;
     piece_key *k = &keys[(*nk)++];
-    *k = (piece_key){.lo = ~lo & keep_lo[c], .hi = ~hi & keep_hi[c], .a = a, .b = b, .i = i};
+    *k = (piece_key){.lo = hot_lo(lo, c), .hi = hot_hi(hi, c), .a = a, .b = b, .i = i};
     prepare_piece(e, s, k);
 }
 
 /* Passes 2 and 3 for np pieces whose pass-1 values are val[] (with the
  * `more` words in more[]) and whose general-path keys are keys[0..nk);
  * the pieces span `span` bytes. Pass 3 first gives each general-path
- * piece a value: its ids packed as in a hot value, or HOT_MORE with no
- * ids, their number in the id bits and in its `more` word where they
- * were written, past the room the chunk's ids can take (one per byte). Then all the pieces' values are
- * written out, with no branch on where a value came from. */
+ * piece a value: its ids packed as in a hot value, or, if they do not
+ * fit one, HOT_MORE with no ids and their number in the id bits, and in
+ * its `more` word where they were written (past the room the chunk's
+ * ids can take, one per byte). Then all the pieces' values are written
+ * out, with no branch on where a value came from. */
 static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t *val,
                                   uint64_t *more, size_t np, piece_key *keys, size_t nk,
                                   size_t span, size_t *n_out)
