@@ -66,6 +66,8 @@
 #include <sys/mman.h>
 #endif
 
+#include <simde/x86/sse2.h>
+
 #include "../../kernels/kernels.h"
 #include "../model/model.h"
 #include "../pretok/pretok.h"
@@ -102,12 +104,15 @@ typedef struct long_slot {
  * that need one compare, 1 MB for the short pieces made repeated passes
  * over English 4% and code 7% faster, one English pass 3%, and one pass
  * of code or multilingual the same (2 MB for the longer pieces too: English
- * faster, multilingual slower). Their value packs the length (for moving
- * entries; lookups need only the key), the number of ids and the ids
- * (each < 2^19, which every vocabulary in use meets; a piece with a
- * larger id is not kept here):
- * val = (len - 1) | more << 4 | n_ids << 5 | id0 << 7 | id1 << 26 | id2 << 45.
- * Nearly every piece of text is served from here.
+ * faster, multilingual slower). Their value packs the ids (each < 2^16,
+ * as all of GPT-2's are; a piece with a larger id is not kept here), the
+ * length (for moving entries; lookups need only the key) and the number
+ * of ids:
+ * val = id0 | id1 << 16 | id2 << 32 | (len - 1) << 48 | more << 52 | n_ids << 62.
+ * 16-bit ids go out with one vector store (emit_hot); with 19-bit ones,
+ * the shifts and masks of three stores made writing the ids out cost
+ * about as much as finding them. Nearly every piece of text is served
+ * from here.
  *
  * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
  * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
@@ -117,9 +122,10 @@ typedef struct long_slot {
 #define HOT_BITS 16
 #define HOT16_BITS 14
 #define HOT_LEN 8
-#define HOT_ID_BITS 19
-#define HOT_ID_MASK ((1u << HOT_ID_BITS) - 1)
-#define HOT_MORE 0x10u /* the ids go on in the slot's `more` word */
+#define HOT_ID_BITS 16
+#define HOT_LEN_SHIFT 48
+#define HOT_MORE ((uint64_t)1 << 52) /* the ids go on in the slot's `more` word */
+#define HOT_N_SHIFT 62
 
 /* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^18 of 32
  * bytes in lines of 2 (see the top of the file). An encoder starts with
@@ -541,23 +547,23 @@ static inline size_t hot16_index(uint64_t lo, uint64_t hi)
  * if an id is too large. */
 static inline uint64_t pack_ids(const uint32_t *ids, size_t n)
 {
-    uint64_t v = (uint64_t)n << 5;
+    uint64_t v = (uint64_t)n << HOT_N_SHIFT;
     for (size_t i = 0; i < n; i++) {
         if (ids[i] >= (1u << HOT_ID_BITS))
             return 0;
-        v |= (uint64_t)ids[i] << (7 + HOT_ID_BITS * i);
+        v |= (uint64_t)ids[i] << (HOT_ID_BITS * i);
     }
     return v;
 }
 
-/* Writes the ids of hot value v at out[no..] (room for three); returns
- * the new count. */
+/* Writes the ids of hot value v at out[no..] (room for four: its 16-bit
+ * fields widened, with one store); returns the new count. */
 static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 {
-    out[no] = (uint32_t)(v >> 7) & HOT_ID_MASK;
-    out[no + 1] = (uint32_t)(v >> (7 + HOT_ID_BITS)) & HOT_ID_MASK;
-    out[no + 2] = (uint32_t)(v >> (7 + 2 * HOT_ID_BITS));
-    return no + ((v >> 5) & 3);
+    simde__m128i x = simde_mm_cvtsi64_si128((int64_t)v);
+    x = simde_mm_unpacklo_epi16(x, simde_mm_setzero_si128());
+    simde_mm_storeu_si128((void *)(out + no), x);
+    return no + (v >> HOT_N_SHIFT);
 }
 
 /* Remembers the hot value v of a general-path piece of `len` bytes (up to
@@ -586,7 +592,7 @@ static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n, uint64
     uint64_t v = pack_ids(ids, n <= 3 ? n : 3);
     if (n > 3 && (*more = pack_ids(ids + 3, n - 3)) == 0)
         return 0;
-    return v != 0 ? v | (len - 1) | (n > 3 ? HOT_MORE : 0) : 0;
+    return v != 0 ? v | (uint64_t)(len - 1) << HOT_LEN_SHIFT | (n > 3 ? HOT_MORE : 0) : 0;
 }
 
 /* Whether a hot table holds the piece of `len` bytes (1..16) with hot
@@ -615,7 +621,7 @@ static inline bool hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, 
 }
 
 /* Writes the ids of hot value v, and of *more if v says so (only then is
- * *more read), at out[no..] (room for six); returns the new count. */
+ * *more read), at out[no..] (room for seven); returns the new count. */
 static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const uint64_t *more)
 {
     no = emit_hot(out, no, v);
@@ -690,7 +696,7 @@ static void grow_warm(simdbpe_encoder *e)
     for (size_t i = n; i-- > 0;) {
         uint64_t v = old[i].val;
         if (v != 0) {
-            size_t len = (v & 0xF) + 1;
+            size_t len = (size_t)(v >> HOT_LEN_SHIFT & 0xF) + 1;
             uint64_t lo = hot_lo(old[i].key, len);
             piece_key k = {.lo = lo, .h = simdbpe__hash_short(lo, 0, len)};
             warm_put(e, &k, len, v, 0);
@@ -699,7 +705,7 @@ static void grow_warm(simdbpe_encoder *e)
     for (size_t i = n16; i-- > 0;) {
         const hot16_slot *w = &old16[i];
         if (w->val != 0) {
-            size_t len = (w->val & 0xF) + 1;
+            size_t len = (size_t)(w->val >> HOT_LEN_SHIFT & 0xF) + 1;
             uint64_t lo = hot_lo(w->lo, len), hi = hot_hi(w->hi, len);
             piece_key k = {.lo = lo, .hi = hi, .h = simdbpe__hash_short(lo, hi, len)};
             warm_put(e, &k, len, w->val, w->more);
@@ -746,7 +752,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
 }
 
 /* The parts of p[0..len), the first of which ends at `cut`; the caller
- * made room for len ids and the three a hot value writes. */
+ * made room for len ids and the seven entries a hot value writes. */
 static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t cut,
                                    size_t *n)
 {
@@ -843,7 +849,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
 {
     for (size_t j = 0; j < nk; j++)
         locate_piece(e, &keys[j]);
-    size_t side = *n_out + span + 8; /* emit_hot writes up to 5 ids past the count */
+    size_t side = *n_out + span + 8; /* emit_hot writes up to 3 entries past the count */
     for (size_t j = 0; j < nk; j++) {
         const piece_key *k = &keys[j];
         size_t len = k->b - k->a, i = k->i;
@@ -875,7 +881,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
             val[i] = v;
             continue;
         }
-        val[i] = HOT_MORE | (uint64_t)got << 7; /* no ids in the value itself */
+        val[i] = HOT_MORE | got; /* no ids in the value itself, n_ids 0 */
         more[i] = start;
         side = n_now;
     }
@@ -886,10 +892,10 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         no = emit_hot(out, no, v);
         if (SIMDBPE_UNLIKELY(v & HOT_MORE)) {
             uint64_t m = more[i];
-            if (SIMDBPE_LIKELY(v & (3u << 5))) {
+            if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT)) {
                 no = emit_hot(out, no, m);
             } else {
-                size_t got = (size_t)(v >> 7);
+                size_t got = (size_t)(v & (HOT_MORE - 1));
                 memcpy(out + no, out + m, got * sizeof *out);
                 no += got;
             }
