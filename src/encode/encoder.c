@@ -788,17 +788,30 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  * branch on which: a key that does not match gives 0, and so does an
  * empty slot (value 0; no piece's key is 0, see hot_lo). */
 static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, const uint8_t *s,
-                                  size_t n, size_t a, size_t len, uint64_t *more)
+                                  size_t n, size_t a, size_t len, uint64_t *more, bool safe)
 {
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
-        uint64_t lo = hot_key(s, n, a, len);
+        uint64_t lo;
+        if (safe) {
+            memcpy(&lo, s + a, 8);
+            lo = ~simdbpe__le64(lo) & keep_lo[len];
+        } else {
+            lo = hot_key(s, n, a, len);
+        }
         const hot_slot *hs = &hot[hot_index(lo)];
         return hs->val & -(uint64_t)(hs->key == lo);
     }
     if (len > SIMDBPE__SHORT_PIECE)
         return 0;
     uint64_t lo, hi;
-    piece_words(s, n, a, len, &lo, &hi);
+    if (safe) {
+        memcpy(&lo, s + a, 8);
+        memcpy(&hi, s + a + 8, 8);
+        lo = ~simdbpe__le64(lo);
+        hi = ~simdbpe__le64(hi) & keep_hi[len];
+    } else {
+        piece_words(s, n, a, len, &lo, &hi);
+    }
     const hot16_slot *hs = &hot16[hot16_index(lo, hi)];
     uint64_t hit = -(uint64_t)((hs->lo == lo) & (hs->hi == hi));
     *more = hs->more;
@@ -924,16 +937,19 @@ static struct chunk_work *chunk_work_new(void)
  * piece starts are the bits of starts[0..count) (bit i of word j is byte
  * base + 64 j + i of s[0..n)); *piece is where the piece open at the
  * chunk's start began, and becomes where the one open at its end begins. */
-static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t n,
-                                   const uint64_t *starts, size_t count, size_t base,
-                                   size_t *piece, size_t *n_out)
+/* Pass 1 over the pieces that end in a chunk (see encode_chunk), from
+ * a (the start of the piece open at its start); returns their number
+ * and their values, ends, misses (*nm of them), `more` words. With
+ * `safe`, 16 bytes can be read from where any of them starts: no bounds
+ * checks (encode_chunk makes a copy of each kind). */
+static inline __attribute__((always_inline)) size_t hit_pass(
+    const simdbpe_encoder *e, const uint8_t *s, size_t n, const uint64_t *starts, size_t count,
+    size_t base, size_t a, struct chunk_work *w, size_t *nm_out, bool safe)
 {
-    struct chunk_work *w = e->work;
     uint64_t *val = w->val, *more = w->more;
     size_t *ends = w->ends;
     uint16_t *missed = w->missed;
-    piece_key *keys = w->keys;
-    size_t np = 0, nk = 0, nm = 0, a = *piece;
+    size_t np = 0, nm = 0;
     /* The tables in locals: through e, gcc reloaded e (spilled) and then
      * e->hot for every piece. */
     const hot_slot *hot = e->hot;
@@ -945,7 +961,7 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
             bits &= bits - 1; /* the text's first start opens the first piece */
         for (; bits; bits &= bits - 1) {
             size_t b = at + (size_t)__builtin_ctzll(bits);
-            uint64_t v = first_pass(hot, hot16, s, n, a, b - a, &more[np]);
+            uint64_t v = first_pass(hot, hot16, s, n, a, b - a, &more[np], safe);
             val[np] = v;
             ends[np] = b;
             missed[nm] = (uint16_t)np;
@@ -954,6 +970,25 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
             a = b;
         }
     }
+    *nm_out = nm;
+    return np;
+}
+
+static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t n,
+                                   const uint64_t *starts, size_t count, size_t base,
+                                   size_t *piece, size_t *n_out)
+{
+    struct chunk_work *w = e->work;
+    uint64_t *val = w->val, *more = w->more;
+    size_t *ends = w->ends;
+    uint16_t *missed = w->missed;
+    piece_key *keys = w->keys;
+    size_t nk = 0, nm, np;
+    if (SIMDBPE_LIKELY(base + 64 * count + 16 <= n))
+        np = hit_pass(e, s, n, starts, count, base, *piece, w, &nm, true);
+    else
+        np = hit_pass(e, s, n, starts, count, base, *piece, w, &nm, false);
+    size_t a = np ? ends[np - 1] : *piece;
     for (size_t j = 0; j < nm; j++) {
         size_t i = missed[j];
         miss_pass(e, s, n, i ? ends[i - 1] : *piece, ends[i], i, keys, &nk, val, more);
@@ -986,7 +1021,8 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
         if (st == SIMDBPE_OK) {
             piece_key key = {0}; /* gcc cannot see that only pass 1's write is read */
             size_t nk = 0;
-            uint64_t more = 0, val = first_pass(e->hot, e->hot16, s, len, piece, len - piece, &more);
+            uint64_t more = 0,
+                     val = first_pass(e->hot, e->hot16, s, len, piece, len - piece, &more, false);
             if (val == 0)
                 miss_pass(e, s, len, piece, len, 0, &key, &nk, &val, &more);
             st = emit_pieces(e, s, &val, &more, 1, &key, nk, len - piece, n);
