@@ -674,6 +674,50 @@ Test(bpe_random_model, ids_too_large_for_a_hot_value)
     free(text);
 }
 
+/* Pieces of more than six ids that are their bytes' ids (no merge applies
+ * anywhere in them) are remembered by a value that says so (HOT_BYTES),
+ * found again whole and as parts of cut words. In this model "c a",
+ * "ca b", "c b" and "cb a" make a and b joinable both ways (so "abab..."
+ * is never cut) while no merge applies to it; nothing joins ' ', x or y,
+ * so " abab...x" is cut into " ", "abab..." and "x", and the part is
+ * looked up again in the next word. */
+Test(bpe_hand_model, pieces_of_byte_ids_whole_and_as_parts)
+{
+    tm_buf vocab = {0}, merges = {0};
+    tm_vocab_begin(&vocab, NULL, -1);
+    tm_vocab_token(&vocab, "ca", 256);
+    tm_vocab_token(&vocab, "cab", 257);
+    tm_vocab_token(&vocab, "cb", 258);
+    tm_vocab_token(&vocab, "cba", 259);
+    tm_vocab_end(&vocab);
+    const char *rules = "#version: 0.2\nc a\nca b\nc b\ncb a\n";
+    tm_add(&merges, rules, strlen(rules));
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
+    fixture f;
+    fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+    /* Words of 7..16 letters alone (after '.'), and with ' ' and x, y, or
+     * "cab" after them (parts of byte ids next to merged ones). */
+    static const char *const tails[] = {"x", "y", "cab", ""};
+    char text[8192];
+    size_t len = 0;
+    for (int round = 0; round < 3; round++)
+        for (size_t w = 7; w <= 16; w++)
+            for (size_t t = 0; t < 4; t++) {
+                text[len++] = t == 3 ? '.' : ' ';
+                for (size_t i = 0; i < w; i++)
+                    text[len++] = "ab"[i % 2];
+                memcpy(text + len, tails[t], strlen(tails[t]));
+                len += strlen(tails[t]);
+            }
+    cr_assert_lt(len, sizeof text);
+    check_text(&f, (const uint8_t *)text, len, UINT32_MAX);
+    fixture_free(&f);
+    free(vocab.s);
+    free(merges.s);
+}
+
 /* A model where some token is unreachable must say so and must not emit
  * it from the whole-token shortcut; at least one random model here has
  * such a token (checked), and the comparisons above cover the encoding. */

@@ -118,13 +118,21 @@ typedef struct long_slot {
  * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
  * the slot's fourth word holds the rest, packed like a value without a
  * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
- * 4-6 byte-level ids) and some runs of symbols in code are such pieces. */
+ * 4-6 byte-level ids) and some runs of symbols in code are such pieces.
+ *
+ * A piece of more ids whose ids are those of its bytes, one each (no
+ * merge applies anywhere in it: a newline and the next line's
+ * indentation, 230 K pieces a pass over the code corpus), has a value
+ * that says so (HOT_BYTES), in the table of its length: its ids are
+ * written from its bytes. */
 #define HOT_BITS 16
 #define HOT16_BITS 14
 #define HOT_LEN 8
 #define HOT_ID_BITS 16
 #define HOT_LEN_SHIFT 48
 #define HOT_MORE ((uint64_t)1 << 52) /* the ids go on in the slot's `more` word */
+/* With HOT_MORE and n_ids 0: the piece's ids are its bytes' ids (see hot_val) */
+#define HOT_BYTES ((uint64_t)1 << 53)
 #define HOT_N_SHIFT 62
 
 /* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^18 of 32
@@ -569,11 +577,18 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 /* Remembers the hot value v of a general-path piece of `len` bytes (up to
  * 16) in its hot table; if v has HOT_MORE, in its 32-byte slot with the
  * `more` word. */
+/* Whether the value v of a piece of `len` bytes goes to the 16-byte slots
+ * (hot or warm): up to 8 bytes, and no `more` word. */
+static inline bool in_short_slot(size_t len, uint64_t v)
+{
+    return len <= HOT_LEN && (v & (HOT_MORE | HOT_BYTES)) != HOT_MORE;
+}
+
 static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                            uint64_t more)
 {
     uint64_t lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
-    if (len <= HOT_LEN && !(v & HOT_MORE)) {
+    if (in_short_slot(len, v)) {
         hot_slot *hs = &e->hot[hot_index(lo)];
         hs->key = lo;
         hs->val = v;
@@ -582,13 +597,22 @@ static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, u
     }
 }
 
-/* The hot value of a piece of `len` bytes (up to 16) that encodes to
- * ids[0..n) (n >= 1), with the ids after the third in *more if n is 4..6;
- * 0 if it does not fit one (more ids, or an id too large). */
-static inline uint64_t hot_val(size_t len, const uint32_t *ids, size_t n, uint64_t *more)
+/* The hot value of the piece p[0..len) (len up to 16) that encodes to
+ * ids[0..n) (n >= 1), with the ids after the third in *more if n is 4..6
+ * (a HOT_BYTES value if n is more and they are its bytes' ids); 0 if it
+ * does not fit one (more ids, or an id too large). */
+static inline uint64_t hot_val(const simdbpe_model *m, const uint8_t *p, size_t len,
+                               const uint32_t *ids, size_t n, uint64_t *more)
 {
-    if (n > 6)
-        return 0;
+    if (n > 6) {
+        if (n != len)
+            return 0;
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] != m->byte_id[p[i]])
+                return 0;
+        *more = 0;
+        return HOT_MORE | HOT_BYTES | (uint64_t)(len - 1) << HOT_LEN_SHIFT;
+    }
     uint64_t v = pack_ids(ids, n <= 3 ? n : 3);
     if (n > 3 && (*more = pack_ids(ids + 3, n - 3)) == 0)
         return 0;
@@ -620,13 +644,29 @@ static inline bool hot_find(const simdbpe_encoder *e, uint64_t lo, uint64_t hi, 
     return true;
 }
 
-/* Writes the ids of hot value v, and of *more if v says so (only then is
- * *more read), at out[no..] (room for seven); returns the new count. */
-static inline size_t emit_hot_more(uint32_t *out, size_t no, uint64_t v, const uint64_t *more)
+/* Writes the ids of the bytes p[0..len) at out[no..]; returns the new
+ * count. */
+static inline size_t emit_bytes(const simdbpe_model *m, uint32_t *out, size_t no,
+                                const uint8_t *p, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        out[no + i] = m->byte_id[p[i]];
+    return no + len;
+}
+
+/* Writes the ids of hot value v of the piece at p, and of *more if v says
+ * so (only then is *more read), at out[no..] (room for the piece's length
+ * and seven); returns the new count. */
+static inline size_t emit_hot_more(const simdbpe_model *m, uint32_t *out, size_t no, uint64_t v,
+                                   const uint64_t *more, const uint8_t *p)
 {
     no = emit_hot(out, no, v);
-    if (SIMDBPE_UNLIKELY(v & HOT_MORE))
-        no = emit_hot(out, no, *more);
+    if (SIMDBPE_UNLIKELY(v & HOT_MORE)) {
+        if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT))
+            no = emit_hot(out, no, *more);
+        else
+            no = emit_bytes(m, out, no, p, (size_t)(v >> HOT_LEN_SHIFT & 0xF) + 1);
+    }
     return no;
 }
 
@@ -669,7 +709,7 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
     if (SIMDBPE_UNLIKELY(--e->warm_room == 0))
         grow_warm(e);
     uint64_t lo = hot_lo(k->lo, len), hi = hot_hi(k->hi, len);
-    if (len <= HOT_LEN && !(v & HOT_MORE)) {
+    if (in_short_slot(len, v)) {
         hot_slot *w = warm_line(e, k->h);
         memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
         *w = (hot_slot){lo, v};
@@ -734,7 +774,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
     simdbpe__short_words(p, len, &k.lo, &k.hi);
     uint64_t more = 0, v;
     if (hot_find(e, hot_lo(k.lo, len), hot_hi(k.hi, len), len, &v, &more)) {
-        *n = emit_hot_more(e->out, *n, v, &more);
+        *n = emit_hot_more(m, e->out, *n, v, &more, p);
         return SIMDBPE_OK;
     }
     size_t start = *n;
@@ -746,7 +786,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    if ((v = hot_val(len, e->out + start, *n - start, &more)) != 0)
+    if ((v = hot_val(m, p, len, e->out + start, *n - start, &more)) != 0)
         hot_put(e, &k, len, v, more);
     return SIMDBPE_OK;
 }
@@ -850,15 +890,16 @@ static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t 
 
 /* Passes 2 and 3 for np pieces whose pass-1 values are val[] (with the
  * `more` words in more[]) and whose general-path keys are keys[0..nk);
- * the pieces span `span` bytes. Pass 3 first gives each general-path
+ * the pieces span `span` bytes from s[first], the i-th ending at
+ * ends[i] (HOT_BYTES values are written from the bytes). Pass 3 first gives each general-path
  * piece a value: its ids packed as in a hot value, or, if they do not
  * fit one, HOT_MORE with no ids and their number in the id bits, and in
  * its `more` word where they were written (past the room the chunk's
  * ids can take, one per byte). Then all the pieces' values are written
  * out, with no branch on where a value came from. */
 static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t *val,
-                                  uint64_t *more, size_t np, piece_key *keys, size_t nk,
-                                  size_t span, size_t *n_out)
+                                  uint64_t *more, const size_t *ends, size_t first, size_t np,
+                                  piece_key *keys, size_t nk, size_t span, size_t *n_out)
 {
     for (size_t j = 0; j < nk; j++)
         locate_piece(e, &keys[j]);
@@ -883,7 +924,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         const uint32_t *ids = e->out + start;
         size_t got = n_now - start;
         if (len <= SIMDBPE__SHORT_PIECE) {
-            if ((v = hot_val(len, ids, got, &w_more)) != 0) {
+            if ((v = hot_val(e->m, s + k->a, len, ids, got, &w_more)) != 0) {
                 hot_put(e, k, len, v, w_more);
                 warm_put(e, k, len, v, w_more);
                 val[i] = v;
@@ -907,6 +948,9 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
             uint64_t m = more[i];
             if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT)) {
                 no = emit_hot(out, no, m);
+            } else if (v & HOT_BYTES) {
+                size_t a = i ? ends[i - 1] : first;
+                no = emit_bytes(e->m, out, no, s + a, (size_t)(v >> HOT_LEN_SHIFT & 0xF) + 1);
             } else {
                 size_t got = (size_t)(v & (HOT_MORE - 1));
                 memcpy(out + no, out + m, got * sizeof *out);
@@ -995,7 +1039,7 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
     }
     size_t span = a - *piece;
     *piece = a;
-    return emit_pieces(e, s, val, more, np, keys, nk, span, n_out);
+    return emit_pieces(e, s, val, more, ends, *piece - span, np, keys, nk, span, n_out);
 }
 
 /* Splits s[0..len) into pre-tokens and encodes each one. */
@@ -1025,7 +1069,7 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
                      val = first_pass(e->hot, e->hot16, s, len, piece, len - piece, &more, false);
             if (val == 0)
                 miss_pass(e, s, len, piece, len, 0, &key, &nk, &val, &more);
-            st = emit_pieces(e, s, &val, &more, 1, &key, nk, len - piece, n);
+            st = emit_pieces(e, s, &val, &more, &len, piece, 1, &key, nk, len - piece, n);
         }
     }
     return st;
