@@ -9,8 +9,8 @@
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
  *        - in a hot table (pieces of 1..16 bytes that encode to up to three
- *          ids, or to up to six in the 32-byte slots; 98% of English
- *          pieces are up to 16 bytes): copy them;
+ *          ids, or to up to six in the 32-byte slots, or to their bytes'
+ *          ids; 98% of English pieces are up to 16 bytes): copy them;
  *        - in a warm table (the same kind of pieces, over three times as
  *          many of them): copy them;
  *        - the whole pre-token is a token BPE would produce whole (the
