@@ -858,11 +858,23 @@ static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, 
     return hs->val & hit;
 }
 
+/* Whether no merge spans any place in p[0..len) (simdbpe__may_join): then
+ * its ids are its bytes' ids (it is cut into single bytes, see
+ * encode_parts). */
+static inline bool all_cut(const simdbpe_model *m, const uint8_t *p, size_t len)
+{
+    for (size_t i = 1; i < len; i++)
+        if (simdbpe__may_join(m, p[i - 1], p[i]))
+            return false;
+    return true;
+}
+
 /* Pass 1b for the piece s[a..b), the i-th of its chunk, that pass 1 did
- * not find: if it is up to 8 bytes, its value and `more` word from its
- * 32-byte slot (pieces of 4-6 ids) into val[i] and more[i]; else (or if
- * not there) its key goes to keys[*nk] and is prefetched, and val[i]
- * stays 0. Its hot words are read again: pass 1 keeps only values, and
+ * not find: if it is over 16 bytes and no merge spans any place in it,
+ * a HOT_BYTES value into val[i]; if it is up to 8 bytes, its value and
+ * `more` word from its 32-byte slot (pieces of 4-6 ids) into val[i] and
+ * more[i]; else (or if not there) its key goes to keys[*nk] and is
+ * prefetched, and val[i] stays 0. Its hot words are read again: pass 1 keeps only values, and
  * keeping the words of every piece cost more than reading them again
  * for the few it missed. */
 static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
@@ -870,6 +882,12 @@ static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t 
                              uint64_t *more)
 {
     size_t len = b - a;
+    if (len > SIMDBPE__SHORT_PIECE && all_cut(e->m, s + a, len)) {
+        /* A long run of spaces after a newline (indentation in code):
+         * no lookup at all, its bytes' ids are written in pass 3. */
+        val[i] = HOT_MORE | HOT_BYTES;
+        return;
+    }
     uint64_t lo, hi = 0; /* the hot words */
     if (len <= HOT_LEN) {
         lo = hot_key(s, n, a, len);
@@ -939,6 +957,11 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         more[i] = start;
         side = n_now;
     }
+    /* Room for all: up to one id per byte, and what emit_hot writes past
+     * them (a long piece of byte ids has reserved nothing for itself). */
+    simdbpe_status st = reserve_out(e, *n_out, span + 8);
+    if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
+        return st;
     uint32_t *out = e->out;
     size_t no = *n_out;
     for (size_t i = 0; i < np; i++) {
@@ -950,7 +973,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
                 no = emit_hot(out, no, m);
             } else if (v & HOT_BYTES) {
                 size_t a = i ? ends[i - 1] : first;
-                no = emit_bytes(e->m, out, no, s + a, (size_t)(v >> HOT_LEN_SHIFT & 0xF) + 1);
+                no = emit_bytes(e->m, out, no, s + a, ends[i] - a);
             } else {
                 size_t got = (size_t)(v & (HOT_MORE - 1));
                 memcpy(out + no, out + m, got * sizeof *out);
