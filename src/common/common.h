@@ -17,10 +17,12 @@
 #define SIMDBPE_LIKELY(x) __builtin_expect(!!(x), 1)
 #define SIMDBPE_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define SIMDBPE_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define SIMDBPE_ALWAYS_INLINE inline __attribute__((always_inline))
 #else
 #define SIMDBPE_LIKELY(x) (x)
 #define SIMDBPE_UNLIKELY(x) (x)
 #define SIMDBPE_PRINTF(f, a)
+#define SIMDBPE_ALWAYS_INLINE inline
 #endif
 
 /*

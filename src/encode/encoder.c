@@ -574,9 +574,6 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
     return no + (v >> HOT_N_SHIFT);
 }
 
-/* Remembers the hot value v of a general-path piece of `len` bytes (up to
- * 16) in its hot table; if v has HOT_MORE, in its 32-byte slot with the
- * `more` word. */
 /* Whether the value v of a piece of `len` bytes goes to the 16-byte slots
  * (hot or warm): up to 8 bytes, and no `more` word. */
 static inline bool in_short_slot(size_t len, uint64_t v)
@@ -584,6 +581,9 @@ static inline bool in_short_slot(size_t len, uint64_t v)
     return len <= HOT_LEN && (v & (HOT_MORE | HOT_BYTES)) != HOT_MORE;
 }
 
+/* Remembers the hot value v of a general-path piece of `len` bytes (up to
+ * 16) in its hot table: the 16-byte slots (in_short_slot), else its
+ * 32-byte slot with the `more` word. */
 static inline void hot_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                            uint64_t more)
 {
@@ -874,9 +874,9 @@ static inline bool all_cut(const simdbpe_model *m, const uint8_t *p, size_t len)
  * a HOT_BYTES value into val[i]; if it is up to 8 bytes, its value and
  * `more` word from its 32-byte slot (pieces of 4-6 ids) into val[i] and
  * more[i]; else (or if not there) its key goes to keys[*nk] and is
- * prefetched, and val[i] stays 0. Its hot words are read again: pass 1 keeps only values, and
- * keeping the words of every piece cost more than reading them again
- * for the few it missed. */
+ * prefetched, and val[i] stays 0. Its hot words are read again: pass 1
+ * keeps only values, and keeping the words of every piece cost more than
+ * reading them again for the few it missed. */
 static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t n, size_t a,
                              size_t b, size_t i, piece_key *keys, size_t *nk, uint64_t *val,
                              uint64_t *more)
@@ -909,8 +909,8 @@ static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t 
 /* Passes 2 and 3 for np pieces whose pass-1 values are val[] (with the
  * `more` words in more[]) and whose general-path keys are keys[0..nk);
  * the pieces span `span` bytes from s[first], the i-th ending at
- * ends[i] (HOT_BYTES values are written from the bytes). Pass 3 first gives each general-path
- * piece a value: its ids packed as in a hot value, or, if they do not
+ * ends[i] (HOT_BYTES values are written from the bytes). Pass 3 first
+ * gives each general-path piece a value: its ids packed as in a hot value, or, if they do not
  * fit one, HOT_MORE with no ids and their number in the id bits, and in
  * its `more` word where they were written (past the room the chunk's
  * ids can take, one per byte). Then all the pieces' values are written
@@ -1000,16 +1000,12 @@ static struct chunk_work *chunk_work_new(void)
     return malloc(sizeof(struct chunk_work));
 }
 
-/* Encodes the pieces that end in one chunk of the pre-tokenizer: its
- * piece starts are the bits of starts[0..count) (bit i of word j is byte
- * base + 64 j + i of s[0..n)); *piece is where the piece open at the
- * chunk's start began, and becomes where the one open at its end begins. */
 /* Pass 1 over the pieces that end in a chunk (see encode_chunk), from
  * a (the start of the piece open at its start); returns their number
  * and their values, ends, misses (*nm of them), `more` words. With
  * `safe`, 16 bytes can be read from where any of them starts: no bounds
  * checks (encode_chunk makes a copy of each kind). */
-static inline __attribute__((always_inline)) size_t hit_pass(
+static SIMDBPE_ALWAYS_INLINE size_t hit_pass(
     const simdbpe_encoder *e, const uint8_t *s, size_t n, const uint64_t *starts, size_t count,
     size_t base, size_t a, struct chunk_work *w, size_t *nm_out, bool safe)
 {
@@ -1041,6 +1037,10 @@ static inline __attribute__((always_inline)) size_t hit_pass(
     return np;
 }
 
+/* Encodes the pieces that end in one chunk of the pre-tokenizer: its
+ * piece starts are the bits of starts[0..count) (bit i of word j is byte
+ * base + 64 j + i of s[0..n)); *piece is where the piece open at the
+ * chunk's start began, and becomes where the one open at its end begins. */
 static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t n,
                                    const uint64_t *starts, size_t count, size_t base,
                                    size_t *piece, size_t *n_out)
