@@ -654,18 +654,25 @@ static inline size_t emit_bytes(const simdbpe_model *m, uint32_t *out, size_t no
     return no + len;
 }
 
-/* Writes the ids of hot value v of the piece at p, and of *more if v says
- * so (only then is *more read), at out[no..] (room for the piece's length
- * and seven); returns the new count. */
-static inline size_t emit_hot_more(const simdbpe_model *m, uint32_t *out, size_t no, uint64_t v,
-                                   const uint64_t *more, const uint8_t *p)
+/* Writes the ids of value v of the piece p[0..len) at out[no..] (room
+ * for len and seven), with those of its `more` word m if v has HOT_MORE:
+ * the rest of its ids, or (n_ids 0) where in out they were written (see
+ * emit_pieces), or (HOT_BYTES) none, its bytes' ids. Returns the new
+ * count. */
+static inline size_t emit_value(const simdbpe_model *m, uint32_t *out, size_t no, uint64_t v,
+                                uint64_t more, const uint8_t *p, size_t len)
 {
     no = emit_hot(out, no, v);
     if (SIMDBPE_UNLIKELY(v & HOT_MORE)) {
-        if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT))
-            no = emit_hot(out, no, *more);
-        else
-            no = emit_bytes(m, out, no, p, (size_t)(v >> HOT_LEN_SHIFT & 0xF) + 1);
+        if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT)) {
+            no = emit_hot(out, no, more);
+        } else if (v & HOT_BYTES) {
+            no = emit_bytes(m, out, no, p, len);
+        } else {
+            size_t got = (size_t)(v & (HOT_MORE - 1));
+            memcpy(out + no, out + more, got * sizeof *out);
+            no += got;
+        }
     }
     return no;
 }
@@ -774,7 +781,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
     simdbpe__short_words(p, len, &k.lo, &k.hi);
     uint64_t more = 0, v;
     if (hot_find(e, hot_lo(k.lo, len), hot_hi(k.hi, len), len, &v, &more)) {
-        *n = emit_hot_more(m, e->out, *n, v, &more, p);
+        *n = emit_value(m, e->out, *n, v, more, p, len);
         return SIMDBPE_OK;
     }
     size_t start = *n;
@@ -830,6 +837,10 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
 static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, const uint8_t *s,
                                   size_t n, size_t a, size_t len, uint64_t *more, bool safe)
 {
+    /* With `safe`, the loads of hot_key and piece_words without their
+     * bounds checks, written out: the same functions with a `safe ||`
+     * in the check gave gcc a loop of one instruction more per piece
+     * (1.2% of English's instructions, register allocation). */
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
         uint64_t lo;
         if (safe) {
@@ -966,19 +977,11 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
     size_t no = *n_out;
     for (size_t i = 0; i < np; i++) {
         uint64_t v = val[i];
-        no = emit_hot(out, no, v);
-        if (SIMDBPE_UNLIKELY(v & HOT_MORE)) {
-            uint64_t m = more[i];
-            if (SIMDBPE_LIKELY(v >> HOT_N_SHIFT)) {
-                no = emit_hot(out, no, m);
-            } else if (v & HOT_BYTES) {
-                size_t a = i ? ends[i - 1] : first;
-                no = emit_bytes(e->m, out, no, s + a, ends[i] - a);
-            } else {
-                size_t got = (size_t)(v & (HOT_MORE - 1));
-                memcpy(out + no, out + m, got * sizeof *out);
-                no += got;
-            }
+        if (SIMDBPE_LIKELY(!(v & HOT_MORE))) {
+            no = emit_hot(out, no, v);
+        } else {
+            size_t a = i ? ends[i - 1] : first;
+            no = emit_value(e->m, out, no, v, more[i], s + a, ends[i] - a);
         }
     }
     *n_out = no;
@@ -1076,8 +1079,12 @@ static simdbpe_status encode_ordinary(simdbpe_encoder *e, const uint8_t *s, size
     while (st == SIMDBPE_OK && (count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
         /* The pieces that end in this chunk of 64*count bytes give at most
          * one id per byte, plus up to 15 bytes of a short piece begun
-         * before it, and the cache path copies CACHE_IDS ids at once: room
-         * for all. Long pieces reserve for themselves. */
+         * before it: room for all, and for what emit_hot writes past
+         * them. A long piece begun before the chunk makes emit_pieces
+         * reserve more (its span), and the general path reserves for
+         * what it writes past the chunk's room. (emit_pieces' reserve
+         * alone would do; without this one, gcc's code for pass 1 took
+         * an instruction more per piece.) */
         st = reserve_out(e, *n, 64 * count + 64);
         if (st == SIMDBPE_OK)
             st = encode_chunk(e, s, len, starts, count, base, &piece, n);
