@@ -23,7 +23,10 @@ static void detect(void)
     size_t n = 0;
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
     __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx2"))
+    /* The AVX2 set (and the encoder's code built with it) may use BMI1
+     * and BMI2 too. */
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+        __builtin_cpu_supports("bmi2"))
         list[n++] = &simdbpe__kernels_avx2;
     if (__builtin_cpu_supports("sse4.2"))
         list[n++] = &simdbpe__kernels_sse42;

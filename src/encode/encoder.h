@@ -1,0 +1,234 @@
+/*
+ * encoder.h - the encoder's state and tables (internal): shared by
+ * encoder.c (creating encoders; UTF-8, special tokens) and the piece path
+ * (pieces.inc.h), which encodes the pre-tokens of a stretch of text.
+ *
+ * The hot tables are 1.5 MB, about the L2; every access beyond them
+ * (warm tables, whole-token map, caches) is a likely cache miss, so
+ * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch those accesses
+ * for all of the chunk's pieces before any of them is needed (see
+ * encode_chunk). Pieces are keyed by their first 16 bytes as two
+ * zero-padded words plus the length, hashed with one multiply. The cache
+ * holds pieces of up to 16 bytes that are not whole tokens and encode to
+ * at most 11 ids, one per cache line; a second one holds pieces of up to
+ * 48 bytes and 16 ids. The hot tables and caches are direct-mapped and
+ * bounded (1, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
+ * slot. The caches were 8 and 2 MB before the hot tables took most of
+ * their hits; smaller measured as fast on one thread and faster on two
+ * (two threads' tables compete for the shared cache and memory).
+ *
+ * The warm tables (4 + 8 MB; 0.5 + 1 MB until the encoder has put as
+ * many entries in them as those hold) are the second level of the hot
+ * ones: a piece that misses its hot slot is looked up there, by its hash,
+ * in the general path (so the line is prefetched like the caches). They hold
+ * four 16-byte or two 32-byte entries a cache line, the newest first, so
+ * a burst of pieces seen once pushes out only the oldest of a line; the
+ * 32-byte entries also hold pieces of 4-6 ids, as the hot ones do. On
+ * the 100 MB English corpus they take most of the 1.5 M hot misses of a
+ * first pass, and BPE runs about 250 K times instead of 542 K (294 K
+ * distinct pieces need it at least once; the pieces cut at places no
+ * merge spans go part by part). On a second pass over the same 100 MB,
+ * BPE ran 148 K times with 4 + 2 MB and no 4-6-id entries, 81 K times
+ * with 8 + 4 MB (multilingual 119 K -> 107 K). At 16 + 8 MB it ran 33 K
+ * times and such passes were 8-11% faster, but one pass of the
+ * command-line tool over the 100 MB was 3-8% slower on one thread and
+ * 6-12% on two (two encoders' tables of 24 MB each do not fit the shared
+ * L3), and a job over a corpus sees its text once.
+ *
+ * The same 12 MB now go 4 MB to pieces of up to 8 bytes and 8 MB to the
+ * 32-byte entries: English has 184 K distinct pieces of up to 8 bytes
+ * and 122 K of 9-16, multilingual 230 K and 273 K, and 2^17 entries of
+ * 32 bytes in lines of two were nearly full with English alone. A second
+ * pass runs BPE 73 K times instead of 84 K on English, 136 K instead of
+ * 169 K on multilingual (code 23 K -> 19 K).
+ */
+#ifndef SIMDBPE_ENCODER_H
+#define SIMDBPE_ENCODER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../../kernels/kernels.h"
+#include "../model/model.h"
+#include "../pretok/pretok.h"
+
+#define CACHE_BITS 14
+#define CACHE_SLOTS (1u << CACHE_BITS)
+#define CACHE_IDS 11
+#define CACHE_IN_LONG 0xFF /* a cache slot's n_ids: the ids are in the long cache */
+
+/* Pieces longer than 16 bytes or of more than 11 ids (long words in
+ * non-Latin scripts, runs of symbols in code) go to a second cache with
+ * two-line entries: the whole key up to 48 bytes, up to 16 ids. A piece
+ * of up to 16 bytes is looked up there only if its slot in the first
+ * cache says so (CACHE_IN_LONG): the line is not prefetched for such
+ * pieces, and reading it on every miss of the first cache cost 8% of the
+ * multilingual samples. */
+#define LONG_BITS 11
+#define LONG_KEY 48
+#define LONG_IDS 16
+
+typedef struct long_slot {
+    uint64_t h; /* the piece hash */
+    uint8_t key[LONG_KEY];
+    uint32_t ids[LONG_IDS];
+    uint8_t len; /* 0 = empty */
+    uint8_t n_ids;
+    uint8_t unused[6];
+} long_slot;
+
+/* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
+ * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a
+ * slot) that encode to up to three ids, in 1 MB + 512 KB. 512 + 512 KB,
+ * the size of a Zen 5 L2, measured faster until session 9; with keys
+ * that need one compare, 1 MB for the short pieces made repeated passes
+ * over English 4% and code 7% faster, one English pass 3%, and one pass
+ * of code or multilingual the same (2 MB for the longer pieces too: English
+ * faster, multilingual slower). Their value packs the ids (each < 2^16,
+ * as all of GPT-2's are; a piece with a larger id is not kept here), the
+ * length (for moving entries; lookups need only the key) and the number
+ * of ids:
+ * val = id0 | id1 << 16 | id2 << 32 | (len - 1) << 48 | more << 52 | n_ids << 62.
+ * 16-bit ids go out with one vector store (emit_hot); with 19-bit ones,
+ * the shifts and masks of three stores made writing the ids out cost
+ * about as much as finding them. Nearly every piece of text is served
+ * from here.
+ *
+ * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
+ * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
+ * the slot's fourth word holds the rest, packed like a value without a
+ * length. A fifth of multilingual pieces (a short Cyrillic or CJK word is
+ * 4-6 byte-level ids) and some runs of symbols in code are such pieces.
+ *
+ * A piece of more ids whose ids are those of its bytes, one each (no
+ * merge applies anywhere in it: a newline and the next line's
+ * indentation, 230 K pieces a pass over the code corpus), has a value
+ * that says so (HOT_BYTES), in the table of its length: its ids are
+ * written from its bytes. */
+#define HOT_BITS 16
+#define HOT16_BITS 14
+#define HOT_LEN 8
+#define HOT_ID_BITS 16
+#define HOT_LEN_SHIFT 48
+#define HOT_MORE ((uint64_t)1 << 52) /* the ids go on in the slot's `more` word */
+/* With HOT_MORE and n_ids 0: the piece's ids are its bytes' ids (see hot_val) */
+#define HOT_BYTES ((uint64_t)1 << 53)
+#define HOT_N_SHIFT 62
+
+/* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^18 of 32
+ * bytes in lines of 2 (see the top of the file). An encoder starts with
+ * tables 2^WARM_SMALL_SHIFT times smaller (0.5 + 1 MB) and moves to the
+ * full ones once it has put as many entries in them as they hold: a
+ * short job does not pay for zeroing pages it barely uses (a 27 KB
+ * document in a fresh process took 4.6 ms with 16 + 8 MB tables from
+ * the start, 3.8 ms with 4 + 2 MB, 1.9 ms now). */
+#define WARM_BITS 18
+#define WARM_WAYS 4
+#define WARM16_BITS 18
+#define WARM16_WAYS 2
+#define WARM_SMALL_SHIFT 3
+
+/* The most pieces that end in one chunk of the pre-tokenizer (one per
+ * byte). */
+#define MAX_PIECES (SIMDBPE__PRETOK_CHUNK * 64)
+
+typedef struct hot_slot {
+    uint64_t key, val; /* val 0 = empty */
+} hot_slot;
+
+typedef struct hot16_slot {
+    uint64_t lo, hi, val, more;
+} hot16_slot;
+
+/* One cache line. */
+typedef struct cache_slot {
+    uint64_t lo, hi; /* the piece, zero-padded */
+    uint32_t ids[CACHE_IDS];
+    uint8_t len; /* 0 = empty */
+    uint8_t n_ids;
+    uint16_t unused;
+} cache_slot;
+
+/* A piece that takes the general path: its key (first 16 bytes as two
+ * zero-padded words), its hash and the whole-token slot it would be in. */
+typedef struct piece_key {
+    uint64_t lo, hi, h;
+    const simdbpe__whole_slot *slot; /* NULL if the model has no whole map */
+    size_t a, b;                     /* the piece is s[a..b) */
+    size_t i;                        /* its place among the chunk's pieces */
+} piece_key;
+
+/* The arrays of encode_chunk, in the encoder: on the stack they made an
+ * 84 KB frame, too close to the 128 KB of some C libraries' threads. */
+struct chunk_work {
+    uint64_t val[MAX_PIECES];    /* pass-1 value of each piece, 0 = general path */
+    uint64_t more[MAX_PIECES];   /* its slot's `more` word, where val has HOT_MORE */
+    size_t ends[MAX_PIECES];     /* where it ends */
+    uint16_t missed[MAX_PIECES]; /* the pieces pass 1 did not find */
+    piece_key keys[MAX_PIECES];  /* of the general-path pieces, in order */
+};
+
+/* Encodes the pre-tokens of s[0..len) (no special tokens), appending
+ * their ids to e->out after the first *n; see pieces.inc.h. */
+typedef simdbpe_status (*simdbpe__pieces_fn)(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                             size_t *n);
+
+struct simdbpe_encoder {
+    const simdbpe_model *m;
+    const simdbpe__kernels *k;
+    uint32_t *out;
+    size_t out_cap;
+    uint8_t *clean; /* replace mode: the repaired text */
+    size_t clean_cap;
+    simdbpe__bpe_scratch scratch;
+    cache_slot *cache;
+    long_slot *long_cache;
+    hot_slot *hot;
+    hot16_slot *hot16;
+    simdbpe__byte_pair *byte_pairs; /* BPE's table of them (model.h) */
+    void *tables; /* the mapping holding the five above */
+    size_t tables_len;
+    /* The warm tables, in a mapping of their own (warm_map) */
+    hot_slot *warm;
+    hot16_slot *warm16;
+    size_t warm_lines, warm16_lines; /* lines in each, powers of two */
+    size_t warm_room; /* entries to put before the tables grow; SIZE_MAX: they have */
+    void *warm_map;
+    size_t warm_map_len;
+    struct chunk_work *work; /* encode_chunk's arrays (84 KB: not on the stack) */
+    /* the piece path built for the encoder's kernel set (see below) */
+    simdbpe__pieces_fn encode_pieces;
+};
+
+/* Makes room for `more` ids after the first `n`. */
+static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
+{
+    if (SIMDBPE_LIKELY(n + more <= e->out_cap))
+        return SIMDBPE_OK;
+    if (simdbpe__grow((void **)&e->out, &e->out_cap, n + more, sizeof *e->out))
+        return SIMDBPE_ERR_NOMEM;
+    return SIMDBPE_OK;
+}
+
+/* Maps warm tables 2^shift times smaller than the full ones (zeroed) and
+ * points e at them; false if out of memory (e is left as it was). */
+bool simdbpe__map_warm(simdbpe_encoder *e, unsigned shift);
+
+/* Unmaps a region of simdbpe__map_warm's (or the encoder's other tables). */
+void simdbpe__unmap_tables(void *base, size_t mapped);
+
+/*
+ * The piece path, built twice from pieces.inc.h: for the baseline CPU
+ * (pieces.c), and for AVX2 with BMI1 and BMI2 (pieces_avx2.c, x86 builds
+ * only), which an encoder uses when its kernel set is the AVX2 one: the
+ * same code, with gcc free to use tzcnt, blsr, andn, shlx and three-operand
+ * vector instructions (4-5% fewer instructions a piece).
+ */
+simdbpe_status simdbpe__encode_pieces(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n);
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+simdbpe_status simdbpe__encode_pieces_avx2(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                          size_t *n);
+#endif
+
+#endif
