@@ -32,7 +32,7 @@
 #include "encoder.h"
 
 /*
- * The tables live in two zeroed regions, touched at random: 3.25 MB for
+ * The tables live in two zeroed regions, touched at random: 4.25 MB for
  * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
  * later 12 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
  * aligned to 2 MB, with transparent huge pages asked for: the kernel

@@ -3,7 +3,7 @@
  * encoder.c (creating encoders; UTF-8, special tokens) and the piece path
  * (pieces.inc.h), which encodes the pre-tokens of a stretch of text.
  *
- * The hot tables are 1.5 MB, about the L2; every access beyond them
+ * The hot tables are 2.5 MB, a little over the L2; every access beyond them
  * (warm tables, whole-token map, caches) is a likely cache miss, so
  * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch those accesses
  * for all of the chunk's pieces before any of them is needed (see
@@ -12,7 +12,7 @@
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
  * 48 bytes and 16 ids. The hot tables and caches are direct-mapped and
- * bounded (1, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
+ * bounded (2, 0.5, 1 and 0.25 MB); a new entry replaces the one in its
  * slot. The caches were 8 and 2 MB before the hot tables took most of
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
@@ -80,12 +80,18 @@ typedef struct long_slot {
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
  * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a
- * slot) that encode to up to three ids, in 1 MB + 512 KB. 512 + 512 KB,
- * the size of a Zen 5 L2, measured faster until session 9; with keys
- * that need one compare, 1 MB for the short pieces made repeated passes
- * over English 4% and code 7% faster, one English pass 3%, and one pass
- * of code or multilingual the same (2 MB for the longer pieces too: English
- * faster, multilingual slower). Their value packs the ids (each < 2^16,
+ * slot) that encode to up to three ids, in 2 MB + 512 KB. 512 + 512 KB
+ * measured faster until session 9; with keys that need one compare, 1 MB
+ * for the short pieces made repeated passes over English 4% and code 7%
+ * faster, one English pass 3%, and one pass of code or multilingual the
+ * same (2 MB for the longer pieces too: English faster, multilingual
+ * slower). In session 12, 2 MB for the short pieces made repeated passes
+ * over English 5% faster (three sets of alternating rounds), code and
+ * multilingual and the tool on one or two threads the same within the
+ * noise; English has 184 K distinct pieces of up to 8 bytes. (Slots of
+ * 8 bytes, twice as many in 1 MB, for pieces of one id, keyed by the
+ * rest of a bijective hash of the piece, cost pass 1 ten instructions
+ * a piece more and were 10% slower.) Their value packs the ids (each < 2^16,
  * as all of GPT-2's are; a piece with a larger id is not kept here), the
  * length (for moving entries; lookups need only the key) and the number
  * of ids:
@@ -106,7 +112,7 @@ typedef struct long_slot {
  * indentation, 230 K pieces a pass over the code corpus), has a value
  * that says so (HOT_BYTES), in the table of its length: its ids are
  * written from its bytes. */
-#define HOT_BITS 16
+#define HOT_BITS 17
 #define HOT16_BITS 14
 #define HOT_LEN 8
 #define HOT_ID_BITS 16
