@@ -65,14 +65,13 @@ uint64_t reader_raw_pos(const reader *r)
     return r->raw_done + (r->src ? source_raw_pos(r->src) : 0);
 }
 
+/* A loop the compiler vectorizes: memchr once per line (English has a
+ * newline every 70 bytes) took 2.4% of the tool's time on English. */
 static uint64_t count_newlines(const char *s, size_t n)
 {
     uint64_t k = 0;
-    const char *end = s + n;
-    while ((s = memchr(s, '\n', (size_t)(end - s))) != NULL) {
-        k++;
-        s++;
-    }
+    for (size_t i = 0; i < n; i++)
+        k += s[i] == '\n';
     return k;
 }
 
