@@ -149,11 +149,14 @@ if os.path.exists(out):
     os.remove(out)
 PY
 echo
-echo "model loading (medians; first in fresh processes, then repeated in one process):"
+echo "model loading (medians; first in fresh processes, then repeated in one process per model):"
 "$build/simdbpe" compile -q -m gpt2 -o "$work/gpt2.sbpe"
 models=(gpt2 "$work/gpt2.sbpe" "$root/src/model/gpt2")
 for m in "${models[@]}"; do
   for i in 1 2 3 4 5; do "$build/bench/bench_load" -r 1 "$m"; done |
     awk '{print $3}' | sort -n | sed -n 3p | xargs printf "fresh process  %-40s %s ms\n" "$m"
 done
-"$build/bench/bench_load" -r 11 "${models[@]}"
+# One process per model: after another model's loads and frees, glibc's heap
+# trimming gave the vocab.json + merges.txt load 46-57 ms instead of 31-35
+# (every load faulted its pages in again), which measured glibc, not the loader.
+for m in "${models[@]}"; do "$build/bench/bench_load" -r 11 "$m"; done
