@@ -190,8 +190,27 @@ typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
  * thread at a time. It keeps lookup tables of the pieces it has seen:
- * about 6 MB at first, about 16 MB once it has seen tens of MB of text. */
+ * about 6 MB at first, about 28 MB once it has seen tens of MB of text
+ * (with the default options; see simdbpe_encoder_new_with). */
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
+
+typedef struct simdbpe_encoder_options {
+    /* The size in MB that the encoder's cache of pieces it has already
+     * encoded grows to (on top of about 4 MB of fixed tables): 3, 6, 12,
+     * 24, 48 or 96; a value in between is rounded down to one of these,
+     * 0 means 24, and one below 3 or above 96 is SIMDBPE_ERR_INVALID_ARG. A larger cache gives text the encoder sees again (a
+     * corpus encoded more than once, text that repeats) fewer pieces to
+     * encode from scratch; but several encoders running at once compete
+     * for the CPU's shared cache, and there a smaller one can be faster
+     * (the command-line tool uses 12 MB per thread when it runs more than
+     * one). */
+    unsigned cache_mb;
+} simdbpe_encoder_options;
+
+/* simdbpe_encoder_new with options; `opts` may be NULL (the defaults). */
+simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
+                                        const simdbpe_encoder_options *opts,
+                                        simdbpe_encoder **out);
 void simdbpe_encoder_free(simdbpe_encoder *enc);
 
 /*

@@ -415,7 +415,7 @@ Test(bpe_gpt2, words_encoded_again_from_every_table)
 }
 
 /* 150,001 words (prime to the steps 7, 11 and 13): far more than the 16 K
- * 32-byte hot slots and the 64 K others hold, so most words of up to six
+ * 32-byte hot slots and the 128 K others hold, so most words of up to six
  * ids are found again in the warm tables, those of 4-6 ids with their
  * `more` word; and more than the first, small warm tables hold (64 K
  * entries), so the encoder moves to the full ones during the first round
@@ -425,6 +425,22 @@ Test(bpe_gpt2, words_found_again_in_the_warm_tables)
     size_t kinds[4] = {0};
     encode_words_again(150001, 6, kinds);
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+    cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
+              kinds[1], kinds[2], kinds[3]);
+}
+
+/* The same through an encoder with the smallest cache it can be given
+ * (simdbpe_encoder_options.cache_mb 3: full warm tables of 64 K entries
+ * of each size, fewer than the words): the encoder moves to them, and
+ * words pushed out of every table are encoded again from scratch. */
+Test(bpe_gpt2, words_found_again_with_the_smallest_cache)
+{
+    simdbpe_encoder_free(gpt2.e);
+    gpt2.e = NULL;
+    simdbpe_encoder_options o = {.cache_mb = 3};
+    cr_assert_eq(simdbpe_encoder_new_with(gpt2.m, &o, &gpt2.e), SIMDBPE_OK);
+    size_t kinds[4] = {0};
+    encode_words_again(150001, 7, kinds);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
 }

@@ -62,6 +62,26 @@ Test(encode, null_arguments)
     simdbpe_encoder *e = NULL;
     cr_assert_eq(simdbpe_encoder_new(NULL, &e), SIMDBPE_ERR_INVALID_ARG);
     cr_assert_eq(simdbpe_encoder_new(model, NULL), SIMDBPE_ERR_INVALID_ARG);
+    /* cache_mb: 0 (the default) or 3..96 */
+    static const unsigned bad_mb[] = {1, 2, 97, 1000, UINT32_MAX};
+    for (size_t i = 0; i < sizeof bad_mb / sizeof *bad_mb; i++) {
+        simdbpe_encoder_options o = {.cache_mb = bad_mb[i]};
+        e = (simdbpe_encoder *)&o; /* must be reset */
+        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e), SIMDBPE_ERR_INVALID_ARG,
+                     "cache_mb %u", bad_mb[i]);
+        cr_assert_null(e);
+    }
+    static const unsigned good_mb[] = {0, 3, 5, 24, 96};
+    for (size_t i = 0; i < sizeof good_mb / sizeof *good_mb; i++) {
+        simdbpe_encoder_options o = {.cache_mb = good_mb[i]};
+        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e), SIMDBPE_OK, "cache_mb %u",
+                     good_mb[i]);
+        cr_assert_eq(simdbpe_encode(e, "hello world", 11, NULL, &ids, &n, &err), SIMDBPE_OK);
+        cr_assert(n == 2 && ids[0] == 31373 && ids[1] == 995); /* GPT-2's, as in tiktoken */
+        simdbpe_encoder_free(e);
+    }
+    cr_assert_eq(simdbpe_encoder_new_with(model, NULL, &e), SIMDBPE_OK);
+    simdbpe_encoder_free(e);
     /* A NULL error pointer is allowed on failure and on success. */
     cr_assert_eq(simdbpe_encode(enc, "\xFF", 1, NULL, &ids, &n, NULL), SIMDBPE_ERR_INVALID_UTF8);
     cr_assert_eq(simdbpe_encode(enc, "a", 1, NULL, &ids, &n, NULL), SIMDBPE_OK);

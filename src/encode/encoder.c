@@ -78,10 +78,10 @@ void simdbpe__unmap_tables(void *base, size_t mapped)
 #endif
 }
 
-bool simdbpe__map_warm(simdbpe_encoder *e, unsigned shift)
+bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
 {
-    size_t lines = ((size_t)1 << (WARM_BITS - shift)) / WARM_WAYS;
-    size_t lines16 = ((size_t)1 << (WARM16_BITS - shift)) / WARM16_WAYS;
+    size_t lines = ((size_t)1 << bits) / WARM_WAYS;
+    size_t lines16 = ((size_t)1 << bits) / WARM16_WAYS;
     size_t bytes = lines * WARM_WAYS * sizeof(hot_slot);
     void *map;
     size_t map_len;
@@ -97,11 +97,35 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned shift)
     return true;
 }
 
+/* The warm tables' b for cache_mb (see WARM_BITS): 3 * 2^(b - 16) MB, the
+ * largest that is at most cache_mb; 0 if cache_mb is out of range. */
+static unsigned warm_bits_for(unsigned cache_mb)
+{
+    if (cache_mb == 0)
+        return WARM_BITS;
+    if (cache_mb < 3 || cache_mb > 3u << (WARM_MAX_BITS - WARM_MIN_BITS))
+        return 0;
+    unsigned b = WARM_MIN_BITS;
+    while (b < WARM_MAX_BITS && cache_mb >= 3u << (b + 1 - WARM_MIN_BITS))
+        b++;
+    return b;
+}
+
 simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
+{
+    return simdbpe_encoder_new_with(model, NULL, out);
+}
+
+simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
+                                        const simdbpe_encoder_options *opts,
+                                        simdbpe_encoder **out)
 {
     if (!model || !out)
         return SIMDBPE_ERR_INVALID_ARG;
     *out = NULL;
+    unsigned warm_bits = warm_bits_for(opts ? opts->cache_mb : 0);
+    if (warm_bits == 0)
+        return SIMDBPE_ERR_INVALID_ARG;
     const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));
     if (!k)
         return SIMDBPE_ERR_UNSUPPORTED;
@@ -120,7 +144,8 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
     size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
     uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes,
                             &e->tables, &e->tables_len);
-    if (!t || !simdbpe__map_warm(e, WARM_SMALL_SHIFT)) {
+    e->warm_bits = warm_bits;
+    if (!t || !simdbpe__map_warm(e, WARM_START_BITS)) {
         simdbpe_encoder_free(e);
         return SIMDBPE_ERR_NOMEM;
     }

@@ -17,30 +17,32 @@
  * their hits; smaller measured as fast on one thread and faster on two
  * (two threads' tables compete for the shared cache and memory).
  *
- * The warm tables (4 + 8 MB; 0.5 + 1 MB until the encoder has put as
- * many entries in them as those hold) are the second level of the hot
- * ones: a piece that misses its hot slot is looked up there, by its hash,
- * in the general path (so the line is prefetched like the caches). They hold
- * four 16-byte or two 32-byte entries a cache line, the newest first, so
- * a burst of pieces seen once pushes out only the oldest of a line; the
- * 32-byte entries also hold pieces of 4-6 ids, as the hot ones do. On
- * the 100 MB English corpus they take most of the 1.5 M hot misses of a
- * first pass, and BPE runs about 250 K times instead of 542 K (294 K
- * distinct pieces need it at least once; the pieces cut at places no
- * merge spans go part by part). On a second pass over the same 100 MB,
+ * The warm tables (8 + 16 MB by default; 0.5 + 1 MB until the encoder
+ * has put as many entries in them as those hold) are the second level of
+ * the hot ones: a piece that misses its hot slot is looked up there, by
+ * its hash, in the general path (so the line is prefetched like the
+ * caches). They hold four 16-byte or two 32-byte entries a cache line, the
+ * newest first, so a burst of pieces seen once pushes out only the oldest
+ * of a line; the 32-byte entries also hold pieces of 4-6 ids, as the hot
+ * ones do. On the 100 MB English corpus they take most of the 1.5 M hot
+ * misses of a first pass, and BPE runs about 250 K times instead of 542 K
+ * (294 K distinct pieces need it at least once; the pieces cut at places
+ * no merge spans go part by part). On a second pass over the same 100 MB,
  * BPE ran 148 K times with 4 + 2 MB and no 4-6-id entries, 81 K times
- * with 8 + 4 MB (multilingual 119 K -> 107 K). At 16 + 8 MB it ran 33 K
- * times and such passes were 8-11% faster, but one pass of the
- * command-line tool over the 100 MB was 3-8% slower on one thread and
- * 6-12% on two (two encoders' tables of 24 MB each do not fit the shared
- * L3), and a job over a corpus sees its text once.
+ * with 8 + 4 MB (multilingual 119 K -> 107 K), 33 K at 16 + 8 MB. English
+ * has 184 K distinct pieces of up to 8 bytes and 122 K of 9-16,
+ * multilingual 230 K and 273 K; 2^17 entries of 32 bytes in lines of two
+ * were nearly full with English alone, hence the 16 MB for those.
  *
- * The same 12 MB now go 4 MB to pieces of up to 8 bytes and 8 MB to the
- * 32-byte entries: English has 184 K distinct pieces of up to 8 bytes
- * and 122 K of 9-16, multilingual 230 K and 273 K, and 2^17 entries of
- * 32 bytes in lines of two were nearly full with English alone. A second
- * pass runs BPE 73 K times instead of 84 K on English, 136 K instead of
- * 169 K on multilingual (code 23 K -> 19 K).
+ * How large is a trade-off, which simdbpe_encoder_options.cache_mb lets
+ * the caller make (3 to 96 MB). Text the encoder sees again gains: with
+ * 8 + 16 MB instead of 4 + 8, repeated passes over English were about 10%
+ * faster and over multilingual 11% (code the same). One pass of a fresh
+ * encoder, which sees its text once, was 1.5% slower. And encoders on
+ * several threads compete for the CPU's shared cache: one pass of the
+ * command-line tool over the 100 MB English corpus on two threads was 7%
+ * slower with 24 MB each than with 12 (on one thread, the same). The
+ * tool therefore gives each encoder 12 MB when it runs more than one.
  */
 #ifndef SIMDBPE_ENCODER_H
 #define SIMDBPE_ENCODER_H
@@ -122,18 +124,21 @@ typedef struct long_slot {
 #define HOT_BYTES ((uint64_t)1 << 53)
 #define HOT_N_SHIFT 62
 
-/* The warm tables: 2^18 entries of 16 bytes in lines of 4, 2^18 of 32
- * bytes in lines of 2 (see the top of the file). An encoder starts with
- * tables 2^WARM_SMALL_SHIFT times smaller (0.5 + 1 MB) and moves to the
- * full ones once it has put as many entries in them as they hold: a
- * short job does not pay for zeroing pages it barely uses (a 27 KB
- * document in a fresh process took 4.6 ms with 16 + 8 MB tables from
- * the start, 3.8 ms with 4 + 2 MB, 1.9 ms now). */
-#define WARM_BITS 18
+/* The warm tables: 2^b entries of 16 bytes in lines of 4 and 2^b of 32
+ * bytes in lines of 2, 48 * 2^b bytes (see the top of the file). b is
+ * the encoder's warm_bits: WARM_BITS (8 + 16 MB) by default, 16..21
+ * (3..96 MB) as simdbpe_encoder_options.cache_mb asks. An encoder starts
+ * with b = WARM_START_BITS (0.5 + 1 MB) and moves to the full tables once
+ * it has put as many entries in them as they hold: a short job does not
+ * pay for zeroing pages it barely uses (a 27 KB document in a fresh
+ * process took 4.6 ms with 16 + 8 MB tables from the start, 3.8 ms with
+ * 4 + 2 MB, 1.9 ms with 0.5 + 1 MB). */
+#define WARM_BITS 19
+#define WARM_MIN_BITS 16
+#define WARM_MAX_BITS 21
+#define WARM_START_BITS 15
 #define WARM_WAYS 4
-#define WARM16_BITS 18
 #define WARM16_WAYS 2
-#define WARM_SMALL_SHIFT 3
 
 /* The most pieces that end in one chunk of the pre-tokenizer (one per
  * byte). */
@@ -200,6 +205,7 @@ struct simdbpe_encoder {
     hot16_slot *warm16;
     size_t warm_lines, warm16_lines; /* lines in each, powers of two */
     size_t warm_room; /* entries to put before the tables grow; SIZE_MAX: they have */
+    unsigned warm_bits; /* the full tables' b (see WARM_BITS) */
     void *warm_map;
     size_t warm_map_len;
     struct chunk_work *work; /* encode_chunk's arrays (84 KB: not on the stack) */
@@ -217,9 +223,9 @@ static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t mo
     return SIMDBPE_OK;
 }
 
-/* Maps warm tables 2^shift times smaller than the full ones (zeroed) and
- * points e at them; false if out of memory (e is left as it was). */
-bool simdbpe__map_warm(simdbpe_encoder *e, unsigned shift);
+/* Maps warm tables of 2^bits entries of each size (zeroed) and points e
+ * at them; false if out of memory (e is left as it was). */
+bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits);
 
 /* Unmaps a region of simdbpe__map_warm's (or the encoder's other tables). */
 void simdbpe__unmap_tables(void *base, size_t mapped);

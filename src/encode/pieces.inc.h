@@ -401,7 +401,7 @@ static void grow_warm(simdbpe_encoder *e)
     size_t n = e->warm_lines * WARM_WAYS, n16 = e->warm16_lines * WARM16_WAYS;
     void *old_map = e->warm_map;
     size_t old_map_len = e->warm_map_len;
-    if (!simdbpe__map_warm(e, 0))
+    if (!simdbpe__map_warm(e, e->warm_bits))
         return;
     for (size_t i = n; i-- > 0;) {
         uint64_t v = old[i].val;
