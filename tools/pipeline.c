@@ -603,7 +603,8 @@ int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
     for (int i = 0; wk && i < j->threads; i++) {
         wk[i].p = &p;
         wk[i].reader = i == 0;
-        simdbpe_status st = simdbpe_encoder_new(j->model, &wk[i].enc);
+        simdbpe_encoder_options eo = {.cache_mb = j->cache_mb};
+        simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc);
         if (st != SIMDBPE_OK) {
             cli_error("cannot create an encoder: %s%s", simdbpe_strerror(st),
                       st == SIMDBPE_ERR_UNSUPPORTED ? " (check SIMDBPE_KERNEL)" : "");

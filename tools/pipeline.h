@@ -45,6 +45,7 @@ typedef struct job {
     char **files;             /* this run's inputs ("-" = stdin) */
     size_t n_files;
     int threads;
+    unsigned cache_mb;        /* each encoder's (simdbpe_encoder_options) */
 } job;
 
 enum { SEG_TEXT, SEG_JSON, SEG_FAIL };

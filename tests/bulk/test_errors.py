@@ -223,6 +223,8 @@ def usage_errors():
         (["--doc-separator", "\\q", a], "bad --doc-separator"),  # an unknown escape
         (["--doc-separator", "", a], "bad --doc-separator"),
         (["--threads", "0", a], "--threads"),
+        (["--cache-mb", "2", a], "--cache-mb"),
+        (["--cache-mb", "97", a], "--cache-mb"),
         (["--rank", "1", a], "--rank"),
         (["--rank", "2", "--world-size", "2", "-o", os.path.join(d, "o"), a], "rank"),
     ):

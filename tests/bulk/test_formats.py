@@ -141,6 +141,13 @@ def run_mixed():
         run(base + ["-o", p("m.txt")])
         check_against_tsv(read_text(p("m.txt")), rows, "none", "text")
 
+    def mixed_smallest_cache():
+        # Each encoder's piece cache at its smallest (3 MB): pieces are pushed
+        # out of every table and encoded again; the ids must not change.
+        run(base + ["--cache-mb", "3", "--output-format", "u32", "-o", p("m3.u32")])
+        with open(p("m3.u32"), "rb") as f:
+            check_stream(ids_from_bytes(f.read(), 4), rows, "none", "u32, --cache-mb 3")
+
     def mixed_one_thread_same_bytes():
         one = ["encode", "-q", "--threads", "1", "--input-format", "jsonl", src]
         run(one + ["--output-format", "megatron", "-o", p("meg1")])
@@ -149,7 +156,7 @@ def run_mixed():
                 check(a.read() == b.read(), "1 and 2 threads differ in %s" % ext)
 
     main([mixed_u32, mixed_nanogpt_u16, mixed_llmc, mixed_megatron, mixed_datatrove, mixed_text,
-          mixed_one_thread_same_bytes])
+          mixed_smallest_cache, mixed_one_thread_same_bytes])
 
 
 if __name__ == "__main__":
