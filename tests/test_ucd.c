@@ -115,6 +115,22 @@ Test(ucd, matches_reference_on_every_code_point)
     free(ref);
 }
 
+/* The packed copy of the Basic Multilingual Plane (the multi-byte
+ * kernel's table) agrees with the reference on each of its code points. */
+Test(ucd, packed_bmp_matches_reference)
+{
+    uint8_t *ref = load_reference();
+    for (uint32_t cp = 0; cp < 0x10000; cp++) {
+        unsigned got = simdbpe__ucd_bmp2[cp >> 4] >> 2 * (cp & 15) & 3;
+        if (got != ref[cp]) {
+            free(ref);
+            cr_assert_fail("first mismatch at U+%04X: packed table says %s, reference says %s",
+                           (unsigned)cp, class_name(got), class_name(ref[cp]));
+        }
+    }
+    free(ref);
+}
+
 Test(ucd, class_counts)
 {
     cr_expect_eq(table_count(SIMDBPE__CP_LETTER), 141028u);

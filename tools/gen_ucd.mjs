@@ -135,6 +135,27 @@ function stage2Source(blocks) {
   ];
 }
 
+// The Basic Multilingual Plane packed two bits a code point, sixteen to a
+// 32-bit word (class of U+XXXX = word[cp >> 4] >> 2 * (cp & 15) & 3): one
+// load, as a gather in the AVX2 kernel for multi-byte characters.
+function bmpSource(table) {
+  const rows = [];
+  for (let w = 0; w < 0x10000 / 16; w += 8) {
+    const cells = [];
+    for (let j = w; j < w + 8; j++) {
+      let word = 0;
+      for (let k = 0; k < 16; k++) word |= table[j * 16 + k] << (2 * k);
+      cells.push('0x' + (word >>> 0).toString(16).toUpperCase().padStart(8, '0'));
+    }
+    rows.push(`    ${cells.join(', ')},`);
+  }
+  return [
+    `const uint32_t simdbpe__ucd_bmp2[0x10000 / 16] = {`,
+    ...rows,
+    '};',
+  ];
+}
+
 function headerComment(stage1, blocks) {
   const bytes1 = stage1.length * 2;
   const bytes2 = blocks.length * BLOCK;
@@ -150,12 +171,13 @@ function headerComment(stage1, blocks) {
     ' * Classes: 0 OTHER, 1 LETTER (\\p{L}, 141028 code points), 2 NUMBER (\\p{N},',
     ' * 1911), 3 SPACE (White_Space, 25). Layout and lookup: see ucd.h.',
     ` * Size: stage1 ${bytes1} bytes + stage2 ${blocks.length} blocks x 256 = ${bytes2} bytes`,
-    ` * (${bytes1 + bytes2} bytes in all).`,
+    ` * (${bytes1 + bytes2} bytes in all), and the BMP packed 2 bits a code point`,
+    ' * (simdbpe__ucd_bmp2, 16 KB).',
     ' */',
   ];
 }
 
-function cSource(stage1, blocks) {
+function cSource(table, stage1, blocks) {
   return [
     ...headerComment(stage1, blocks),
     '#include "ucd.h"',
@@ -163,6 +185,8 @@ function cSource(stage1, blocks) {
     ...stage1Source(stage1),
     '',
     ...stage2Source(blocks),
+    '',
+    ...bmpSource(table),
     '',
   ].join('\n');
 }
@@ -172,7 +196,7 @@ async function main() {
   const table = await classTable();
   checkTable(table);
   const { stage1, blocks } = twoStage(table);
-  writeFileSync(output, cSource(stage1, blocks));
+  writeFileSync(output, cSource(table, stage1, blocks));
   console.log(`gen_ucd: wrote ${output} (${blocks.length} unique blocks)`);
 }
 

@@ -30,6 +30,9 @@ enum {
 
 extern const uint16_t simdbpe__ucd_stage1[(SIMDBPE__UCD_MAX_CP + 1) >> 8];
 extern const uint8_t simdbpe__ucd_stage2[];
+/* The same for U+0000..U+FFFF, two bits a code point (the multi-byte
+ * kernel's table, see kernels.h): class = bmp2[cp >> 4] >> 2 * (cp & 15) & 3. */
+extern const uint32_t simdbpe__ucd_bmp2[0x10000 / 16];
 
 /* The class of code point `cp` (cp <= 0x10FFFF). */
 static inline unsigned simdbpe__ucd_class(uint32_t cp)
