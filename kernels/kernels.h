@@ -33,6 +33,13 @@ typedef struct simdbpe__block_masks {
     uint64_t letter, digit, ws, space, apos, high, cont;
 } simdbpe__block_masks;
 
+/* The classes of the multi-byte characters of a block (see lead_classes):
+ * bit i is the character that starts at byte i. */
+typedef struct simdbpe__lead_classes {
+    uint64_t letter, digit, ws; /* its class: \p{L}, \p{N}, \s */
+    uint64_t three;             /* it is 3 bytes long (else 2) */
+} simdbpe__lead_classes;
+
 typedef struct simdbpe__kernels {
     const char *name;
     /* Returns len if s[0..len) is valid UTF-8 (Unicode 16: no surrogates,
@@ -44,6 +51,15 @@ typedef struct simdbpe__kernels {
     void (*classify)(const uint8_t *s, size_t len, simdbpe__block_masks *out);
     /* out[i] = table[s[i]] for i < len: the initial token ids of a word. */
     void (*map_bytes)(const uint8_t *s, size_t len, const uint32_t table[256], uint32_t *out);
+    /* The classes of the characters that start at the bits of `leads` in
+     * the 64-byte block s[0..64), each of them the lead byte of a valid 2-,
+     * 3- or 4-byte character; s[64..72) must be readable too (a character
+     * begun near the end runs on). The class of a code point X below
+     * U+10000 is bmp2[X >> 4] >> 2 * (X & 15) & 3 (1 letter, 2 number,
+     * 3 space, 0 other; ucd.h). Returns 0, with *out unset, if a lead
+     * begins a 4-byte character: the caller looks those up itself. */
+    int (*lead_classes)(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
+                        simdbpe__lead_classes *out);
 } simdbpe__kernels;
 
 extern const simdbpe__kernels simdbpe__kernels_scalar;
@@ -67,6 +83,10 @@ const simdbpe__kernels *const *simdbpe__kernels_available(void);
  * how many bytes one U+FFFD replaces. Requires len >= 1 and that s does not
  * start with a valid sequence. */
 size_t simdbpe__utf8_maximal_subpart(const uint8_t *s, size_t len);
+
+/* The scalar lead_classes, which the SSE4.2 set uses too (it has no gather). */
+int simdbpe__lead_classes_scalar(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
+                                 simdbpe__lead_classes *out);
 
 /* Length of the valid sequence at s[0], or 0 if none starts there. */
 size_t simdbpe__utf8_sequence_len(const uint8_t *s, size_t len);

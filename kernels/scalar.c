@@ -154,9 +154,35 @@ static void map_bytes_scalar(const uint8_t *s, size_t len, const uint32_t table[
         out[i] = table[s[i]];
 }
 
+int simdbpe__lead_classes_scalar(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
+                                 simdbpe__lead_classes *out)
+{
+    simdbpe__lead_classes r = {0, 0, 0, 0};
+    for (; leads; leads &= leads - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(leads);
+        uint64_t bit = 1ULL << i;
+        uint32_t c = s[i], cp;
+        if (c >= 0xF0)
+            return 0;
+        if (c >= 0xE0) {
+            cp = (c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            r.three |= bit;
+        } else {
+            cp = (c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+        }
+        unsigned cls = bmp2[cp >> 4] >> 2 * (cp & 15) & 3;
+        r.letter |= cls == 1 ? bit : 0;
+        r.digit |= cls == 2 ? bit : 0;
+        r.ws |= cls == 3 ? bit : 0;
+    }
+    *out = r;
+    return 1;
+}
+
 const simdbpe__kernels simdbpe__kernels_scalar = {
     "scalar",
     validate_utf8_scalar,
     classify_scalar,
     map_bytes_scalar,
+    simdbpe__lead_classes_scalar,
 };

@@ -21,4 +21,5 @@ const simdbpe__kernels simdbpe__kernels_sse42 = {
     validate_utf8_simd,
     classify_simd,
     map_bytes_sse42,
+    simdbpe__lead_classes_scalar,
 };

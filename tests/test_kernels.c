@@ -19,6 +19,7 @@
 
 #include "kernels/kernels.h"
 #include "pretok/pretok.h"
+#include "pretok/ucd.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ULL;
 static uint32_t rnd(void)
@@ -250,6 +251,118 @@ Test(kernels, map_bytes_matches_scalar)
         }
         free(c);
     }
+}
+
+/* ---- classes of multi-byte characters ---- */
+
+/* The classes of the characters that start in the first 64 bytes of
+ * s[0..72), looked up one by one in the two-level tables; whether a
+ * 4-byte character starts there. */
+static int want_lead_classes(const uint8_t *s, uint64_t *leads, simdbpe__lead_classes *want)
+{
+    simdbpe__lead_classes w = {0, 0, 0, 0};
+    int four = 0;
+    *leads = 0;
+    for (unsigned i = 0; i < 64; i++) {
+        uint8_t c = s[i];
+        if (c < 0xC0)
+            continue;
+        uint64_t bit = 1ULL << i;
+        *leads |= bit;
+        uint32_t cp;
+        if (c >= 0xF0) {
+            four = 1;
+            continue;
+        }
+        if (c >= 0xE0) {
+            cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            w.three |= bit;
+        } else {
+            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+        }
+        unsigned cls = simdbpe__ucd_class(cp);
+        w.letter |= cls == SIMDBPE__CP_LETTER ? bit : 0;
+        w.digit |= cls == SIMDBPE__CP_NUMBER ? bit : 0;
+        w.ws |= cls == SIMDBPE__CP_SPACE ? bit : 0;
+    }
+    *want = w;
+    return four;
+}
+
+/* Every set on random 72-byte windows of text made of 1-, 2- and 3-byte
+ * characters of every class (and sometimes a 4-byte one, which every set
+ * must refuse), against the two-level tables. */
+Test(kernels, lead_classes_match_the_tables)
+{
+    static const uint32_t pool[] = {0xE9,   0x301,  0x391,  0x3C9,  0x410,  0x44F,  0x5D0,
+                                    0x661,  0x6F0,  0x915,  0x93F,  0x966,  0xE01,  0xE31,
+                                    0x85,   0xA0,   0xB2,   0xD7,   0x1680, 0x2003, 0x2028,
+                                    0x200B, 0x3000, 0x3042, 0x3099, 0x4E2D, 0x3007, 0xAC00,
+                                    0xFEFF, 0xFF10, 0xFF21, 0x7FF,  0x800,  0xFFFD, 0xFFFF};
+    uint8_t buf[200];
+    int refused = 0, checked = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t n = 0;
+        while (n < sizeof buf - 4) {
+            uint32_t r = rnd() % 100, cp;
+            if (r < 15)
+                cp = ' ' + rnd() % 95;
+            else if (r < 17 && round % 4 == 0)
+                cp = 0x1F600 + rnd() % 64;
+            else if (r < 40)
+                cp = 0x80 + rnd() % (0x10000 - 0x80); /* anything in the BMP */
+            else
+                cp = pool[rnd() % (sizeof pool / sizeof *pool)];
+            if (cp >= 0xD800 && cp < 0xE000)
+                cp = 0x4E00;
+            uint8_t *p = buf + n;
+            if (cp < 0x80) {
+                p[0] = (uint8_t)cp;
+                n += 1;
+            } else if (cp < 0x800) {
+                p[0] = (uint8_t)(0xC0 | cp >> 6);
+                p[1] = (uint8_t)(0x80 | (cp & 0x3F));
+                n += 2;
+            } else if (cp < 0x10000) {
+                p[0] = (uint8_t)(0xE0 | cp >> 12);
+                p[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+                p[2] = (uint8_t)(0x80 | (cp & 0x3F));
+                n += 3;
+            } else {
+                p[0] = (uint8_t)(0xF0 | cp >> 18);
+                p[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
+                p[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
+                p[3] = (uint8_t)(0x80 | (cp & 0x3F));
+                n += 4;
+            }
+        }
+        size_t at = rnd() % (n - 72 + 1); /* the window may start inside a character */
+        uint8_t *c = exact_copy(buf + at, 72);
+        uint64_t leads;
+        simdbpe__lead_classes want, got;
+        int four = want_lead_classes(c, &leads, &want);
+        for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++) {
+            memset(&got, 0xA5, sizeof got);
+            int ok = (*k)->lead_classes(c, leads, simdbpe__ucd_bmp2, &got);
+            cr_assert_eq(ok, !four, "%s: returned %d with%s a 4-byte character", (*k)->name, ok,
+                         four ? "" : "out");
+            if (!ok)
+                continue;
+            cr_assert(got.letter == want.letter && got.digit == want.digit &&
+                          got.ws == want.ws && got.three == want.three,
+                      "%s: letter %016llx/%016llx digit %016llx/%016llx ws %016llx/%016llx "
+                      "three %016llx/%016llx",
+                      (*k)->name, (unsigned long long)got.letter,
+                      (unsigned long long)want.letter, (unsigned long long)got.digit,
+                      (unsigned long long)want.digit, (unsigned long long)got.ws,
+                      (unsigned long long)want.ws, (unsigned long long)got.three,
+                      (unsigned long long)want.three);
+        }
+        refused += four;
+        checked += !four;
+        free(c);
+    }
+    cr_assert(refused > 100 && checked > 10000, "refused %d, checked %d", refused, checked);
 }
 
 /* ---- the block pre-tokenizer against the code-point scanner ---- */

@@ -3,6 +3,7 @@
  * (the reference) and a block scanner 64 bytes at a time (the fast path);
  * see pretok.h for the rules. Both need valid UTF-8.
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "pretok.h"
@@ -142,9 +143,45 @@ static inline uint64_t block_valid(const simdbpe__pretok_state *st, size_t b)
  * 3-byte whitespace are noted for the "last whitespace" rule. Bytes of a
  * character that runs into the next block are carried over to it.
  */
+/* The bits of the characters of 2 and 3 bytes that start at the bits of
+ * x2 and x3, within the block, and the bits of the next block they run on
+ * into (a 2-byte character at bit 63, a 3-byte one at 62 or 63). */
+static inline uint64_t spans(uint64_t x2, uint64_t x3)
+{
+    return x2 | x2 << 1 | x3 | x3 << 1 | x3 << 2;
+}
+
+static inline uint64_t spans_on(uint64_t x2, uint64_t x3)
+{
+    return x2 >> 63 | x3 >> 63 | x3 >> 62;
+}
+
+/* fix_block through the kernel set's lead_classes; false if it cannot
+ * (fewer than 8 bytes after the block, or a 4-byte character). */
+static bool fix_block_kernel(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
+                             uint64_t *w2, uint64_t *w3)
+{
+    simdbpe__lead_classes c;
+    if (b * 64 + 72 > st->n ||
+        !st->k->lead_classes(st->s + b * 64, m->high & ~m->cont, simdbpe__ucd_bmp2, &c))
+        return false;
+    uint64_t two = ~c.three;
+    m->letter |= st->carry_letter | spans(c.letter & two, c.letter & c.three);
+    m->digit |= st->carry_digit | spans(c.digit & two, c.digit & c.three);
+    m->ws |= st->carry_ws | spans(c.ws & two, c.ws & c.three);
+    st->carry_letter = spans_on(c.letter & two, c.letter & c.three);
+    st->carry_digit = spans_on(c.digit & two, c.digit & c.three);
+    st->carry_ws = spans_on(c.ws & two, c.ws & c.three);
+    *w2 = c.ws & two;
+    *w3 = c.ws & c.three;
+    return true;
+}
+
 static void fix_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
                       uint64_t *w2, uint64_t *w3)
 {
+    if (fix_block_kernel(st, b, m, w2, w3))
+        return;
     /* In locals, not through m and st: the compiler cannot tell that they
      * do not overlap, and an OR into memory per character made a chain of
      * store-to-load forwards. */

@@ -18,6 +18,7 @@
 #include "fuzz.h"
 
 #include "kernels.h"
+#include "pretok/ucd.h"
 
 static void compare_validate(const simdbpe__kernels *k, const uint8_t *s, size_t len,
                              size_t off)
@@ -98,11 +99,55 @@ static void compare_map_bytes(const simdbpe__kernels *k, const uint8_t *s, size_
     free(got);
 }
 
+/* lead_classes on each 64-byte block of the slice's valid prefix that has
+ * 8 more bytes after it, with the leads of the characters that start in
+ * it: the same result as the scalar set's, which is checked against the
+ * two-level tables. */
+static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, size_t len,
+                                 size_t off)
+{
+    size_t valid = simdbpe__kernels_scalar.validate_utf8(s, len);
+    for (size_t b = 0; b + 72 <= valid; b += 64) {
+        uint64_t leads = 0;
+        for (unsigned i = 0; i < 64; i++)
+            leads |= (uint64_t)(s[b + i] >= 0xC0) << i;
+        simdbpe__lead_classes want, got;
+        int want_ok = simdbpe__kernels_scalar.lead_classes(s + b, leads, simdbpe__ucd_bmp2, &want);
+        int got_ok = k->lead_classes(s + b, leads, simdbpe__ucd_bmp2, &got);
+        FUZZ_CHECK(got_ok == want_ok, "%s lead_classes on slice [%zu, +%zu) block %zu: %d, scalar %d",
+                   k->name, off, len, b / 64, got_ok, want_ok);
+        if (!want_ok)
+            continue;
+        FUZZ_CHECK(got.letter == want.letter && got.digit == want.digit && got.ws == want.ws &&
+                       got.three == want.three,
+                   "%s lead_classes on slice [%zu, +%zu): block %zu differs from scalar", k->name,
+                   off, len, b / 64);
+        if (k != &simdbpe__kernels_scalar)
+            continue;
+        for (unsigned i = 0; i < 64; i++) {
+            const uint8_t *c = s + b + i;
+            if (!(leads >> i & 1))
+                continue;
+            uint32_t cp = c[0] >= 0xE0 ? (uint32_t)(c[0] & 0x0F) << 12 |
+                                             (uint32_t)(c[1] & 0x3F) << 6 | (c[2] & 0x3F)
+                                       : (uint32_t)(c[0] & 0x1F) << 6 | (c[1] & 0x3F);
+            unsigned cls = simdbpe__ucd_class(cp);
+            unsigned got_cls = (unsigned)(want.letter >> i & 1) * SIMDBPE__CP_LETTER +
+                               (unsigned)(want.digit >> i & 1) * SIMDBPE__CP_NUMBER +
+                               (unsigned)(want.ws >> i & 1) * SIMDBPE__CP_SPACE;
+            FUZZ_CHECK(got_cls == cls && (want.three >> i & 1) == (c[0] >= 0xE0),
+                       "scalar lead_classes at %zu: class %u, tables %u", off + b + i, got_cls,
+                       cls);
+        }
+    }
+}
+
 static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off)
 {
     compare_validate(k, s, len, off);
     compare_classify(k, s, len, off);
     compare_map_bytes(k, s, len, off);
+    compare_lead_classes(k, s, len, off);
 }
 
 /* The scalar set against the definitions (once per slice). */
