@@ -136,13 +136,6 @@ static inline uint64_t block_valid(const simdbpe__pretok_state *st, size_t b)
     return bits_below(st->n - b * 64);
 }
 
-/*
- * Gives the multi-byte characters of block `b` their class: every byte of
- * a letter, number or whitespace character gets that class's bit (other
- * characters get none, which is class "other"), and the leads of 2- and
- * 3-byte whitespace are noted for the "last whitespace" rule. Bytes of a
- * character that runs into the next block are carried over to it.
- */
 /* The bits of the characters of 2 and 3 bytes that start at the bits of
  * x2 and x3, within the block, and the bits of the next block they run on
  * into (a 2-byte character at bit 63, a 3-byte one at 62 or 63). */
@@ -177,6 +170,16 @@ static bool fix_block_kernel(simdbpe__pretok_state *st, size_t b, simdbpe__block
     return true;
 }
 
+/*
+ * Gives the multi-byte characters of block `b` their class: every byte of
+ * a letter, number or whitespace character gets that class's bit (other
+ * characters get none, which is class "other"), and the leads of 2- and
+ * 3-byte whitespace are noted for the "last whitespace" rule. Bytes of a
+ * character that runs into the next block are carried over to it. The
+ * kernel set looks the classes up (the AVX2 one eight at a time); a block
+ * with a 4-byte character, or too near the text's end for the kernel's
+ * reads, takes the loop below, one character at a time.
+ */
 static void fix_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks *m,
                       uint64_t *w2, uint64_t *w3)
 {

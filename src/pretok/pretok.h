@@ -36,7 +36,8 @@ size_t simdbpe__pretok_piece_end(const uint8_t *s, size_t n, size_t i);
  * The block scanner: the same pieces, found 64 bytes at a time as a bitmask
  * of piece starts (bit i of block b set <=> a piece starts at byte
  * 64*b + i). The kernel set classifies bytes into bitmasks; multi-byte code
- * points get their class from the Unicode tables (all bytes of a character
+ * points get their class from the Unicode tables, through the kernel set's
+ * lead_classes for characters of 2 and 3 bytes (all bytes of a character
  * carry its class, continuation bytes never start a piece); then the regex
  * rules become mask arithmetic over the previous and next bytes:
  *
