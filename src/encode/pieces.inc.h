@@ -145,6 +145,13 @@ static inline hot16_slot *warm16_line(const simdbpe_encoder *e, uint64_t h)
     return &e->warm16[((h >> 20) & (e->warm16_lines - 1)) * WARM16_WAYS];
 }
 
+/* A 32-byte entry may also be in a second line, chosen by other bits of
+ * the hash (see warm_put). */
+static inline hot16_slot *warm16_line2(const simdbpe_encoder *e, uint64_t h)
+{
+    return &e->warm16[((h >> 42) & (e->warm16_lines - 1)) * WARM16_WAYS];
+}
+
 /* General path, step 1 (k->lo, hi, a, b are set): the hash; prefetches the
  * whole-token map's pilot for it, the piece's warm line and cache slot. */
 static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, piece_key *k)
@@ -157,6 +164,7 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
         if (len <= HOT_LEN)
             __builtin_prefetch(warm_line(e, k->h));
         __builtin_prefetch(warm16_line(e, k->h));
+        __builtin_prefetch(warm16_line2(e, k->h));
     } else {
         k->h = simdbpe__piece_hash(s + k->a, len);
         if (len <= LONG_KEY)
@@ -359,11 +367,12 @@ static inline uint64_t warm_find(const simdbpe_encoder *e, const piece_key *k, s
         if (v != 0)
             return v;
     }
-    const hot16_slot *w = warm16_line(e, k->h);
+    const hot16_slot *w = warm16_line(e, k->h), *w2 = warm16_line2(e, k->h);
     for (size_t j = 0; j < WARM16_WAYS; j++) {
         uint64_t hit = -(uint64_t)(w[j].lo == lo && w[j].hi == hi);
-        v |= w[j].val & hit;
-        m |= w[j].more & hit;
+        uint64_t hit2 = -(uint64_t)(w2[j].lo == lo && w2[j].hi == hi);
+        v |= (w[j].val & hit) | (w2[j].val & hit2);
+        m |= (w[j].more & hit) | (w2[j].more & hit2);
     }
     *more = m;
     return v;
@@ -373,15 +382,18 @@ static void grow_warm(simdbpe_encoder *e);
 
 /* Puts hot value v (and its `more` word) in the piece's warm line. A
  * 16-byte entry goes first and the line's last one goes. A 32-byte one
- * goes first only if the line has room, or one time in eight; otherwise
- * it replaces the line's second entry and the first stays. Lines of two
- * overflow on multilingual text (273 K distinct pieces of 9-16 bytes
- * for 512 K entries), and pieces that keep pushing each other out of a
- * line then all missed; now one of them stays. A second multilingual
- * pass ran BPE 34 K times instead of 42 K, English 16 K instead of 19 K;
- * repeated multilingual passes +2-4%, English and code the same. (The
- * same in the 16-byte lines too, one time in sixteen and with 4 + 8 MB
- * tables, made English 8% slower.) */
+ * goes to its second line if its first is full and the second is not
+ * (lookups compare both lines' entries); then first only if the line has
+ * room, or one time in eight; otherwise it replaces the line's second
+ * entry and the first stays. Lines of two overflow on multilingual text
+ * (273 K distinct pieces of 9-16 bytes for 512 K entries), and pieces
+ * that kept pushing each other out of a line all missed. Keeping the
+ * first entry: a second multilingual pass ran BPE 34 K times instead of
+ * 42 K, English 16 K instead of 19 K; repeated multilingual passes
+ * +2-4%, English and code the same. The second line: multilingual
+ * another +2-4%, English +2%, code the same. (Keeping the first entry in
+ * the 16-byte lines too, one time in sixteen and with 4 + 8 MB tables,
+ * made English 8% slower.) */
 static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                             uint64_t more)
 {
@@ -393,7 +405,9 @@ static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, 
         memmove(w + 1, w, (WARM_WAYS - 1) * sizeof *w);
         *w = (hot_slot){lo, v};
     } else {
-        hot16_slot *w = warm16_line(e, k->h);
+        hot16_slot *w = warm16_line(e, k->h), *w2 = warm16_line2(e, k->h);
+        if (w[WARM16_WAYS - 1].val != 0 && w2[WARM16_WAYS - 1].val == 0 && w2 != w)
+            w = w2;
         if (w[WARM16_WAYS - 1].val == 0 || (e->warm_room & 7) == 0) { /* warm_room counts down */
             memmove(w + 1, w, (WARM16_WAYS - 1) * sizeof *w);
             *w = (hot16_slot){lo, hi, v, more};
