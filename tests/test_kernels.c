@@ -44,21 +44,10 @@ static void init_lengths(void)
             lengths[n_lengths++] = (size_t)((long)m + d);
 }
 
-/* Writes one random valid character (of `want` bytes if it fits); returns
- * its length. */
-static size_t put_char(uint8_t *p, size_t room)
+/* Writes code point cp (not a surrogate) as UTF-8; returns its length. */
+static size_t put_cp(uint8_t *p, uint32_t cp)
 {
-    static const uint32_t samples[] = {'a', ' ', '\n', '7', '\'', 0xE9, 0x391, 0x5D0, 0x4E2D,
-                                       0x3000, 0xA0, 0x2028, 0xFEFF, 0x1F600, 0x10FFFF, 0x0,
-                                       0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000, 0xD7FF,
-                                       0xE000};
-    uint32_t cp = rnd() % 3 ? (uint32_t)(' ' + rnd() % 95)
-                            : samples[rnd() % (sizeof samples / sizeof *samples)];
     size_t n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    if (n > room) {
-        cp = 'x';
-        n = 1;
-    }
     if (n == 1)
         p[0] = (uint8_t)cp;
     else if (n == 2) {
@@ -75,6 +64,21 @@ static size_t put_char(uint8_t *p, size_t room)
         p[3] = (uint8_t)(0x80 | (cp & 0x3F));
     }
     return n;
+}
+
+/* Writes one random valid character (of `want` bytes if it fits); returns
+ * its length. */
+static size_t put_char(uint8_t *p, size_t room)
+{
+    static const uint32_t samples[] = {'a', ' ', '\n', '7', '\'', 0xE9, 0x391, 0x5D0, 0x4E2D,
+                                       0x3000, 0xA0, 0x2028, 0xFEFF, 0x1F600, 0x10FFFF, 0x0,
+                                       0x7F, 0x80, 0x7FF, 0x800, 0xFFFF, 0x10000, 0xD7FF,
+                                       0xE000};
+    uint32_t cp = rnd() % 3 ? (uint32_t)(' ' + rnd() % 95)
+                            : samples[rnd() % (sizeof samples / sizeof *samples)];
+    if ((cp < 0x80 ? 1u : cp < 0x800 ? 2u : cp < 0x10000 ? 3u : 4u) > room)
+        cp = 'x';
+    return put_cp(p, cp);
 }
 
 static void random_text(uint8_t *p, size_t len)
@@ -315,26 +319,7 @@ Test(kernels, lead_classes_match_the_tables)
                 cp = pool[rnd() % (sizeof pool / sizeof *pool)];
             if (cp >= 0xD800 && cp < 0xE000)
                 cp = 0x4E00;
-            uint8_t *p = buf + n;
-            if (cp < 0x80) {
-                p[0] = (uint8_t)cp;
-                n += 1;
-            } else if (cp < 0x800) {
-                p[0] = (uint8_t)(0xC0 | cp >> 6);
-                p[1] = (uint8_t)(0x80 | (cp & 0x3F));
-                n += 2;
-            } else if (cp < 0x10000) {
-                p[0] = (uint8_t)(0xE0 | cp >> 12);
-                p[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-                p[2] = (uint8_t)(0x80 | (cp & 0x3F));
-                n += 3;
-            } else {
-                p[0] = (uint8_t)(0xF0 | cp >> 18);
-                p[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-                p[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-                p[3] = (uint8_t)(0x80 | (cp & 0x3F));
-                n += 4;
-            }
+            n += put_cp(buf + n, cp);
         }
         size_t at = rnd() % (n - 72 + 1); /* the window may start inside a character */
         uint8_t *c = exact_copy(buf + at, 72);

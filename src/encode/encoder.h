@@ -21,10 +21,11 @@
  * has put as many entries in them as those hold) are the second level of
  * the hot ones: a piece that misses its hot slot is looked up there, by
  * its hash, in the general path (so the line is prefetched like the
- * caches). They hold four 16-byte or two 32-byte entries a cache line, the
- * newest first, so a burst of pieces seen once pushes out only the oldest
- * of a line; the 32-byte entries also hold pieces of 4-6 ids, as the hot
- * ones do. On the 100 MB English corpus they take most of the 1.5 M hot
+ * caches). They hold four 16-byte entries a cache line, the newest first,
+ * so a burst of pieces seen once pushes out only the oldest of a line, or
+ * two 32-byte ones, which may go to a second line and keep their first
+ * entry when full (see warm_put); the 32-byte entries also hold pieces of
+ * 4-6 ids, as the hot ones do. On the 100 MB English corpus they take most of the 1.5 M hot
  * misses of a first pass, and BPE runs about 250 K times instead of 542 K
  * (294 K distinct pieces need it at least once; the pieces cut at places
  * no merge spans go part by part). On a second pass over the same 100 MB,
