@@ -769,6 +769,119 @@ Test(bpe_random_model, unreachable_tokens_are_detected)
     cr_assert_gt(inexact, 0, "no random model had an unreachable token; the test lost its point");
 }
 
+/* What the rules tell of each token (reach.c) is what the reference BPE
+ * makes of its bytes, and the whole-token map holds exactly the tokens the
+ * reference yields from their own bytes. Adds how many tokens were told
+ * YES, NO and left to BPE (ASK) to counts[]. */
+static void check_reach(const simdbpe_model *m, const ref_model *ref, size_t counts[3],
+                        const char *what)
+{
+    uint32_t n_ids = simdbpe_model_vocab_size(m);
+    uint8_t *reach = malloc(n_ids);
+    uint32_t *out = malloc(4096 * sizeof *out);
+    cr_assert(reach && out);
+    cr_assert_eq(simdbpe__reach(m, reach), SIMDBPE_OK);
+    for (uint32_t id = 0; id < n_ids; id++) {
+        const uint8_t *b;
+        size_t len;
+        if (simdbpe_model_token_bytes(m, id, &b, &len) != SIMDBPE_OK || len == 0)
+            continue;
+        cr_assert_lt(len, 4096);
+        long n = ref_encode(ref, b, len, out);
+        int yes = n == 1 && out[0] == id;
+        cr_assert_leq(reach[id], SIMDBPE__REACH_ASK);
+        if (reach[id] != SIMDBPE__REACH_ASK)
+            cr_assert_eq(reach[id] == SIMDBPE__REACH_YES, yes, "%s: token %u (%zu bytes)", what,
+                         id, len);
+        counts[reach[id]]++;
+        uint64_t lo, hi;
+        simdbpe__short_words(b, len < 16 ? len : 16, &lo, &hi);
+        uint32_t found = simdbpe__whole_find(m, b, len, simdbpe__piece_hash(b, len), lo, hi);
+        cr_assert_eq(found == id, yes, "%s: token %u %s the whole-token map", what, id,
+                     yes ? "missing from" : "wrongly in");
+    }
+    free(reach);
+    free(out);
+}
+
+Test(bpe_gpt2, rules_tell_what_bpe_makes_of_every_token)
+{
+    size_t counts[3] = {0};
+    check_reach(gpt2.m, &gpt2.ref, counts, "GPT-2");
+    cr_log_info("GPT-2: %zu yes, %zu no, %zu ask", counts[1], counts[0], counts[2]);
+    /* GPT-2's rules are in creation order: they tell nearly every token. */
+    cr_assert_gt(counts[SIMDBPE__REACH_YES], 50000);
+    cr_assert_lt(counts[SIMDBPE__REACH_ASK], 500, "%zu tokens left to BPE",
+                 counts[SIMDBPE__REACH_ASK]);
+}
+
+/* Reorders the rule lines of a merges.txt (after its "#version" line) at
+ * random, so that rules may use tokens that only later rules make. */
+static void shuffle_rules(tm_buf *merges, uint64_t seed)
+{
+    char *body = strchr(merges->s, '\n') + 1;
+    size_t n = 0, cap = 16;
+    char **lines = malloc(cap * sizeof *lines);
+    for (char *p = strtok(body, "\n"); p; p = strtok(NULL, "\n")) {
+        if (n == cap)
+            lines = realloc(lines, (cap *= 2) * sizeof *lines);
+        lines[n++] = strdup(p);
+    }
+    rng_seed(seed);
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = rng_below((uint32_t)(i + 1));
+        char *x = lines[i];
+        lines[i] = lines[j];
+        lines[j] = x;
+    }
+    merges->len = (size_t)(body - merges->s);
+    for (size_t i = 0; i < n; i++) {
+        tm_add(merges, lines[i], strlen(lines[i]));
+        tm_add(merges, "\n", 1);
+        free(lines[i]);
+    }
+    free(lines);
+}
+
+/* Random models: in creation order, where the rules tell most tokens
+ * (yes and no; some tokens are made by several rules and left to BPE), and
+ * shuffled out of it, where every made token is left to BPE. Each kind is
+ * checked to have happened. */
+Test(bpe_random_model, rules_tell_what_bpe_makes_of_every_token)
+{
+    size_t ordered[3] = {0}, shuffled[3] = {0};
+    static const char *const alphabets[] = {"abcd", "ab", "abcdefgh", "a"};
+    for (uint64_t seed = 1; seed <= 24; seed++) {
+        for (int shuffle = 0; shuffle < 2; shuffle++) {
+            tm_buf vocab = {0}, merges = {0};
+            random_model(seed, 100 + 40 * (seed % 8), alphabets[seed % 4], 3, &vocab, &merges);
+            if (shuffle)
+                shuffle_rules(&merges, seed);
+            simdbpe_model *m = NULL;
+            simdbpe_error err;
+            cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s",
+                         err.message);
+            ref_model ref;
+            cr_assert_eq(ref_model_load(&ref, vocab.s, vocab.len, merges.s, merges.len), 0);
+            char what[64];
+            snprintf(what, sizeof what, "seed %llu%s", (unsigned long long)seed,
+                     shuffle ? ", shuffled" : "");
+            check_reach(m, &ref, shuffle ? shuffled : ordered, what);
+            ref_model_free(&ref);
+            simdbpe_model_free(m);
+            free(vocab.s);
+            free(merges.s);
+        }
+    }
+    cr_log_info("ordered: %zu yes, %zu no, %zu ask; shuffled: %zu yes, %zu no, %zu ask",
+                ordered[1], ordered[0], ordered[2], shuffled[1], shuffled[0], shuffled[2]);
+    /* Past the 24 * 256 single bytes. */
+    cr_assert_gt(ordered[SIMDBPE__REACH_YES], 24 * 256 + 400);
+    cr_assert_gt(ordered[SIMDBPE__REACH_NO], 100);
+    cr_assert_gt(ordered[SIMDBPE__REACH_ASK], 10);
+    cr_assert_gt(shuffled[SIMDBPE__REACH_ASK], 3000);
+}
+
 /* A duplicated rule keeps its last rank (HF collects merges into a map). */
 Test(bpe_rules, duplicate_rule_keeps_the_last_rank)
 {

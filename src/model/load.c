@@ -19,7 +19,6 @@
 #include <jansson.h>
 
 #include "../../kernels/kernels.h"
-#include "../../kernels/kernels.h"
 #include "model.h"
 
 #define MAX_VOCAB_ID (1u << 24)
@@ -722,8 +721,11 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     uint32_t *out = malloc((max_len + 1) * sizeof *out);
     uint32_t *ids = simdbpe__model_alloc((m->n_tokens ? m->n_tokens : 1) * sizeof *ids);
     uint64_t *keys = simdbpe__model_alloc((m->n_tokens ? m->n_tokens : 1) * sizeof *keys);
+    uint8_t *reach = malloc(m->vocab_size ? m->vocab_size : 1);
     simdbpe__bpe_scratch scratch = {0};
-    simdbpe_status st = out && ids && keys ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    simdbpe_status st = out && ids && keys && reach ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    if (st == SIMDBPE_OK)
+        st = simdbpe__reach(m, reach);
     uint32_t unreachable = 0, n = 0;
     for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
         size_t len;
@@ -733,9 +735,14 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
         int special = 0;
         for (size_t i = 0; i < m->n_specials; i++)
             special |= m->specials[i].id == id;
-        size_t k = 0;
-        st = simdbpe__bpe_word(m, &scratch, s, len, out, &k);
-        if (st == SIMDBPE_OK && k == 1 && out[0] == id) {
+        /* The rules tell most tokens; BPE tells the others. */
+        int yes = reach[id] == SIMDBPE__REACH_YES;
+        if (reach[id] == SIMDBPE__REACH_ASK) {
+            size_t k = 0;
+            st = simdbpe__bpe_word(m, &scratch, s, len, out, &k);
+            yes = st == SIMDBPE_OK && k == 1 && out[0] == id;
+        }
+        if (yes) {
             ids[n] = id;
             keys[n++] = simdbpe__piece_hash(s, len);
         } else if (!special) {
@@ -743,6 +750,7 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
         }
     }
     free(out);
+    free(reach);
     simdbpe__bpe_scratch_free(&scratch);
     uint32_t *pilots = NULL;
     simdbpe__whole_slot *slots = NULL;

@@ -371,7 +371,16 @@ uint32_t simdbpe__bytelevel_cp(uint8_t b);
 /* The byte a code point stands for, or -1 if it is not in the alphabet. */
 int simdbpe__bytelevel_byte(uint32_t cp);
 
-/* ---- building (load.c) ---- */
+/* ---- building (load.c, reach.c) ---- */
+
+/* What BPE makes of a token's own bytes: the token (YES), something else
+ * (NO), or what the rules cannot tell (ASK: run BPE). */
+enum { SIMDBPE__REACH_NO, SIMDBPE__REACH_YES, SIMDBPE__REACH_ASK };
+
+/* Sets reach[id] for every id below vocab_size of a model being built
+ * (tokens, byte ids, merges and pair filter set), from the rules (reach.c):
+ * SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+simdbpe_status simdbpe__reach(const simdbpe_model *m, uint8_t *reach);
 
 /* Builds the whole-token map of a model whose tokens, byte ids, merges
  * and specials are filled in (load.c). */
