@@ -14,6 +14,7 @@
  */
 #include <criterion/criterion.h>
 
+#include "encode/encoder.h"
 #include "model/model.h"
 #include "pretok/pretok.h"
 #include "ref_bpe.h"
@@ -427,6 +428,22 @@ Test(bpe_gpt2, words_found_again_in_the_warm_tables)
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
+    /* By the last rounds the warm tables answered nearly every word, so
+     * the encoder stopped using the whole-token map (WHOLE_WINDOW), and
+     * the parts of long words came from the warm tables: the ids above
+     * were checked in that state. Tokens it has not seen, one each, bring
+     * the map back. */
+    cr_assert(!gpt2.e->whole_ahead, "the whole-token map is still used");
+    size_t checked = 0;
+    for (uint32_t id = 20000; id < 50000 && !gpt2.e->whole_ahead; id++) {
+        const uint8_t *b;
+        size_t len;
+        cr_assert_eq(simdbpe_model_token_bytes(gpt2.m, id, &b, &len), SIMDBPE_OK);
+        check_word(&gpt2, b, len, "token");
+        checked++;
+    }
+    cr_assert(gpt2.e->whole_ahead, "the whole-token map is not used again");
+    cr_log_info("the map is used again after %zu tokens", checked);
 }
 
 /* The same through an encoder with the smallest cache it can be given

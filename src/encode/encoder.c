@@ -133,6 +133,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     if (!e)
         return SIMDBPE_ERR_NOMEM;
     e->work = malloc(sizeof *e->work);
+    e->whole_ahead = true;
     if (!e->work) {
         free(e);
         return SIMDBPE_ERR_NOMEM;

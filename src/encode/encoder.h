@@ -145,6 +145,26 @@ typedef struct long_slot {
  * byte). */
 #define MAX_PIECES (SIMDBPE__PRETOK_CHUNK * 64)
 
+/* The whole-token map answers the general path's pieces while the hot
+ * and warm tables are filling: most pieces are tokens. Once they are
+ * full, the warm tables answer nearly all, and the few that get past
+ * them (words seen once, parts of long words) are seldom tokens: a
+ * second multilingual pass found 300 of its 900 K general-path pieces in
+ * the map, English 1.5 K of 900 K. Preparing every piece's lookup (a
+ * hash, a pilot, a slot: prefetched in two steps) then costs more than
+ * it saves, so the map is only used while more than one general-path
+ * piece in WHOLE_SHARE gets past the warm tables and encodes to one id
+ * (what the map would answer: it holds exactly the tokens BPE yields
+ * whole), counted over windows of WHOLE_WINDOW pieces. Ids do not
+ * change: a piece not looked up in the map goes to the caches and BPE.
+ * While the map is not used, the parts of cut pieces are looked up in
+ * the warm tables too when the hot ones miss, and put there (encode_part):
+ * a second multilingual pass ran BPE on 20 K parts that had lost their
+ * hot slot. While the tables fill, that lookup would miss and cost a
+ * pass over new text more than it saves. */
+#define WHOLE_WINDOW 4096
+#define WHOLE_SHARE 128
+
 typedef struct hot_slot {
     uint64_t key, val; /* val 0 = empty */
 } hot_slot;
@@ -210,6 +230,11 @@ struct simdbpe_encoder {
     void *warm_map;
     size_t warm_map_len;
     struct chunk_work *work; /* encode_chunk's arrays (84 KB: not on the stack) */
+    /* Whether the general path looks pieces up in the whole-token map
+     * (see WHOLE_WINDOW), and its count of pieces and of pieces of one id
+     * in the current window. */
+    bool whole_ahead;
+    uint32_t window_pieces, window_ones;
     /* the piece path built for the encoder's kernel set (see below) */
     simdbpe__pieces_fn encode_pieces;
 };

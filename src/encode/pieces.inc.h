@@ -171,7 +171,7 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
             __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
     }
     k->slot = NULL;
-    if (m->n_whole != 0) {
+    if (m->n_whole != 0 && e->whole_ahead) {
         uint64_t x = simdbpe__mph_mix(&m->whole_mph, k->h);
         __builtin_prefetch(&m->whole_mph.pilots[simdbpe__mph_bucket(&m->whole_mph, x)]);
     }
@@ -180,7 +180,7 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
 /* Step 2: the whole-token slot (its pilot has arrived by now), prefetched. */
 static inline void locate_piece(const simdbpe_encoder *e, piece_key *k)
 {
-    if (e->m->n_whole != 0) {
+    if (e->m->n_whole != 0 && e->whole_ahead) {
         k->slot = simdbpe__whole_slot_of(e->m, k->h);
         __builtin_prefetch(k->slot);
     }
@@ -454,9 +454,10 @@ static void grow_warm(simdbpe_encoder *e)
 /*
  * A piece that no merge spans at some places (simdbpe__may_join) is
  * encoded part by part, each part as if it were a piece of its own: from
- * the hot tables, the whole-token map, else BPE, whose result goes to the
- * hot tables. A run of CJK characters or of one emoji is mostly parts of
- * one character, which the hot tables soon hold.
+ * the hot tables (then the warm ones, once the tables are full: see
+ * WHOLE_WINDOW), the whole-token map, else BPE, whose result goes to the
+ * hot tables (and the warm ones). A run of CJK characters or of one emoji
+ * is mostly parts of one character, which the hot tables soon hold.
  */
 static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t *n)
 {
@@ -474,8 +475,15 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         *n = emit_value(m, e->out, *n, v, more, p, len);
         return SIMDBPE_OK;
     }
+    k.h = simdbpe__hash_short(k.lo, k.hi, len);
+    bool warm = !e->whole_ahead;
+    if (warm && (v = warm_find(e, &k, len, &more)) != 0) {
+        *n = emit_value(m, e->out, *n, v, more, p, len);
+        hot_put(e, &k, len, v, more);
+        return SIMDBPE_OK;
+    }
     size_t start = *n;
-    uint32_t id = simdbpe__whole_find(m, p, len, simdbpe__hash_short(k.lo, k.hi, len), k.lo, k.hi);
+    uint32_t id = simdbpe__whole_find(m, p, len, k.h, k.lo, k.hi);
     if (id != SIMDBPE__NO_ID) {
         e->out[(*n)++] = id;
     } else {
@@ -483,8 +491,11 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *p, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    if ((v = hot_val(m, p, len, e->out + start, *n - start, &more)) != 0)
+    if ((v = hot_val(m, p, len, e->out + start, *n - start, &more)) != 0) {
         hot_put(e, &k, len, v, more);
+        if (warm)
+            warm_put(e, &k, len, v, more);
+    }
     return SIMDBPE_OK;
 }
 
@@ -627,6 +638,10 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         const piece_key *k = &keys[j];
         size_t len = k->b - k->a, i = k->i;
         uint64_t w_more = 0, v;
+        if (SIMDBPE_UNLIKELY(++e->window_pieces == WHOLE_WINDOW)) {
+            e->whole_ahead = e->window_ones * WHOLE_SHARE > WHOLE_WINDOW;
+            e->window_pieces = e->window_ones = 0;
+        }
         if (len <= SIMDBPE__SHORT_PIECE && (v = warm_find(e, k, len, &w_more)) != 0) {
             val[i] = v;
             more[i] = w_more;
@@ -642,6 +657,7 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
             return st;
         const uint32_t *ids = e->out + start;
         size_t got = n_now - start;
+        e->window_ones += got == 1;
         if (len <= SIMDBPE__SHORT_PIECE) {
             if ((v = hot_val(e->m, s + k->a, len, ids, got, &w_more)) != 0) {
                 hot_put(e, k, len, v, w_more);
