@@ -14,9 +14,12 @@
  * message); a model that loads must have been given a well-formed
  * merges.txt (valid UTF-8, as HF requires: a file it cannot read as text
  * is an error, never silently reinterpreted) and must encode and decode a
- * fixed text back to itself, with specials as text and allowed.
+ * fixed text back to itself, with specials as text and allowed; its
+ * whole-token map must hold exactly the tokens BPE yields from their own
+ * bytes.
  */
 #include "fuzz.h"
+#include "model/model.h"
 
 /* Finding 1 (corpus/model_load/finding1_merges_not_utf8_loads): load.c
  * decoded merges.txt as if it were valid UTF-8, so "\xC3A b" loaded as
@@ -74,8 +77,34 @@ static size_t base_vocab(char *out)
     return o;
 }
 
+/* The whole-token map holds exactly the tokens that BPE yields from their
+ * own bytes: the rules decide most (model/reach.c), this asks BPE for
+ * every token. */
+static void check_whole_map(const simdbpe_model *m)
+{
+    simdbpe__bpe_scratch scratch = {0};
+    for (uint32_t id = 0; id < simdbpe_model_vocab_size(m); id++) {
+        const uint8_t *b;
+        size_t len, n = 0;
+        if (simdbpe_model_token_bytes(m, id, &b, &len) != SIMDBPE_OK || len == 0)
+            continue;
+        uint32_t *out = malloc(len * sizeof *out);
+        FUZZ_CHECK(out != NULL, "out of memory");
+        FUZZ_CHECK(simdbpe__bpe_word(m, &scratch, b, len, out, &n) == SIMDBPE_OK, "bpe_word");
+        int yes = n == 1 && out[0] == id;
+        free(out);
+        uint64_t lo, hi;
+        simdbpe__short_words(b, len < 16 ? len : 16, &lo, &hi);
+        uint32_t found = simdbpe__whole_find(m, b, len, simdbpe__piece_hash(b, len), lo, hi);
+        FUZZ_CHECK((found == id) == yes, "token %u (%zu bytes) %s the whole-token map", id, len,
+                   yes ? "missing from" : "wrongly in");
+    }
+    simdbpe__bpe_scratch_free(&scratch);
+}
+
 static void check_model(const simdbpe_model *m)
 {
+    check_whole_map(m);
     simdbpe_encoder *enc;
     FUZZ_CHECK(simdbpe_encoder_new(m, &enc) == SIMDBPE_OK, "encoder_new");
     FUZZ_CHECK(simdbpe_model_vocab_size(m) >= 256, "vocab size %u", simdbpe_model_vocab_size(m));

@@ -137,6 +137,19 @@ def model_seeds(golden):
     }
     for name, data in bad.items():
         seeds[name] = data
+    # Which tokens BPE yields whole, told from the rules (model/reach.c):
+    # a merge across the boundary of a token's two parts ("b c" before
+    # "a b": abc is not reachable); equal ranks on the left side (aaa,
+    # aaaa are) and on the right side (a + aa is not: "a a" applies left
+    # first); a token made by two rules (left to BPE).
+    reach = {
+        "reach_boundary": (b'"ab":256,"bc":257,"abc":258', b"b c\na b\nab c\n"),
+        "reach_tie_left": (b'"aa":256,"aaa":257,"aaaa":258', b"a a\naa a\naa aa\n"),
+        "reach_tie_right": (b'"aa":256,"aaa":257', b"a a\na aa\n"),
+        "reach_two_rules": (b'"ab":256,"bc":257,"abc":258', b"a b\nb c\nab c\na bc\n"),
+    }
+    for name, (vocab_part, rules) in reach.items():
+        seeds[name] = b"+" + vocab_part + b"\0#version: 0.2\n" + rules
     return seeds
 
 
