@@ -198,9 +198,10 @@ typedef struct simdbpe_encoder_options {
     /* The size in MB that the encoder's cache of pieces it has already
      * encoded grows to (on top of about 4 MB of fixed tables): 3, 6, 12,
      * 24, 48 or 96; a value in between is rounded down to one of these,
-     * 0 means 24, and one below 3 or above 96 is SIMDBPE_ERR_INVALID_ARG. A larger cache gives text the encoder sees again (a
-     * corpus encoded more than once, text that repeats) fewer pieces to
-     * encode from scratch; but several encoders running at once compete
+     * 0 means 24, and one below 3 or above 96 is SIMDBPE_ERR_INVALID_ARG.
+     * A larger cache gives text the encoder sees again (a corpus encoded
+     * more than once, text that repeats) fewer pieces to encode from
+     * scratch; but several encoders running at once compete
      * for the CPU's shared cache, and there a smaller one can be faster
      * (the command-line tool uses 12 MB per thread when it runs more than
      * one). */

@@ -47,20 +47,20 @@ static void classes8(const uint8_t *p, const uint32_t *bmp2, unsigned *letter, u
     simde__m256i c1 = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const void *)(p + 1)));
     simde__m256i c2 = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const void *)(p + 2)));
     simde__m256i x3f = simde_mm256_set1_epi32(0x3F);
-    simde__m256i mid = simde_mm256_slli_epi32(simde_mm256_and_si256(c1, x3f), 6);
+    simde__m256i low1 = simde_mm256_and_si256(c1, x3f);
     simde__m256i cp2 = simde_mm256_or_si256(
-        simde_mm256_slli_epi32(simde_mm256_and_si256(c0, simde_mm256_set1_epi32(0x1F)), 6),
-        simde_mm256_and_si256(c1, x3f));
+        simde_mm256_slli_epi32(simde_mm256_and_si256(c0, simde_mm256_set1_epi32(0x1F)), 6), low1);
     simde__m256i cp3 = simde_mm256_or_si256(
         simde_mm256_or_si256(
             simde_mm256_slli_epi32(simde_mm256_and_si256(c0, simde_mm256_set1_epi32(0x0F)), 12),
-            mid),
+            simde_mm256_slli_epi32(low1, 6)),
         simde_mm256_and_si256(c2, x3f));
     simde__m256i three = simde_mm256_cmpgt_epi32(c0, simde_mm256_set1_epi32(0xDF));
     simde__m256i cp = simde_mm256_blendv_epi8(cp2, cp3, three);
-    simde__m256i word =
-        simde_mm256_i32gather_epi32((const int32_t *)(const void *)bmp2, simde_mm256_srli_epi32(cp, 4), 4);
-    simde__m256i shift = simde_mm256_slli_epi32(simde_mm256_and_si256(cp, simde_mm256_set1_epi32(15)), 1);
+    simde__m256i word = simde_mm256_i32gather_epi32((const int32_t *)(const void *)bmp2,
+                                                    simde_mm256_srli_epi32(cp, 4), 4);
+    simde__m256i shift =
+        simde_mm256_slli_epi32(simde_mm256_and_si256(cp, simde_mm256_set1_epi32(15)), 1);
     simde__m256i cls =
         simde_mm256_and_si256(simde_mm256_srlv_epi32(word, shift), simde_mm256_set1_epi32(3));
     *letter = (unsigned)simde_mm256_movemask_ps(

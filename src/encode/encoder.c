@@ -133,11 +133,11 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     if (!e)
         return SIMDBPE_ERR_NOMEM;
     e->work = malloc(sizeof *e->work);
-    e->whole_ahead = true;
     if (!e->work) {
         free(e);
         return SIMDBPE_ERR_NOMEM;
     }
+    e->whole_ahead = true;
     size_t cache_bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
     size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);

@@ -99,7 +99,10 @@ simdbpe_status simdbpe__reach(const simdbpe_model *m, uint8_t *reach)
             reach[u->id] = SIMDBPE__REACH_ASK;
         made[u->id] = r;
     }
-    /* Creation order: the last rule making each part ranks below the rule. */
+    /* Creation order: the last rule making each part ranks below each rule
+     * that applies (its token's last maker, and every rule of a token that
+     * several make: some of those may not apply, and checking them too only
+     * errs toward BPE). */
     int ordered = 1;
     for (uint32_t r = 0; r < m->n_merges; r++) {
         const simdbpe__merge_rule *u = &m->rules[r];

@@ -114,8 +114,9 @@ static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, si
         simdbpe__lead_classes want, got;
         int want_ok = simdbpe__kernels_scalar.lead_classes(s + b, leads, simdbpe__ucd_bmp2, &want);
         int got_ok = k->lead_classes(s + b, leads, simdbpe__ucd_bmp2, &got);
-        FUZZ_CHECK(got_ok == want_ok, "%s lead_classes on slice [%zu, +%zu) block %zu: %d, scalar %d",
-                   k->name, off, len, b / 64, got_ok, want_ok);
+        FUZZ_CHECK(got_ok == want_ok,
+                   "%s lead_classes on slice [%zu, +%zu) block %zu: %d, scalar %d", k->name, off,
+                   len, b / 64, got_ok, want_ok);
         if (!want_ok)
             continue;
         FUZZ_CHECK(got.letter == want.letter && got.digit == want.digit && got.ws == want.ws &&
