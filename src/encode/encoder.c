@@ -132,7 +132,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->work = malloc(sizeof *e->work);
+    e->work = calloc(1, sizeof *e->work);
     if (!e->work) {
         free(e);
         return SIMDBPE_ERR_NOMEM;

@@ -120,7 +120,8 @@ typedef struct long_slot {
 #define HOT_LEN 8
 #define HOT_ID_BITS 16
 #define HOT_LEN_SHIFT 48
-#define HOT_MORE ((uint64_t)1 << 52) /* the ids go on in the slot's `more` word */
+#define HOT_MORE_BIT 52
+#define HOT_MORE ((uint64_t)1 << HOT_MORE_BIT) /* the ids go on in the slot's `more` word */
 /* With HOT_MORE and n_ids 0: the piece's ids are its bytes' ids (see hot_val) */
 #define HOT_BYTES ((uint64_t)1 << 53)
 #define HOT_N_SHIFT 62
