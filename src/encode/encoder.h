@@ -199,6 +199,7 @@ struct chunk_work {
     uint64_t more[MAX_PIECES];   /* its slot's `more` word, where val has HOT_MORE */
     size_t ends[MAX_PIECES];     /* where it ends */
     uint16_t missed[MAX_PIECES]; /* the pieces pass 1 did not find */
+    uint16_t by_len[3][MAX_PIECES]; /* those of up to 8 bytes, 9-16, longer */
     piece_key keys[MAX_PIECES];  /* of the general-path pieces, in order */
 };
 
@@ -230,7 +231,7 @@ struct simdbpe_encoder {
     unsigned warm_bits; /* the full tables' b (see WARM_BITS) */
     void *warm_map;
     size_t warm_map_len;
-    struct chunk_work *work; /* encode_chunk's arrays (84 KB: not on the stack) */
+    struct chunk_work *work; /* encode_chunk's arrays (96 KB: not on the stack) */
     /* Whether the general path looks pieces up in the whole-token map
      * (see WHOLE_WINDOW), and its count of pieces and of pieces of one id
      * in the current window. */
