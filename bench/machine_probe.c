@@ -75,6 +75,7 @@ static void latency(size_t kb)
     for (long i = 0; i < steps; i++)
         at = p[at];
     t = clock_s(CLOCK_MONOTONIC) - t;
+    /* `at` printed (as nothing) so that the chase is not optimised away */
     printf("latency %8zu KB  %6.1f ns a load%s\n", kb, t / steps * 1e9, at == 1 ? " " : "");
     free(order);
     munmap(base, mapped);
@@ -103,25 +104,40 @@ static void touch(size_t mb, int passes, int huge)
         printf(" %.0f", t / (double)(n / 4096) * 1e9);
         fflush(stdout);
     }
-    printf("%s\n", sum == 1 ? " " : "");
+    printf("%s\n", sum == 1 ? " " : ""); /* `sum` used, as `at` in latency() */
     munmap(base, mapped);
     munmap(table_base, table_mapped);
+}
+
+/* The whole number in arg, 1..max; else says so and exits with 2. */
+static size_t count_arg(const char *arg, const char *what, size_t max)
+{
+    char *end;
+    unsigned long long v = strtoull(arg, &end, 10);
+    if (end == arg || *end != '\0' || arg[0] == '-' || v < 1 || v > max) {
+        fprintf(stderr, "machine_probe: bad %s '%s' (a whole number from 1 to %zu)\n", what, arg,
+                max);
+        exit(2);
+    }
+    return (size_t)v;
 }
 
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "latency") == 0) {
         static const size_t sizes[] = {32, 512, 1024, 2048, 4096, 8192, 16384, 65536};
+        for (int a = 2; a < argc; a++) /* all checked before any is timed */
+            count_arg(argv[a], "size in KB", (size_t)1 << 24);
         if (argc == 2)
             for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
                 latency(sizes[i]);
         for (int a = 2; a < argc; a++)
-            latency((size_t)strtoul(argv[a], NULL, 10));
+            latency(count_arg(argv[a], "size in KB", (size_t)1 << 24));
         return 0;
     }
-    if (argc >= 2 && strcmp(argv[1], "touch") == 0) {
-        size_t mb = argc > 2 ? (size_t)strtoul(argv[2], NULL, 10) : 100;
-        int passes = argc > 3 ? atoi(argv[3]) : 20;
+    if (argc >= 2 && argc <= 4 && strcmp(argv[1], "touch") == 0) {
+        size_t mb = argc > 2 ? count_arg(argv[2], "size in MB", (size_t)1 << 16) : 100;
+        int passes = argc > 3 ? (int)count_arg(argv[3], "number of passes", 1000000) : 20;
         touch(mb, passes, 0);
         touch(mb, passes, 1);
         return 0;
