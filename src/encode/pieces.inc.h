@@ -548,8 +548,11 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
 static inline uint64_t val_if_key(uint64_t key, uint64_t lo, uint64_t v)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    uint64_t zero = 0;
-    __asm__("cmpq %2, %1\n\tcmovneq %3, %0" : "+r"(v) : "r"(key), "r"(lo), "r"(zero) : "cc");
+    /* the key and the 0 from memory: registers are short in pass 1 */
+    __asm__("cmpq %2, %1\n\tcmovneq %3, %0"
+            : "+r"(v)
+            : "rm"(key), "r"(lo), "m"(keep_lo[0])
+            : "cc");
     return v;
 #else
     return v & -(uint64_t)(key == lo);
