@@ -536,12 +536,15 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  * x86-64: gcc made `v & -(key == lo)` a compare, a set, a zero-extension,
  * a negation and an AND (the ternary form became a branch, mispredicted
  * on every miss), and `n + (v == 0)` a test, a set, a zero-extension and
- * an add. Pass 1 is half of English's time. Its loop is 28 instructions a
- * piece instead of 29 (two of them now reload constants gcc has no
- * register left for), and a hit's value is ready two instructions after
- * its slot is read instead of five. Alternating rounds (`bench_encode --cpu --best`,
- * medians of 10-12): English +2.5%, +7%, +5.5% (once -4% in a noisy
- * stretch), code +5%, multilingual +7% and +2%.
+ * an add. Pass 1 is half of English's time. Its loop is 27 instructions a
+ * piece instead of 29 (with the key compared in memory and the 0 read
+ * from keep_lo[0], which spares two registers: short of them, gcc
+ * reloaded two constants every piece), and a hit's value is ready two
+ * instructions after its slot is read instead of five. Alternating
+ * rounds (`bench_encode --cpu --best`, medians of 10-12): English +2.5%, +7%, +5.5% (once -4% in a noisy
+ * stretch), code +5%, multilingual +7% and +2%; with the operands in
+ * memory, again English +4% and -0.5%, code +2% and +3%, multilingual the
+ * same.
  */
 
 /* v if key == lo, else 0, with no branch. */
