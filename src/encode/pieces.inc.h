@@ -541,10 +541,10 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  * from keep_lo[0], which spares two registers: short of them, gcc
  * reloaded two constants every piece), and a hit's value is ready two
  * instructions after its slot is read instead of five. Alternating
- * rounds (`bench_encode --cpu --best`, medians of 10-12): English +2.5%, +7%, +5.5% (once -4% in a noisy
- * stretch), code +5%, multilingual +7% and +2%; with the operands in
- * memory, again English +4% and -0.5%, code +2% and +3%, multilingual the
- * same.
+ * rounds (bench/ab.sh, medians of 10-12): English +2.5%, +7% and +5.5%
+ * (once -4%, in a noisy set), code +5%, multilingual +7% and +2%; with
+ * the operands in memory, again English +4% and -0.5%, code +2% and +3%,
+ * multilingual the same.
  */
 
 /* v if key == lo, else 0, with no branch. */
