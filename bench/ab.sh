@@ -6,7 +6,8 @@
 # Each round runs every build's `bench/bench_encode --cpu --best -r RUNS SET FILES...` in
 # turn (RUNS default 3; --best is the fastest of runs 2.. by this thread's CPU time), so the
 # builds share the machine's slow and quiet minutes; then prints each build's median MB/s
-# over the rounds and the median of its per-round ratios to the first build. SET is english, code or multilingual: the documents bench/run.sh wrote to
+# over the rounds and the median of its per-round ratios to the first build. SET is
+# english, code or multilingual: the documents bench/run.sh wrote to
 # ${TMPDIR:-/tmp}/simdbpe-bench/SET (run it once first). A BUILD_DIR is a CMake build of the
 # tree to compare (e.g. `cmake -S . -B /tmp/b1 -G Ninja -DCMAKE_BUILD_TYPE=Release
 # -DSIMDBPE_BUILD_TESTS=OFF && ninja -C /tmp/b1 bench_encode`).
@@ -20,13 +21,23 @@ if [ "${1:-}" = "-r" ]; then
   shift 2
 fi
 if [ $# -lt 3 ]; then
-  sed -n '2,15p' "$0" >&2
+  sed -n '2,16p' "$0" >&2
   exit 2
 fi
 set_name=$1 rounds=$2
 shift 2
-case "$rounds" in '' | *[!0-9]* | 0) echo "ab.sh: ROUNDS must be a whole number >= 1, got '$rounds'" >&2; exit 2 ;; esac
-case "$runs" in '' | *[!0-9]* | 0 | 1) echo "ab.sh: RUNS must be a whole number >= 2, got '$runs'" >&2; exit 2 ;; esac
+case "$rounds" in
+  '' | *[!0-9]* | 0)
+    echo "ab.sh: ROUNDS must be a whole number >= 1, got '$rounds'" >&2
+    exit 2
+    ;;
+esac
+case "$runs" in
+  '' | *[!0-9]* | 0 | 1)
+    echo "ab.sh: RUNS must be a whole number >= 2, got '$runs'" >&2
+    exit 2
+    ;;
+esac
 dir=${TMPDIR:-/tmp}/simdbpe-bench/$set_name
 files=("$dir"/*)
 if [ ! -e "${files[0]}" ]; then
@@ -41,7 +52,8 @@ for b in "$@"; do
 done
 
 median() {
-  sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+  sort -n | awk '{v[NR] = $1}
+    END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
 }
 
 declare -A results ratios
