@@ -231,7 +231,7 @@ struct simdbpe_encoder {
     unsigned warm_bits; /* the full tables' b (see WARM_BITS) */
     void *warm_map;
     size_t warm_map_len;
-    struct chunk_work *work; /* encode_chunk's arrays (96 KB: not on the stack) */
+    struct chunk_work *work; /* encode_chunk's arrays (88 KB: not on the stack) */
     /* Whether the general path looks pieces up in the whole-token map
      * (see WHOLE_WINDOW), and its count of pieces and of pieces of one id
      * in the current window. */

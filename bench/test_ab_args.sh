@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# test_ab_args.sh - ctest: bench/ab.sh refuses bad arguments with a message that names
+# them, exit 2, before it runs anything.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+# expect MESSAGE [VAR=VALUE] ARGS...: ab.sh exits 2 and its stderr contains MESSAGE
+expect() {
+  local msg=$1
+  shift
+  env "$@" >/dev/null 2>"$tmp/err"
+  local rc=$?
+  if [ "$rc" -ne 2 ] || ! grep -qF -- "$msg" "$tmp/err"; then
+    echo "FAIL: $* -> exit $rc, stderr: $(cat "$tmp/err")" >&2
+    fails=$((fails + 1))
+  fi
+}
+
+expect "ROUNDS must be a whole number >= 1, got '0'" bash "$here/ab.sh" code 0 "$tmp/b"
+expect "ROUNDS must be a whole number >= 1, got 'x'" bash "$here/ab.sh" code x "$tmp/b"
+expect "RUNS must be a whole number >= 2, got '1'" bash "$here/ab.sh" -r 1 code 2 "$tmp/b"
+expect "no documents in $tmp/simdbpe-bench/code (run bench/run.sh first)" \
+  TMPDIR="$tmp" bash "$here/ab.sh" code 2 "$tmp/b"
+mkdir -p "$tmp/simdbpe-bench/code" && : >"$tmp/simdbpe-bench/code/doc"
+expect "$tmp/b/bench/bench_encode is not built" TMPDIR="$tmp" bash "$here/ab.sh" code 2 "$tmp/b"
+expect "compare builds of simdbpe" bash "$here/ab.sh" code 2
+
+[ "$fails" -eq 0 ] && echo "test_ab_args: all refused as expected"
+exit $((fails != 0))
