@@ -488,6 +488,74 @@ Test(bpe_gpt2, pieces_ending_in_nul_bytes_found_again)
     cr_assert_gt(gpt2.compared_encode, 100);
 }
 
+/*
+ * Long pieces encoded again, in rounds through one encoder, against the
+ * reference worked out once per word: 6,000 words of 17-48 letters (three
+ * times the 2 K long-cache slots, so words found there are pushed out and
+ * moved to the big cache, to be found there in later rounds) and 5,000 runs of symbols of 49-1,100 bytes
+ * (over BIG_KEY some of them: never cached), about 2 MB of big-cache
+ * entries a round, so its arena is emptied and filled again.
+ */
+Test(bpe_gpt2, long_pieces_found_again_in_the_long_and_big_caches)
+{
+    enum { N_WORDS = 6000, N_RUNS = 5000, N = N_WORDS + N_RUNS, ROUNDS = 3, MAX = 1100 };
+    static const char symbols[] = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~";
+    uint8_t *text = malloc((size_t)N * MAX);
+    size_t *lens = malloc(N * sizeof *lens), *n_want = malloc(N * sizeof *n_want);
+    uint32_t **want = malloc(N * sizeof *want);
+    cr_assert(text && lens && n_want && want);
+    rng_seed(11);
+    size_t over_big = 0;
+    for (size_t i = 0; i < N; i++) {
+        uint8_t *w = text + i * MAX;
+        size_t len = 0;
+        if (rng_below(2))
+            w[len++] = ' ';
+        if (i < N_WORDS) {
+            for (size_t k = 17 + rng_below(32) - len; k > 0; k--)
+                w[len++] = (uint8_t)('a' + rng_below(26));
+        } else {
+            for (size_t k = 49 + rng_below(MAX - 49) - len; k > 0; k--)
+                w[len++] = (uint8_t)symbols[rng_below(sizeof symbols - 1)];
+            over_big += len > BIG_KEY;
+        }
+        cr_assert_eq(simdbpe__pretok_piece_end(w, len, 0), len, "word %zu is not one piece", i);
+        lens[i] = len;
+        long n = ref_encode(&gpt2.ref, w, len, gpt2.want);
+        cr_assert_geq(n, 1);
+        n_want[i] = (size_t)n;
+        want[i] = malloc((size_t)n * sizeof **want);
+        memcpy(want[i], gpt2.want, (size_t)n * sizeof **want);
+    }
+    cr_assert_gt(over_big, 100);
+    size_t resets = gpt2.e->big_resets;
+    static const size_t step[ROUNDS] = {1, 7, 13}; /* prime to N: a permutation */
+    for (int round = 0; round < ROUNDS; round++) {
+        /* The first round takes each word twice: found in its long slot,
+         * it moves to the big cache when pushed out. */
+        for (size_t t = 0; t < (round ? N : 2 * N); t++) {
+            size_t i = round ? (t * step[round]) % N : t / 2;
+            const uint32_t *ids;
+            size_t n;
+            simdbpe_error err;
+            cr_assert_eq(simdbpe_encode(gpt2.e, (const char *)text + i * MAX, lens[i], NULL, &ids,
+                                        &n, &err),
+                         SIMDBPE_OK, "%s", err.message);
+            char msg[160];
+            if (tu_ids_differ(ids, n, want[i], n_want[i], msg, sizeof msg))
+                cr_assert_fail("round %d, word %zu (%zu bytes): %s", round, i, lens[i], msg);
+        }
+    }
+    cr_assert_geq(gpt2.e->big_resets - resets, ROUNDS, "the big cache was emptied %zu times",
+                  gpt2.e->big_resets - resets);
+    for (size_t i = 0; i < N; i++)
+        free(want[i]);
+    free(want);
+    free(n_want);
+    free(lens);
+    free(text);
+}
+
 /* -------------------------------------------------------- random models */
 
 typedef struct tok {

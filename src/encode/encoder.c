@@ -143,7 +143,9 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
     size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
-    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes,
+    size_t big_bytes = ((size_t)1 << BIG_BITS) * sizeof(big_slot);
+    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
+                                big_bytes + BIG_ARENA,
                             &e->tables, &e->tables_len);
     e->warm_bits = warm_bits;
     if (!t || !simdbpe__map_warm(e, WARM_START_BITS)) {
@@ -160,6 +162,10 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     e->hot16 = (hot16_slot *)(void *)t;
     t += hot16_bytes;
     e->byte_pairs = (simdbpe__byte_pair *)(void *)t;
+    t += pairs_bytes;
+    e->big = (big_slot *)(void *)t;
+    t += big_bytes;
+    e->big_arena = t;
     e->m = model;
     e->k = k;
     e->encode_pieces = simdbpe__encode_pieces;

@@ -78,8 +78,30 @@ typedef struct long_slot {
     uint32_t ids[LONG_IDS];
     uint8_t len; /* 0 = empty */
     uint8_t n_ids;
-    uint8_t unused[6];
+    uint8_t used; /* found here since it was put here (see long_put) */
+    uint8_t unused[5];
 } long_slot;
+
+/* Pieces of 49..BIG_KEY bytes, and pieces pushed out of their long slot
+ * after they were found there (see long_put), go to the big cache:
+ * direct-mapped slots that give where in an arena the piece's bytes and
+ * then its ids are. The arena is filled in order; when the next entry
+ * does not fit, every slot is emptied and it is filled again from its
+ * start. Such pieces (runs of dashes and table borders in English, long
+ * comment rules and runs of symbols in code) ran BPE again on every pass
+ * over a corpus: per pass over English 2.1 K calls for pieces over 48
+ * bytes and 1.5 K for pieces of 17-48, over code 2.8 K and 12 K, each
+ * 0.6-1.5 us (3% of English's time, 10% of code's); now 80 and 3 K. */
+#define BIG_BITS 14
+#define BIG_KEY 1024
+#define BIG_ARENA ((size_t)2 << 20)
+
+typedef struct big_slot {
+    uint64_t h;    /* the piece hash */
+    uint32_t at;   /* its bytes at arena[at], its ids after them (4-byte aligned) */
+    uint16_t len;  /* 0 = empty */
+    uint16_t n_ids;
+} big_slot;
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
  * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a
@@ -218,10 +240,14 @@ struct simdbpe_encoder {
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
     long_slot *long_cache;
+    big_slot *big;
+    uint8_t *big_arena;
+    size_t big_used; /* bytes of the arena in use */
+    size_t big_resets; /* times it was emptied (for tests) */
     hot_slot *hot;
     hot16_slot *hot16;
     simdbpe__byte_pair *byte_pairs; /* BPE's table of them (model.h) */
-    void *tables; /* the mapping holding the five above */
+    void *tables; /* the mapping holding the seven above */
     size_t tables_len;
     /* The warm tables, in a mapping of their own (warm_map) */
     hot_slot *warm;

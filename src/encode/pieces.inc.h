@@ -23,6 +23,65 @@ static inline size_t next_cut(const simdbpe_model *m, const uint8_t *p, size_t f
     return len;
 }
 
+/* Where a big-cache entry's ids start, after its `len` bytes. */
+static inline size_t big_ids_at(size_t len)
+{
+    return (len + 3) & ~(size_t)3;
+}
+
+/* Whether the big cache holds the piece p[0..len) with hash h; if so, its
+ * ids are appended at e->out[*n..] (the caller made room for len). */
+static bool big_find(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h, size_t *n)
+{
+    const big_slot *b = &e->big[h >> (64 - BIG_BITS)];
+    if (b->h != h || b->len != len)
+        return false;
+    const uint8_t *at = e->big_arena + b->at;
+    if (memcmp(at, p, len) != 0)
+        return false;
+    memcpy(e->out + *n, at + big_ids_at(len), b->n_ids * sizeof *e->out);
+    *n += b->n_ids;
+    return true;
+}
+
+/* Puts the piece p[0..len) (up to BIG_KEY bytes) with hash h and its ids
+ * ids[0..n_ids) in the big cache, emptying it first if the arena is full. */
+static void big_put(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h,
+                    const uint32_t *ids, size_t n_ids)
+{
+    size_t need = big_ids_at(len) + n_ids * sizeof *ids;
+    if (e->big_used + need > BIG_ARENA) {
+        memset(e->big, 0, ((size_t)1 << BIG_BITS) * sizeof *e->big);
+        e->big_used = 0;
+        e->big_resets++;
+    }
+    uint8_t *at = e->big_arena + e->big_used;
+    memcpy(at, p, len);
+    memcpy(at + big_ids_at(len), ids, n_ids * sizeof *ids);
+    e->big[h >> (64 - BIG_BITS)] =
+        (big_slot){h, (uint32_t)e->big_used, (uint16_t)len, (uint16_t)n_ids};
+    e->big_used += need;
+}
+
+/* The long slot of the piece p[0..len) (up to 48 bytes) with hash h,
+ * given to it (its hash, length and bytes set; the caller sets the ids).
+ * The piece that had the slot moves to the big cache if it was found
+ * there since it was put there: the direct-mapped slots pushed out
+ * pieces that came back on every pass (code has 17 K distinct pieces of
+ * 17-48 bytes), and pieces seen once (most of multilingual's) are not
+ * worth the copy. */
+static long_slot *long_put(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h)
+{
+    long_slot *ls = &e->long_cache[h >> (64 - LONG_BITS)];
+    if (ls->used && ls->h != h)
+        big_put(e, ls->key, ls->len, ls->h, ls->ids, ls->n_ids);
+    ls->used = 0;
+    ls->h = h;
+    ls->len = (uint8_t)len;
+    memcpy(ls->key, p, len);
+    return ls;
+}
+
 /* A piece that is not a whole token: the caches, else its parts if no
  * merge spans some place in it, else BPE; the result is cached when it
  * fits. */
@@ -43,16 +102,21 @@ static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t 
         }
     }
     if (in_long && len <= LONG_KEY) {
-        const long_slot *ls = &e->long_cache[h >> (64 - LONG_BITS)];
+        long_slot *ls = &e->long_cache[h >> (64 - LONG_BITS)];
         if (ls->h == h && ls->len == len && memcmp(ls->key, p, len) == 0) {
             memcpy(e->out + *n, ls->ids, ls->n_ids * sizeof(uint32_t));
             *n += ls->n_ids;
+            ls->used = 1;
             return SIMDBPE_OK;
         }
     }
     simdbpe_status st = reserve_out(e, *n, len + CACHE_IDS);
     if (st != SIMDBPE_OK)
         return st;
+    /* Not in the long cache: over 48 bytes, or moved out of its long slot
+     * (long_put); the big cache may hold it. */
+    if (in_long && len <= BIG_KEY && big_find(e, p, len, h, n))
+        return SIMDBPE_OK;
     size_t start = *n, cut = next_cut(e->m, p, 0, len);
     st = cut < len ? encode_parts(e, p, len, cut, n)
                    : simdbpe__bpe_word(e->m, &e->scratch, p, len, e->out, n);
@@ -74,12 +138,11 @@ static simdbpe_status encode_other(simdbpe_encoder *e, const uint8_t *p, size_t 
             slot->len = (uint8_t)len;
             slot->n_ids = CACHE_IN_LONG;
         }
-        long_slot *ls = &e->long_cache[h >> (64 - LONG_BITS)];
-        ls->h = h;
-        ls->len = (uint8_t)len;
+        long_slot *ls = long_put(e, p, len, h);
         ls->n_ids = (uint8_t)got;
-        memcpy(ls->key, p, len);
         memcpy(ls->ids, e->out + start, got * sizeof(uint32_t));
+    } else if (len > LONG_KEY && len <= BIG_KEY) {
+        big_put(e, p, len, h, e->out + start, got);
     }
     return SIMDBPE_OK;
 }
@@ -169,6 +232,8 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
         k->h = simdbpe__piece_hash(s + k->a, len);
         if (len <= LONG_KEY)
             __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
+        else if (len <= BIG_KEY)
+            __builtin_prefetch(&e->big[k->h >> (64 - BIG_BITS)]);
     }
     k->slot = NULL;
     if (m->n_whole != 0 && e->whole_ahead) {
