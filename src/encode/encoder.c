@@ -32,9 +32,9 @@
 #include "encoder.h"
 
 /*
- * The tables live in two zeroed regions, touched at random: 4.25 MB for
+ * The tables live in two zeroed regions, touched at random: 6.5 MB for
  * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
- * later 12 MB. On Linux each is an anonymous mapping of whole 2 MB pages,
+ * later 24 MB by default. On Linux each is an anonymous mapping of whole 2 MB pages,
  * aligned to 2 MB, with transparent huge pages asked for: the kernel
  * hands out zeroed pages on first touch (no memset of memory that may
  * never be used, which cost a few ms per encoder), and a handful of page
@@ -143,7 +143,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
     size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
-    size_t big_bytes = ((size_t)1 << BIG_BITS) * sizeof(big_slot);
+    size_t big_bytes = BIG_SLOTS * sizeof(big_slot);
     uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
                                 big_bytes + BIG_ARENA,
                             &e->tables, &e->tables_len);

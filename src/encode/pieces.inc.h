@@ -51,7 +51,7 @@ static void big_put(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t h
 {
     size_t need = big_ids_at(len) + n_ids * sizeof *ids;
     if (e->big_used + need > BIG_ARENA) {
-        memset(e->big, 0, ((size_t)1 << BIG_BITS) * sizeof *e->big);
+        memset(e->big, 0, BIG_SLOTS * sizeof *e->big);
         e->big_used = 0;
         e->big_resets++;
     }
