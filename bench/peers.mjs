@@ -6,8 +6,10 @@
 // tiktoken (npm tiktoken, WASM, encode_ordinary) or hf (npm tokenizers,
 // native Rust, GPT-2 vocab.json + merges.txt from src/model/gpt2 with the
 // GPT-2 tokenizer.json settings). Each FILE is one document, read and
-// decoded before timing; every document is encoded on one thread, RUNS
-// times, and the medians are printed as one JSON line:
+// decoded before timing; the first documents (up to 1 MB) are encoded once
+// untimed, as a warm-up (tiktoken's WASM, V8's JIT: run.sh starts a fresh
+// process for every run); then every document is encoded on one thread,
+// RUNS times, and the medians are printed as one JSON line:
 //   {"peer", "bytes", "tokens", "seconds", "cpu_seconds"}
 // (cpu_seconds: the process's user + system CPU time, all threads).
 // A peer that throws or crashes on an input (tiktoken-rs panics on long
@@ -63,6 +65,11 @@ const docs = files.map((f) => readFileSync(f));
 const texts = docs.map((b) => b.toString('utf8'));
 const bytes = docs.reduce((s, b) => s + b.length, 0);
 const encode = await encoderFor(peer);
+// The warm-up: the first documents, up to 1 MB (at least one).
+for (let i = 0, warm = 0; i < texts.length && (i === 0 || warm < 1e6); i++) {
+  await encode(texts[i]);
+  warm += docs[i].length;
+}
 const times = [];
 const cpus = [];
 let tokens = 0;

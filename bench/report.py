@@ -3,22 +3,42 @@
 
     report.py RESULTS.tsv
 
-Each line of RESULTS.tsv: input, implementation, bytes, tokens, wall seconds, CPU seconds
-(medians), or input, implementation, "crashed", message. Prints a Markdown table: wall-clock
+Each line of RESULTS.tsv: input, implementation, bytes, tokens, wall seconds, CPU seconds,
+or input, implementation, "crashed", message. An implementation may have a line for each round
+of run.sh on an input: its wall and CPU seconds are then the medians over the rounds (the
+bytes and tokens must agree), and one crash makes it crashed. Prints a Markdown table: wall-clock
 MB/s of each implementation, simdbpe's Mtokens/s, and simdbpe's speed ratio to tiktoken-rs and
 HF on the same input, by wall clock and by CPU time (the CPU-time ratio is the steadier one on a
 shared, loaded machine). Lines of implementation "simdbpe-cold" (one pass of a fresh encoder)
 get a second table, with their ratios to the same tiktoken-rs run.
 """
+import statistics
 import sys
 from collections import OrderedDict
 
-rows = OrderedDict()
+lines = OrderedDict()
 for line in open(sys.argv[1], encoding="utf-8"):
     f = line.rstrip("\n").split("\t")
     if len(f) < 3:
         continue
-    rows.setdefault(f[0], OrderedDict())[f[1]] = f[2:]
+    lines.setdefault(f[0], OrderedDict()).setdefault(f[1], []).append(f[2:])
+
+
+def combine(inp, impl, runs):
+    """One row from the rounds' rows: a crash if any crashed, else the medians."""
+    for v in runs:
+        if v[0] == "crashed":
+            return v
+    if len({(v[0], v[1]) for v in runs}) != 1:
+        sys.exit(f"report.py: {impl} on {inp}: the rounds disagree on bytes or tokens: {runs}")
+    wall = statistics.median(float(v[2]) for v in runs)
+    cpu = statistics.median(float(v[3]) for v in runs) if all(len(v) > 3 for v in runs) else 0
+    return [runs[0][0], runs[0][1], f"{wall:.6f}", f"{cpu:.6f}"]
+
+
+rows = OrderedDict(
+    (inp, OrderedDict((impl, combine(inp, impl, runs)) for impl, runs in r.items()))
+    for inp, r in lines.items())
 
 impls = ["simdbpe", "tiktoken-rs", "tiktoken", "hf"]
 print("| input | MB | " + " | ".join(f"{i} MB/s" for i in impls) +

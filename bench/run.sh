@@ -11,12 +11,15 @@
 #    multilingual corpora from $SIMDBPE_CORPUS_DIR or ../shared/corpus (a sample of
 #    --sample-mb MB each, default 8, spread over the corpus; --full for all of it), and
 #    the adversarial single pieces (--adversarial-mb MB each, default 5);
-# 4. times simdbpe (bench_encode: one thread, one encoder, every document; on the corpora also
-#    one pass of a fresh encoder, median of 3 processes) and each peer
-#    (bench/peers.mjs) on the same files, medians of --runs runs (default 3; --peer-runs
-#    for the peers, which take minutes on the full corpora); a peer that
-#    crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input
-#    is reported as crashed, with the reason;
+# 4. times simdbpe (bench_encode: one thread, one encoder, every document, median of --runs
+#    runs, default 3; on the corpora also one pass of a fresh encoder, median of 3 processes)
+#    and each peer (bench/peers.mjs) on the same files. The peers run --peer-runs times
+#    (default --runs; they take minutes on the full corpora), one run per round, and
+#    simdbpe is timed again at the start of every round: its table entry is the median of
+#    its rounds, measured in the same minutes as the peers' (a slow stretch of this shared
+#    machine lands on both, not on one). A peer that crashes, panics or runs past
+#    $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input is reported as crashed, with the
+#    reason, and not run again on that input;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
 #    then simdbpe's stage breakdown (validate, pre-tokenize, merge), kernel GB/s, one pass
 #    of the command-line tool over each corpus on 1 and 2 threads, and model load times
@@ -77,38 +80,52 @@ for kind in one_letter random_letters digits spaces punctuation one_emoji; do
   sets+=("adversarial/$kind")
 done
 
+# One peer run on an input, as a results line (or a "crashed" line, returning 1).
+run_peer() {
+  local label=$1 peer=$2 out code msg
+  shift 2
+  if out=$(timeout "$peer_timeout" node "$here/peers.mjs" "$peer" 1 "$@" 2>"$work/err.txt"); then
+    python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"], "%.6f" % r["cpu_seconds"]]))' \
+      "$out" "$label" >>"$results"
+  else
+    code=$?
+    if [ "$code" = 124 ]; then
+      msg="no result within ${peer_timeout} s (killed)"
+    else
+      msg=$(grep -m1 -iE "panic|error|abort|overflow|killed" "$work/err.txt" | cut -c1-100 || true)
+      msg=${msg:-exit status $code}
+    fi
+    printf '%s\t%s\tcrashed\t%s\n' "$label" "$peer" "$msg" >>"$results"
+    return 1
+  fi
+}
+
 for set in "${sets[@]}"; do
   if [ -d "$work/$set" ]; then files=("$work/$set"/*); else files=("$work/$set"); fi
   label=${set#adversarial/}
-  echo "# $label: simdbpe" >&2
-  "$build/bench/bench_encode" --tsv -r "$runs" "$label" "${files[@]}" >>"$results"
   if [ "$set" = "$label" ]; then # a corpus: also one pass of a fresh encoder, 3 processes
     echo "# $label: simdbpe, cold" >&2
     for i in 1 2 3; do "$build/bench/bench_encode" --tsv -r 1 "$label" "${files[@]}"; done |
       sort -t "$(printf '\t')" -k6,6g | sed -n 2p |
       awk -F '\t' -v OFS='\t' '{ $2 = "simdbpe-cold"; print }' >>"$results"
   fi
-  [ "$peers" = 1 ] || continue
-  for peer in tiktoken-rs tiktoken hf; do
-    echo "# $label: $peer" >&2
-    if out=$(timeout "$peer_timeout" node "$here/peers.mjs" "$peer" "$peer_runs" "${files[@]}" 2>"$work/err.txt"); then
-      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("\t".join([sys.argv[2], r["peer"], str(r["bytes"]), str(r["tokens"]), "%.6f" % r["seconds"], "%.6f" % r["cpu_seconds"]]))' \
-        "$out" "$label" >>"$results"
-    else
-      code=$?
-      if [ "$code" = 124 ]; then
-        msg="no result within ${peer_timeout} s (killed)"
-      else
-        msg=$(grep -m1 -iE "panic|error|abort|overflow|killed" "$work/err.txt" | cut -c1-100 || true)
-        msg=${msg:-exit status $code}
-      fi
-      printf '%s\t%s\tcrashed\t%s\n' "$label" "$peer" "$msg" >>"$results"
-    fi
+  rounds=$peer_runs
+  [ "$peers" = 1 ] || rounds=1
+  live=(tiktoken-rs tiktoken hf)
+  for round in $(seq 1 "$rounds"); do
+    echo "# $label, round $round of $rounds: simdbpe" >&2
+    "$build/bench/bench_encode" --tsv -r "$runs" "$label" "${files[@]}" >>"$results"
+    [ "$peers" = 1 ] || continue
+    still=()
+    for peer in "${live[@]}"; do
+      echo "# $label, round $round of $rounds: $peer" >&2
+      run_peer "$label" "$peer" "${files[@]}" && still+=("$peer")
+    done
+    live=("${still[@]}")
   done
 done
-
 echo
-echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; medians of $runs runs (peers: $peer_runs)"
+echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; simdbpe: medians of $runs runs, in each of $peer_runs rounds; peers: one run a round; the table: medians over the rounds"
 echo
 python3 "$here/report.py" "$results"
 echo
