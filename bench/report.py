@@ -10,7 +10,9 @@ bytes and tokens must agree), and one crash makes it crashed. Prints a Markdown 
 MB/s of each implementation, simdbpe's Mtokens/s, and simdbpe's speed ratio to tiktoken-rs and
 HF on the same input, by wall clock and by CPU time (the CPU-time ratio is the steadier one on a
 shared, loaded machine). Lines of implementation "simdbpe-cold" (one pass of a fresh encoder)
-get a second table, with their ratios to the same tiktoken-rs run.
+get a second table, with their ratios to the same tiktoken-rs run. Where simdbpe and
+tiktoken-rs have several rounds on an input, their ratio in each round follows the table, with
+its median: the ratio of the medians above can pair a fast simdbpe round with a slow peer one.
 """
 import statistics
 import sys
@@ -67,6 +69,24 @@ for inp, r in rows.items():
     print(f"| {inp} | {mb} | " + " | ".join(cells) +
           f" | {mtok} | {ratio(mbs, 'tiktoken-rs')} | {ratio(cpu, 'tiktoken-rs')} | "
           f"{ratio(mbs, 'hf')} | {ratio(cpu, 'hf')} |")
+
+
+def per_round(inp):
+    """simdbpe / tiktoken-rs by wall clock in each round of inp, or [] (crashes, one round)."""
+    ours, peer = lines[inp].get("simdbpe", []), lines[inp].get("tiktoken-rs", [])
+    if len(ours) < 2 or len(ours) != len(peer) or any(v[0] == "crashed" for v in ours + peer):
+        return []
+    return [float(p[2]) / float(o[2]) for o, p in zip(ours, peer)]
+
+
+rounds = [(inp, per_round(inp)) for inp in rows if per_round(inp)]
+if rounds:
+    print()
+    print("simdbpe / tiktoken-rs round by round (wall clock; a round times simdbpe, then the peers):")
+    print()
+    for inp, rr in rounds:
+        print(f"{inp:<14} " + "  ".join(f"{x:5.1f}x" for x in rr) +
+              f"   median {statistics.median(rr):.1f}x")
 
 cold = [(inp, r) for inp, r in rows.items() if "simdbpe-cold" in r]
 if cold:
