@@ -79,7 +79,7 @@ def per_round(inp):
     return [float(p[2]) / float(o[2]) for o, p in zip(ours, peer)]
 
 
-rounds = [(inp, per_round(inp)) for inp in rows if per_round(inp)]
+rounds = [(inp, rr) for inp, rr in ((inp, per_round(inp)) for inp in rows) if rr]
 if rounds:
     print()
     print("simdbpe / tiktoken-rs round by round (wall clock; a round times simdbpe, then the peers):")

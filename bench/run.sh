@@ -45,6 +45,8 @@ while [ $# -gt 0 ]; do
   shift
 done
 peer_runs=${peer_runs:-$runs}
+rounds=$peer_runs # simdbpe is timed once a round; without peers there is one round
+[ "$peers" = 1 ] || rounds=1
 
 echo "# building simdbpe (Release) in $build" >&2
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDBPE_BUILD_TESTS=OFF \
@@ -109,8 +111,6 @@ for set in "${sets[@]}"; do
       sort -t "$(printf '\t')" -k6,6g | sed -n 2p |
       awk -F '\t' -v OFS='\t' '{ $2 = "simdbpe-cold"; print }' >>"$results"
   fi
-  rounds=$peer_runs
-  [ "$peers" = 1 ] || rounds=1
   live=(tiktoken-rs tiktoken hf)
   for round in $(seq 1 "$rounds"); do
     echo "# $label, round $round of $rounds: simdbpe" >&2
@@ -125,7 +125,7 @@ for set in "${sets[@]}"; do
   done
 done
 echo
-echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; simdbpe: medians of $runs runs, in each of $peer_runs rounds; peers: one run a round; the table: medians over the rounds"
+echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; simdbpe: medians of $runs runs, in each of $rounds rounds; peers: one run a round; the table: medians over the rounds"
 echo
 python3 "$here/report.py" "$results"
 echo

@@ -14,9 +14,10 @@
  * 48 bytes and 16 ids, and a third (the big cache) longer pieces and
  * those pushed out of the second. The hot tables and caches are
  * direct-mapped and bounded (2, 0.5, 1, 0.25 and 2.25 MB); a new entry
- * replaces the one in its slot. The caches were 8 and 2 MB before the hot tables took most of
- * their hits; smaller measured as fast on one thread and faster on two
- * (two threads' tables compete for the shared cache and memory).
+ * replaces the one in its slot. The caches were 8 and 2 MB before the
+ * hot tables took most of their hits; smaller measured as fast on one
+ * thread and faster on two (two threads' tables compete for the shared
+ * cache and memory).
  *
  * The warm tables (8 + 16 MB by default; 0.5 + 1 MB until the encoder
  * has put as many entries in them as those hold) are the second level of
