@@ -14,10 +14,11 @@
  *     independent minimums and everything is in L1.
  *
  *   long words (a 5 MB run of digits, letters, spaces, one emoji...):
- *     symbols in a doubly linked list over byte positions; candidate pairs
- *     in one bucket of positions per rank, merged rank by rank in
- *     left-to-right sweeps (see "long words" below). Entries go stale when
- *     a neighbour changes; an entry is applied only if its pair is still
+ *     one 4-byte entry per byte position that gives a symbol's id where
+ *     it starts and its length at its second and last bytes (see "long
+ *     words" below); candidate pairs in one bucket of positions per rank,
+ *     merged rank by rank in left-to-right sweeps. Entries go stale when a
+ *     neighbour changes; an entry is applied only if its pair is still
  *     the rank's pair (model->rules[rank]). Each merge queues at most two
  *     entries, so a word of n bytes costs O(n log n) at worst (sorting a
  *     bucket) and memory is O(n).
@@ -115,7 +116,7 @@ static void free_buckets(simdbpe__bpe_scratch *s)
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
     free(s->pairs);
-    free(s->nodes);
+    free(s->syms);
     free_buckets(s);
     const struct simdbpe__kernels *k = s->k;
     const simdbpe__byte_pair *byte_pairs = s->byte_pairs;
@@ -250,9 +251,40 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
  * position order within each sweep; a bucket is sorted when its sweep
  * starts if it is not sorted already.
  */
-typedef struct simdbpe__bpe_node {
-    uint32_t id, prev, next;
-} node;
+/*
+ * The symbols of a long word of n bytes: a doubly linked list whose
+ * links are lengths, one 4-byte entry per byte position. A symbol of the
+ * bytes [a, c) has its id at a; if it is two bytes or longer, the entries
+ * at a + 1 and at c - 1 (the same one for two bytes) are TAG | (c - a),
+ * and any entry between them is some TAG value. So the symbol after the
+ * one at a starts at a + 1 if entry a + 1 is an id, else at a + its
+ * length; the one before at a - 1 if entry a - 1 is an id, else at a -
+ * its length. Ids are below 2^24 (the loaders' limit) and never look like
+ * a TAG entry, which is what makes an entry queued for a position inside
+ * a symbol stale.
+ *
+ * Nodes of id, prev and next took 12 bytes a position: 60 MB for a 5 MB
+ * word, whose sweeps read it at scattered places. With 20 MB, 5 MB of
+ * digits went from 28.7 to 36.8 MB/s (bench/ab.sh, 8 rounds).
+ */
+#define TAG 0x80000000u
+#define MAX_LONG_WORD (TAG - 1) /* lengths must fit in a TAG entry */
+
+/* Where the symbol after the one at a starts (n at the end). */
+static inline uint32_t sym_next(const uint32_t *sym, uint32_t n, uint32_t a)
+{
+    if (a + 1 >= n)
+        return n;
+    uint32_t v = sym[a + 1];
+    return v & TAG ? a + (v & ~TAG) : a + 1;
+}
+
+/* Where the symbol before the one at a starts (a > 0). */
+static inline uint32_t sym_prev(const uint32_t *sym, uint32_t a)
+{
+    uint32_t v = sym[a - 1];
+    return v & TAG ? a - (v & ~TAG) : a - 1;
+}
 
 static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t n)
 {
@@ -260,16 +292,16 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
         /* Large words are swept many times at scattered positions: ask
          * for huge pages so the TLB covers them (and page faults are few). */
         size_t cap = n < 4096 ? 4096 : n + n / 4;
-        size_t bytes = (cap * sizeof(node) + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
-        node *nodes = aligned_alloc(2u << 20, bytes);
-        if (!nodes)
+        size_t bytes = (cap * sizeof *s->syms + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+        uint32_t *syms = aligned_alloc(2u << 20, bytes);
+        if (!syms)
             return -1;
 #if defined(MADV_HUGEPAGE)
-        madvise(nodes, bytes, MADV_HUGEPAGE);
+        madvise(syms, bytes, MADV_HUGEPAGE);
 #endif
-        free(s->nodes);
-        s->nodes = nodes;
-        s->cap = bytes / sizeof(node);
+        free(s->syms);
+        s->syms = syms;
+        s->cap = bytes / sizeof *s->syms;
     }
     if (s->n_buckets != m->n_merges || !s->buckets) {
         free_buckets(s);
@@ -390,25 +422,28 @@ static inline int queue_pair(const simdbpe_model *m, simdbpe__bpe_scratch *s, lo
     return bucket_add(s, p.rank, pos);
 }
 
-/* Applies the merge of rank r at pos if the pair there is still its pair,
- * and queues the two pairs it changes. Returns -1 when out of memory. */
-static int apply(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t sweep,
-                 uint32_t r, uint32_t pos)
+/* Applies the merge of rank r at pos of a word of n bytes if the pair
+ * there is still its pair, and queues the two pairs it changes. Returns
+ * -1 when out of memory. */
+static int apply(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t n,
+                 uint32_t sweep, uint32_t r, uint32_t pos)
 {
-    node *nd = s->nodes;
+    uint32_t *sym = s->syms;
     const simdbpe__merge_rule *rule = &m->rules[r];
-    uint32_t nx = nd[pos].next;
-    if (nd[pos].id != rule->left || nx == NONE || nd[nx].id != rule->right)
+    if (sym[pos] != rule->left)
         return 0; /* stale: a neighbour changed since it was queued */
-    nd[pos].id = rule->id;
-    nd[nx].id = NONE;
-    nd[pos].next = nd[nx].next;
-    if (nd[nx].next != NONE)
-        nd[nd[nx].next].prev = pos;
-    uint32_t pv = nd[pos].prev;
-    if (pv != NONE && queue_pair(m, s, h, sweep, pv, nd[pv].id, nd[pos].id))
-        return -1;
-    if (nd[pos].next != NONE && queue_pair(m, s, h, sweep, pos, nd[pos].id, nd[nd[pos].next].id))
+    uint32_t nx = sym_next(sym, n, pos);
+    if (nx == n || sym[nx] != rule->right)
+        return 0;
+    uint32_t end = sym_next(sym, n, nx);
+    sym[pos] = rule->id;
+    sym[nx] = sym[pos + 1] = sym[end - 1] = TAG | (end - pos);
+    if (pos > 0) {
+        uint32_t pv = sym_prev(sym, pos);
+        if (queue_pair(m, s, h, sweep, pv, sym[pv], sym[pos]))
+            return -1;
+    }
+    if (end < n && queue_pair(m, s, h, sweep, pos, sym[pos], sym[end]))
         return -1;
     return 0;
 }
@@ -422,22 +457,23 @@ static void drain(simdbpe__bpe_scratch *s)
     }
 }
 
-/* Prefetches what a merge at pos reads: its node, its left neighbour and
- * the two nodes to its right. They are a few 12-byte nodes apart, often
- * across a cache line, so two lines: from 24 bytes before the node and 48
- * after it (one line measured 20 MB/s on 5 MB of digits, two 25-30). The
- * addresses are integers: one may be before the array, which a prefetch
- * does not mind but a C pointer may not point to. */
-static inline void prefetch_merge(const node *nodes, uint32_t pos)
+/* Prefetches what a merge at pos reads: its entry, the entries of its
+ * left neighbour and of the two symbols to its right, a few entries
+ * apart: the lines of 16 bytes before the entry and 32 after it (with
+ * 12-byte nodes, one line measured 20 MB/s on 5 MB of digits, two
+ * 25-30). The addresses are integers: one may be before the array, which
+ * a prefetch does not mind but a C pointer may not point to. */
+static inline void prefetch_merge(const uint32_t *sym, uint32_t pos)
 {
-    uintptr_t at = (uintptr_t)&nodes[pos];
-    __builtin_prefetch((const void *)(at - 24));
-    __builtin_prefetch((const void *)(at + 48));
+    uintptr_t at = (uintptr_t)&sym[pos];
+    __builtin_prefetch((const void *)(at - 16));
+    __builtin_prefetch((const void *)(at + 32));
 }
 
 /* One sweep: every queued pair of rank r, left to right, interleaved with
  * the local heap. */
-static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t r)
+static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h, uint32_t n_bytes,
+                 uint32_t r)
 {
     bucket *b = &s->buckets[r];
     int sorted = 1;
@@ -457,9 +493,9 @@ static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
             key = next;
             i++;
             if (i + PREFETCH < n)
-                prefetch_merge(s->nodes, b->pos[i + PREFETCH]);
+                prefetch_merge(s->syms, b->pos[i + PREFETCH]);
         }
-        if (apply(m, s, h, r, (uint32_t)(key >> 32), (uint32_t)key))
+        if (apply(m, s, h, n_bytes, r, (uint32_t)(key >> 32), (uint32_t)key))
             return -1;
     }
     b->n = 0;
@@ -470,26 +506,22 @@ static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
 static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                const uint8_t *bytes, size_t len, uint32_t *out, size_t *n_out)
 {
-    if (len >= NONE)
+    if (len > MAX_LONG_WORD)
         return SIMDBPE_ERR_TOO_LARGE;
     if (reserve_long(m, s, len))
         return SIMDBPE_ERR_NOMEM;
-    node *nd = s->nodes;
-    uint32_t n = (uint32_t)len;
-    /* Initial ids through the kernel set, then the links. */
-    uint32_t *ids = (uint32_t *)(void *)out + *n_out; /* out has room for len ids */
-    (s->k ? s->k : &simdbpe__kernels_scalar)->map_bytes(bytes, len, m->byte_id, ids);
-    for (uint32_t i = 0; i < n; i++)
-        nd[i] = (node){ids[i], i - 1 /* NONE for i = 0 */, i + 1 < n ? i + 1 : NONE};
+    uint32_t *sym = s->syms, n = (uint32_t)len;
+    /* One symbol per byte: the initial ids, through the kernel set. */
+    (s->k ? s->k : &simdbpe__kernels_scalar)->map_bytes(bytes, len, m->byte_id, sym);
     local_heap h = {NULL, 0, 0};
     int fail = 0;
     for (uint32_t i = 0; i + 1 < n && !fail; i++) {
-        pair_entry p = pair_find(m, s, nd[i].id, nd[i + 1].id);
+        pair_entry p = pair_find(m, s, sym[i], sym[i + 1]);
         if (p.rank != NONE)
             fail = bucket_add(s, p.rank, i);
     }
     for (uint32_t r = fail ? NONE : next_rank(s, 0); r != NONE; r = next_rank(s, r + 1)) {
-        if (sweep(m, s, &h, r)) {
+        if (sweep(m, s, &h, n, r)) {
             fail = 1;
             break;
         }
@@ -499,8 +531,8 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
         drain(s);
         return SIMDBPE_ERR_NOMEM;
     }
-    for (uint32_t i = 0; i != NONE; i = nd[i].next)
-        out[(*n_out)++] = nd[i].id;
+    for (uint32_t i = 0; i < n; i = sym_next(sym, n, i))
+        out[(*n_out)++] = sym[i];
     return SIMDBPE_OK;
 }
 

@@ -330,7 +330,7 @@ void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table)
  * simdbpe__bpe_scratch_free. */
 typedef struct simdbpe__bpe_scratch {
     const struct simdbpe__kernels *k; /* for map_bytes; NULL = scalar */
-    struct simdbpe__bpe_node *nodes;              /* per byte position: id, prev, next */
+    uint32_t *syms; /* per byte position of a long word: see bpe.c */
     size_t cap;
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
     uint64_t *bits;                      /* non-empty ranks */
