@@ -350,7 +350,9 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
  * one token per byte, merges the lowest-rank adjacent pair first (leftmost
  * on ties) until no pair has a merge. Appends the resulting ids to
  * out[*n_out ..] (the caller guarantees room for `len` ids).
- * O(len log len). Returns SIMDBPE_ERR_NOMEM or SIMDBPE_OK.
+ * O(len log len). Returns SIMDBPE_OK, SIMDBPE_ERR_NOMEM, or
+ * SIMDBPE_ERR_TOO_LARGE for a word of 2^31 bytes or more (a long word's
+ * entries hold its symbols' lengths in 31 bits, see bpe.c).
  */
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out);
