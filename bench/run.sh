@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the benchmark: simdbpe and its peers on the same inputs, in one run.
 #
-#   bench/run.sh [--full] [--runs N] [--peer-runs N] [--sample-mb MB] [--adversarial-mb MB]
-#                [--no-peers]
+#   bench/run.sh [--full] [--runs N] [--peer-runs N] [--hf-runs N] [--sample-mb MB]
+#                [--adversarial-mb MB] [--no-peers]
 #
 # 1. builds simdbpe (Release, into build-bench/ or $SIMDBPE_BENCH_BUILD);
 # 2. installs the peers pinned in bench/package.json + package-lock.json with npm ci
@@ -19,7 +19,9 @@
 #    its rounds, measured in the same minutes as the peers' (a slow stretch of this shared
 #    machine lands on both, not on one). A peer that crashes, panics or runs past
 #    $SIMDBPE_PEER_TIMEOUT seconds (default 300) on an input is reported as crashed, with the
-#    reason, and not run again on that input;
+#    reason, and not run again on that input. HF, which takes minutes a run, runs only in
+#    the first --hf-runs rounds (default all of them, 0 for none), so that more rounds of
+#    tiktoken-rs, the peer the targets are set against, fit in the same time;
 # 5. prints the table (bench/report.py): MB/s, Mtokens/s, ratios to tiktoken-rs and HF,
 #    then simdbpe's stage breakdown (validate, pre-tokenize, merge), kernel GB/s, one pass
 #    of the command-line tool over each corpus on 1 and 2 threads, and model load times
@@ -31,20 +33,34 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
-runs=3 peer_runs="" sample=8 adv=5 full="" peers=1 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
+runs=3 peer_runs="" hf_runs="" sample=8 adv=5 full="" peers=1 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=--full ;;
     --runs) runs=$2; shift ;;
     --peer-runs) peer_runs=$2; shift ;;
+    --hf-runs) hf_runs=$2; shift ;;
     --sample-mb) sample=$2; shift ;;
     --adversarial-mb) adv=$2; shift ;;
     --no-peers) peers=0 ;;
-    *) sed -n '2,20p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
   esac
   shift
 done
 peer_runs=${peer_runs:-$runs}
+hf_runs=${hf_runs:-$peer_runs}
+for v in "runs $runs" "peer-runs $peer_runs" "hf-runs $hf_runs"; do
+  case "${v#* }" in
+    '' | *[!0-9]*)
+      echo "run.sh: --${v% *} must be a whole number, got '${v#* }'" >&2
+      exit 2
+      ;;
+  esac
+done
+if [ "$runs" -lt 1 ] || [ "$peer_runs" -lt 1 ]; then
+  echo "run.sh: --runs and --peer-runs must be at least 1" >&2
+  exit 2
+fi
 rounds=$peer_runs # simdbpe is timed once a round; without peers there is one round
 [ "$peers" = 1 ] || rounds=1
 
@@ -118,6 +134,10 @@ for set in "${sets[@]}"; do
     [ "$peers" = 1 ] || continue
     still=()
     for peer in "${live[@]}"; do
+      if [ "$peer" = hf ] && [ "$round" -gt "$hf_runs" ]; then
+        still+=("$peer")
+        continue
+      fi
       echo "# $label, round $round of $rounds: $peer" >&2
       run_peer "$label" "$peer" "${files[@]}" && still+=("$peer")
     done
@@ -125,7 +145,7 @@ for set in "${sets[@]}"; do
   done
 done
 echo
-echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; simdbpe: medians of $runs runs, in each of $rounds rounds; peers: one run a round; the table: medians over the rounds"
+echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg); single thread; simdbpe: medians of $runs runs, in each of $rounds rounds; peers: one run a round (hf: in the first $((hf_runs < rounds ? hf_runs : rounds))); the table: medians over the rounds"
 echo
 python3 "$here/report.py" "$results"
 echo

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# test_ab_args.sh - ctest: bench/ab.sh refuses bad arguments with a message that names
-# them, exit 2, before it runs anything.
+# test_bench_args.sh - ctest: bench/ab.sh and bench/run.sh refuse bad arguments with a
+# message that names them, exit 2, before they build or run anything.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fails=0
 
-# expect MESSAGE [VAR=VALUE] ARGS...: ab.sh exits 2 and its stderr contains MESSAGE
+# expect MESSAGE [VAR=VALUE] ARGS...: the command exits 2 and its stderr contains MESSAGE
 expect() {
   local msg=$1
   shift
@@ -28,5 +28,10 @@ mkdir -p "$tmp/simdbpe-bench/code" && : >"$tmp/simdbpe-bench/code/doc"
 expect "$tmp/b/bench/bench_encode is not built" TMPDIR="$tmp" bash "$here/ab.sh" code 2 "$tmp/b"
 expect "compare builds of simdbpe" bash "$here/ab.sh" code 2
 
-[ "$fails" -eq 0 ] && echo "test_ab_args: all refused as expected"
+expect "--hf-runs must be a whole number, got 'x'" bash "$here/run.sh" --hf-runs x
+expect "--peer-runs must be a whole number, got '-1'" bash "$here/run.sh" --peer-runs -1
+expect "--runs and --peer-runs must be at least 1" bash "$here/run.sh" --runs 0
+expect "the benchmark: simdbpe and its peers" bash "$here/run.sh" --no-such-option
+
+[ "$fails" -eq 0 ] && echo "test_bench_args: all refused as expected"
 exit $((fails != 0))
