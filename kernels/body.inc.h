@@ -201,9 +201,15 @@ static size_t validate_utf8_simd(const uint8_t *s, size_t len)
  *   LB  5x,7x with x in 0..A   (P-Z, p-z)     WSC 0x with x in 9..D
  *   SP  20                                     AP  27
  *
- * Bytes 80..FF have no bits (hi_tbl is 0 there).
+ * Bytes 80..FF have no bits (hi_tbl is 0 there). The bits are placed so
+ * that each mask takes two instructions: the letters are the two top bits,
+ * and a saturating add of 0x40 carries either into bit 7 (every other bit
+ * is below 0x40); any other class's bit is shifted up to bit 7 (the 16-bit
+ * shift moves no bit across a byte's bit 7). Testing each class with an
+ * AND and a compare to zero took 25 vector and 10 scalar instructions per
+ * vector instead of 19 and 1.
  */
-enum { LA = 1, LB = 2, DIG = 4, WSC = 8, SP = 16, AP = 32 };
+enum { AP = 0x04, WSC = 0x08, SP = 0x10, DIG = 0x20, LA = 0x40, LB = 0x80 };
 
 static const uint8_t cls_lo_tbl[16] = {
     LB | DIG | SP,      /* 0 */
@@ -228,12 +234,9 @@ static const uint8_t cls_hi_tbl[16] = {
     WSC, 0, SP | AP, DIG, LA, LB, LA, LB, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
-/* Bit i set where byte i of v has any of `bits`. */
-static inline uint64_t has_bits(vec cls, uint8_t bits)
-{
-    return (uint64_t)(~v_movemask(v_eq(v_and(cls, v_splat(bits)), v_splat(0))) &
-                      (uint32_t)((1ULL << VBYTES) - 1));
-}
+/* Bit i set where byte i of cls has the class bit `bit` (a power of two
+ * below LA): that bit shifted up to bit 7. */
+#define HAS_BIT(cls, bit) ((uint64_t)v_movemask(v_shl16((cls), 7 - __builtin_ctz(bit))))
 
 static inline void classify_block(const uint8_t *p, vec t_lo, vec t_hi,
                                   simdbpe__block_masks *m)
@@ -243,11 +246,12 @@ static inline void classify_block(const uint8_t *p, vec t_lo, vec t_hi,
         vec c = v_load(p + k * VBYTES);
         vec cls = v_and(v_lookup(t_lo, v_and(c, v_splat(0x0F))), v_lookup(t_hi, v_shr4(c)));
         int at = k * VBYTES;
-        r.letter |= has_bits(cls, LA | LB) << at;
-        r.digit |= has_bits(cls, DIG) << at;
-        r.ws |= has_bits(cls, WSC | SP) << at;
-        r.space |= has_bits(cls, SP) << at;
-        r.apos |= has_bits(cls, AP) << at;
+        uint64_t space = HAS_BIT(cls, SP);
+        r.letter |= (uint64_t)v_movemask(v_adds_u8(cls, v_splat(LA))) << at;
+        r.digit |= HAS_BIT(cls, DIG) << at;
+        r.ws |= (HAS_BIT(cls, WSC) | space) << at;
+        r.space |= space << at;
+        r.apos |= HAS_BIT(cls, AP) << at;
         r.high |= (uint64_t)v_movemask(c) << at;
         /* 80..BF are the signed bytes below (int8_t)0xC0 = -64. */
         r.cont |= (uint64_t)v_movemask(v_gt_s8(v_splat(0xC0), c)) << at;

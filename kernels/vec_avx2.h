@@ -41,6 +41,13 @@ static inline vec v_shr4(vec x)
 {
     return simde_mm256_and_si256(simde_mm256_srli_epi16(x, 4), v_splat(0x0F));
 }
+/* Each 16-bit lane shifted left by the constant k (0..7): bit 7 of a byte
+ * then holds its bit 7 - k. */
+#define v_shl16(x, k) simde_mm256_slli_epi16((x), (k))
+static inline vec v_adds_u8(vec a, vec b)
+{
+    return simde_mm256_adds_epu8(a, b);
+}
 static inline vec v_lookup(vec table, vec idx)
 {
     return simde_mm256_shuffle_epi8(table, idx);
