@@ -207,7 +207,7 @@ static size_t validate_utf8_simd(const uint8_t *s, size_t len)
  * is below 0x40); any other class's bit is shifted up to bit 7 (the 16-bit
  * shift moves no bit across a byte's bit 7). Testing each class with an
  * AND and a compare to zero took 25 vector and 10 scalar instructions per
- * vector instead of 19 and 1.
+ * vector instead of 20 and 1.
  */
 enum { AP = 0x04, WSC = 0x08, SP = 0x10, DIG = 0x20, LA = 0x40, LB = 0x80 };
 
