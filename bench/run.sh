@@ -43,7 +43,7 @@ while [ $# -gt 0 ]; do
     --sample-mb) sample=$2; shift ;;
     --adversarial-mb) adv=$2; shift ;;
     --no-peers) peers=0 ;;
-    *) sed -n '2,30p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
   esac
   shift
 done

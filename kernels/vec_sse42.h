@@ -43,7 +43,6 @@ static inline vec v_shr4(vec x)
 {
     return simde_mm_and_si128(simde_mm_srli_epi16(x, 4), v_splat(0x0F));
 }
-/* table[idx] per byte, for idx in 0..15. */
 /* Each 16-bit lane shifted left by the constant k (0..7): bit 7 of a byte
  * then holds its bit 7 - k. */
 #define v_shl16(x, k) simde_mm_slli_epi16((x), (k))
@@ -51,6 +50,7 @@ static inline vec v_adds_u8(vec a, vec b)
 {
     return simde_mm_adds_epu8(a, b);
 }
+/* table[idx] per byte, for idx in 0..15. */
 static inline vec v_lookup(vec table, vec idx)
 {
     return simde_mm_shuffle_epi8(table, idx);
