@@ -97,6 +97,48 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
     return true;
 }
 
+/*
+ * Outputs of up to OUT_SMALL ids are in malloc's memory; larger ones in
+ * a mapping of huge pages (map_tables), written in order, like the text
+ * is read: a 3 MB document's 3.3 MB of ids on 4 KB pages took a TLB miss
+ * every 1 K ids, which this VM's nested page walks make dear. In one
+ * process, alternating passes over the same documents (eight processes,
+ * twelve pairs of passes each, in turn first): English +1.6%, code
+ * +1.4%, multilingual +0.3%.
+ */
+#define OUT_SMALL ((size_t)1 << 17)
+
+simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
+{
+    if (need <= OUT_SMALL) {
+        if (simdbpe__grow((void **)&e->out, &e->out_cap, need, sizeof *e->out))
+            return SIMDBPE_ERR_NOMEM;
+        return SIMDBPE_OK;
+    }
+    size_t cap = OUT_SMALL;
+    while (cap < need) {
+        if (cap > SIZE_MAX / 2 / sizeof *e->out)
+            return SIMDBPE_ERR_NOMEM;
+        cap *= 2;
+    }
+    void *map;
+    size_t map_len;
+    uint32_t *out = map_tables(cap * sizeof *out, &map, &map_len);
+    if (!out)
+        return SIMDBPE_ERR_NOMEM;
+    if (e->out)
+        memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
+    if (e->out_map)
+        simdbpe__unmap_tables(e->out_map, e->out_map_len);
+    else
+        free(e->out);
+    e->out = out;
+    e->out_cap = cap;
+    e->out_map = map;
+    e->out_map_len = map_len;
+    return SIMDBPE_OK;
+}
+
 /* The warm tables' b for cache_mb (see WARM_BITS): 3 * 2^(b - 16) MB, the
  * largest that is at most cache_mb; 0 if cache_mb is out of range. */
 static unsigned warm_bits_for(unsigned cache_mb)
@@ -185,7 +227,10 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     if (!e)
         return;
     free(e->work);
-    free(e->out);
+    if (e->out_map)
+        simdbpe__unmap_tables(e->out_map, e->out_map_len);
+    else
+        free(e->out);
     free(e->clean);
     simdbpe__unmap_tables(e->tables, e->tables_len);
     simdbpe__unmap_tables(e->warm_map, e->warm_map_len);

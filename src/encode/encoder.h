@@ -238,6 +238,8 @@ struct simdbpe_encoder {
     const simdbpe__kernels *k;
     uint32_t *out;
     size_t out_cap;
+    void *out_map; /* the mapping out is in, once it is large (simdbpe__grow_out) */
+    size_t out_map_len;
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
     simdbpe__bpe_scratch scratch;
@@ -270,14 +272,16 @@ struct simdbpe_encoder {
     simdbpe__pieces_fn encode_pieces;
 };
 
+/* Gives e->out room for `need` ids, keeping the first n (those written:
+ * n may be past the old room, where the piece path writes aside). */
+simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need);
+
 /* Makes room for `more` ids after the first `n`. */
 static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t more)
 {
     if (SIMDBPE_LIKELY(n + more <= e->out_cap))
         return SIMDBPE_OK;
-    if (simdbpe__grow((void **)&e->out, &e->out_cap, n + more, sizeof *e->out))
-        return SIMDBPE_ERR_NOMEM;
-    return SIMDBPE_OK;
+    return simdbpe__grow_out(e, n, n + more);
 }
 
 /* Maps warm tables of 2^bits entries of each size (zeroed) and points e
