@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test_bench_args.sh - ctest: bench/ab.sh and bench/run.sh refuse bad arguments with a
-# message that names them, exit 2, before they build or run anything.
+# test_bench_args.sh - ctest: bench/ab.sh, bench/pair.sh and bench/run.sh refuse bad
+# arguments with a message that names them, exit 2, before they build or run anything.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -27,6 +27,15 @@ expect "no documents in $tmp/simdbpe-bench/code (run bench/run.sh first)" \
 mkdir -p "$tmp/simdbpe-bench/code" && : >"$tmp/simdbpe-bench/code/doc"
 expect "$tmp/b/bench/bench_encode is not built" TMPDIR="$tmp" bash "$here/ab.sh" code 2 "$tmp/b"
 expect "compare builds of simdbpe" bash "$here/ab.sh" code 2
+
+expect "PAIRS must be a whole number >= 1, got '0'" bash "$here/pair.sh" -n 0 code 2 "$tmp/b" "$tmp/b"
+expect "PROCESSES must be a whole number >= 1, got 'x'" bash "$here/pair.sh" code x "$tmp/b" "$tmp/b"
+expect "no documents in $tmp/simdbpe-bench/english (run bench/run.sh first)" \
+  TMPDIR="$tmp" bash "$here/pair.sh" english 2 "$tmp/b" "$tmp/b"
+expect "$tmp/b/libsimdbpe.so is not built" TMPDIR="$tmp" bash "$here/pair.sh" code 2 "$tmp/b" "$tmp/b"
+mkdir -p "$tmp/b" && : >"$tmp/b/libsimdbpe.so"
+expect "$tmp/b/bench/bench_pair is not built" TMPDIR="$tmp" bash "$here/pair.sh" code 2 "$tmp/b" "$tmp/b"
+expect "compare two builds of simdbpe" bash "$here/pair.sh" code 2
 
 expect "--hf-runs must be a whole number, got 'x'" bash "$here/run.sh" --hf-runs x
 expect "--peer-runs must be a whole number, got '-1'" bash "$here/run.sh" --peer-runs -1
