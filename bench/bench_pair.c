@@ -28,10 +28,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "../include/simdbpe.h"
 #include "docs.h"
+#include "timing.h"
 
 typedef simdbpe_status (*model_open_fn)(const char *, simdbpe_model **, simdbpe_error *);
 typedef simdbpe_status (*encoder_new_fn)(const simdbpe_model *, simdbpe_encoder **);
@@ -45,19 +45,6 @@ typedef struct build {
     encode_fn encode;
     simdbpe_encoder *enc;
 } build;
-
-static double cpu_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Opens the build at path; returns 0, or -1 after saying why. */
 static int open_build(build *b, const char *path)
@@ -91,7 +78,7 @@ static int open_build(build *b, const char *path)
 /* Encodes docs[0..n) with b; returns the CPU time, adds the ids to *tokens. */
 static double encode_docs(const build *b, const doc *docs, int n, size_t *tokens)
 {
-    double t = cpu_now();
+    double t = clock_s(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < n; i++) {
         const uint32_t *ids;
         size_t n_ids;
@@ -103,7 +90,7 @@ static double encode_docs(const build *b, const doc *docs, int n, size_t *tokens
         }
         *tokens += n_ids;
     }
-    return cpu_now() - t;
+    return clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
 }
 
 /* Whether s is a whole number from 1 to max; if so, it goes to *v. */
