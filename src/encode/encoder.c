@@ -108,6 +108,15 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
  */
 #define OUT_SMALL ((size_t)1 << 17)
 
+/* Releases e->out, wherever it is. */
+static void free_out(simdbpe_encoder *e)
+{
+    if (e->out_map)
+        simdbpe__unmap_tables(e->out_map, e->out_map_len);
+    else
+        free(e->out);
+}
+
 simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
 {
     if (need <= OUT_SMALL) {
@@ -128,10 +137,7 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
         return SIMDBPE_ERR_NOMEM;
     if (e->out)
         memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
-    if (e->out_map)
-        simdbpe__unmap_tables(e->out_map, e->out_map_len);
-    else
-        free(e->out);
+    free_out(e);
     e->out = out;
     e->out_cap = cap;
     e->out_map = map;
@@ -227,10 +233,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     if (!e)
         return;
     free(e->work);
-    if (e->out_map)
-        simdbpe__unmap_tables(e->out_map, e->out_map_len);
-    else
-        free(e->out);
+    free_out(e);
     free(e->clean);
     simdbpe__unmap_tables(e->tables, e->tables_len);
     simdbpe__unmap_tables(e->warm_map, e->warm_map_len);
