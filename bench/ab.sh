@@ -26,35 +26,17 @@ if [ $# -lt 3 ]; then
 fi
 set_name=$1 rounds=$2
 shift 2
-case "$rounds" in
-  '' | *[!0-9]* | 0)
-    echo "ab.sh: ROUNDS must be a whole number >= 1, got '$rounds'" >&2
-    exit 2
-    ;;
-esac
-case "$runs" in
-  '' | *[!0-9]* | 0 | 1)
-    echo "ab.sh: RUNS must be a whole number >= 2, got '$runs'" >&2
-    exit 2
-    ;;
-esac
-dir=${TMPDIR:-/tmp}/simdbpe-bench/$set_name
-files=("$dir"/*)
-if [ ! -e "${files[0]}" ]; then
-  echo "ab.sh: no documents in $dir (run bench/run.sh first)" >&2
-  exit 2
-fi
+me=ab.sh
+. "$(dirname "$0")/args.sh"
+need_count ROUNDS "$rounds" 1
+need_count RUNS "$runs" 2
+set_documents "$set_name"
 for b in "$@"; do
   if [ ! -x "$b/bench/bench_encode" ]; then
     echo "ab.sh: $b/bench/bench_encode is not built" >&2
     exit 2
   fi
 done
-
-median() {
-  sort -n | awk '{v[NR] = $1}
-    END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
-}
 
 declare -A results ratios
 for r in $(seq "$rounds"); do

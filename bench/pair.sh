@@ -24,20 +24,11 @@ if [ $# -ne 4 ]; then
   exit 2
 fi
 set_name=$1 procs=$2 base=$3 new=$4
-for v in "PAIRS $pairs" "PROCESSES $procs"; do
-  case "${v#* }" in
-    '' | *[!0-9]* | 0)
-      echo "pair.sh: ${v% *} must be a whole number >= 1, got '${v#* }'" >&2
-      exit 2
-      ;;
-  esac
-done
-dir=${TMPDIR:-/tmp}/simdbpe-bench/$set_name
-files=("$dir"/*)
-if [ ! -e "${files[0]}" ]; then
-  echo "pair.sh: no documents in $dir (run bench/run.sh first)" >&2
-  exit 2
-fi
+me=pair.sh
+. "$(dirname "$0")/args.sh"
+need_count PAIRS "$pairs" 1
+need_count PROCESSES "$procs" 1
+set_documents "$set_name"
 for b in "$base" "$new"; do
   if [ ! -e "$b/libsimdbpe.so" ]; then
     echo "pair.sh: $b/libsimdbpe.so is not built (a shared build: see the top of this file)" >&2
