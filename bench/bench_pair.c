@@ -93,23 +93,12 @@ static double encode_docs(const build *b, const doc *docs, int n, size_t *tokens
     return clock_s(CLOCK_THREAD_CPUTIME_ID) - t;
 }
 
-/* Whether s is a whole number from 1 to max; if so, it goes to *v. */
-static int parse_count(const char *s, long max, long *v)
-{
-    char *end;
-    long x = strtol(s, &end, 10);
-    if (*s == '\0' || *end != '\0' || x < 1 || x > max)
-        return 0;
-    *v = x;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
-    long pairs = 12, group_mb = 8;
+    unsigned long long pairs = 12, group_mb = 8;
     int a = 1;
     for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
-        long *v = strcmp(argv[a], "-n") == 0   ? &pairs
+        unsigned long long *v = strcmp(argv[a], "-n") == 0   ? &pairs
                   : strcmp(argv[a], "-g") == 0 ? &group_mb
                                                : NULL;
         if (!v || !parse_count(argv[a + 1], 100000, v)) {
@@ -150,7 +139,7 @@ int main(int argc, char **argv)
         return 1;
     }
     size_t group = (size_t)group_mb << 20;
-    for (long p = 0; p < pairs; p++) {
+    for (unsigned long long p = 0; p < pairs; p++) {
         int turn = (int)(p & 1);
         for (int i = 0; i < n; turn ^= 1) {
             int j = i;
@@ -168,7 +157,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++)
         qsort(t[k], (size_t)pairs, sizeof(double), cmp_double);
     qsort(ratio, (size_t)pairs, sizeof(double), cmp_double);
-    printf("base %.1f MB/s  new %.1f MB/s  new/base %.4f  quartiles %.4f %.4f  (%ld pairs, %zu "
+    printf("base %.1f MB/s  new %.1f MB/s  new/base %.4f  quartiles %.4f %.4f  (%llu pairs, %zu "
            "bytes)\n",
            (double)bytes / t[0][pairs / 2] / 1e6, (double)bytes / t[1][pairs / 2] / 1e6,
            ratio[pairs / 2], ratio[pairs / 4], ratio[(3 * pairs) / 4], pairs, bytes);

@@ -112,9 +112,8 @@ static void touch(size_t mb, int passes, int huge)
 /* The whole number in arg, 1..max; else says so and exits with 2. */
 static size_t count_arg(const char *arg, const char *what, size_t max)
 {
-    char *end;
-    unsigned long long v = strtoull(arg, &end, 10);
-    if (end == arg || *end != '\0' || arg[0] == '-' || v < 1 || v > max) {
+    unsigned long long v;
+    if (!parse_count(arg, max, &v)) {
         fprintf(stderr, "machine_probe: bad %s '%s' (a whole number from 1 to %zu)\n", what, arg,
                 max);
         exit(2);

@@ -48,7 +48,7 @@ if [ "$(realpath "$base/libsimdbpe.so")" = "$(realpath "$new_lib")" ]; then
   cp "$new_lib" "$copy/libsimdbpe.so"
   new_lib=$copy/libsimdbpe.so
 fi
-for p in $(seq "$procs"); do
+ratios=$(for p in $(seq "$procs"); do
   if [ $((p % 2)) = 1 ]; then
     "$tool" -n "$pairs" "$base/libsimdbpe.so" "$new_lib" "${files[@]}" |
       awk '{print $8}'
@@ -56,6 +56,6 @@ for p in $(seq "$procs"); do
     "$tool" -n "$pairs" "$new_lib" "$base/libsimdbpe.so" "${files[@]}" |
       awk '{printf "%.4f\n", 1 / $8}'
   fi
-done | sort -n | awk '{v[NR] = $1; line = line " " $1}
-  END {printf "new/base by process:%s\nmedian %.4f over %d processes\n", line,
-       (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2, NR}'
+done | sort -n)
+echo "new/base by process:" $ratios # unquoted: one line
+printf 'median %.4f over %d processes\n' "$(median <<<"$ratios")" "$procs"

@@ -21,6 +21,17 @@ static inline int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* Whether s is a whole number from 1 to max; if so, it goes to *v. */
+static inline int parse_count(const char *s, unsigned long long max, unsigned long long *v)
+{
+    char *end;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (end == s || *end != '\0' || s[0] == '-' || x < 1 || x > max)
+        return 0;
+    *v = x;
+    return 1;
+}
+
 /* The median of v[0..n) (n > 0); sorts v. */
 static inline double median(double *v, int n)
 {
