@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     int a = 1;
     for (; a + 1 < argc && argv[a][0] == '-'; a += 2) {
         unsigned long long *v = strcmp(argv[a], "-n") == 0   ? &pairs
-                  : strcmp(argv[a], "-g") == 0 ? &group_mb
-                                               : NULL;
+                                : strcmp(argv[a], "-g") == 0 ? &group_mb
+                                                             : NULL;
         if (!v || !parse_count(argv[a + 1], 100000, v)) {
             fprintf(stderr, "bench_pair: bad option '%s %s'\n", argv[a], argv[a + 1]);
             return 2;
