@@ -56,8 +56,8 @@ int main(int argc, char **argv)
             simdbpe_encoder_free(e);
             simdbpe_model_free(m);
         }
-        printf("load %-40s %7.2f ms (CPU %7.2f ms); with encoder + first encode %7.2f ms "
-               "(CPU %7.2f ms); median of %d\n",
+        printf("load %-40s %7.3f ms (CPU %7.3f ms); with encoder + first encode %7.3f ms "
+               "(CPU %7.3f ms); median of %d\n",
                argv[a], median(wall, runs) * 1e3, median(cpu, runs) * 1e3,
                median(wall2, runs) * 1e3, median(cpu2, runs) * 1e3, runs);
     }

@@ -121,6 +121,39 @@ Test(compiled, embedded_equals_text_files_and_survives_a_file)
     free(it);
 }
 
+/* The embedded image is opened trusted (no checksum, no per-entry checks)
+ * and with the joins written beside it (no pass over the rules): its bytes,
+ * checksum included, must be what the loader writes for the text files,
+ * must pass every check when opened as an untrusted image, and its joins
+ * must be the ones that opening builds from the rules. */
+Test(compiled, embedded_image_and_joins_pass_the_untrusted_checks)
+{
+    simdbpe_model *txt, *back;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open(SIMDBPE_SOURCE_DIR "/src/model/gpt2", &txt, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    size_t lt;
+    void *it = image_of(txt, &lt);
+    cr_assert_eq(simdbpe__gpt2_image_len, lt);
+    cr_assert(memcmp(simdbpe__gpt2_image, it, lt) == 0,
+              "the embedded bytes are what the loader writes");
+    cr_assert_eq(simdbpe_model_load_compiled(simdbpe__gpt2_image, simdbpe__gpt2_image_len,
+                                             &back, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    same_ids(txt, back);
+    simdbpe_model *emb;
+    cr_assert_eq(simdbpe_model_load_gpt2(&emb, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(emb->joins, simdbpe__gpt2_joins);
+    cr_assert(memcmp(simdbpe__gpt2_joins, back->joins, sizeof simdbpe__gpt2_joins) == 0,
+              "the embedded joins are those of the rules");
+    cr_assert(memcmp(txt->joins, back->joins, sizeof simdbpe__gpt2_joins) == 0,
+              "the loader's model kept the joins it built");
+    simdbpe_model_free(emb);
+    simdbpe_model_free(back);
+    simdbpe_model_free(txt);
+    free(it);
+}
+
 Test(compiled, buffer_too_small_reports_the_size)
 {
     simdbpe_model *m;

@@ -48,8 +48,9 @@
  *
  * The pair filter is in the image since version 2: building it at every
  * open cost a fresh process 0.4 ms, mostly page faults on its 128 KB. The
- * joins (8 KB) are still built at open, in the same pass over the rules
- * that checks the filter.
+ * joins (8 KB) are built at open, in the same pass over the rules that
+ * checks the filter, except for the library's own images, which come with
+ * theirs (simdbpe__image_open).
  *
  * The in-memory structs are the on-disk layout on little-endian machines;
  * a big-endian machine refuses images (SIMDBPE_ERR_UNSUPPORTED).
@@ -235,8 +236,10 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
 
 #define BAD(...) simdbpe__fail(err, SIMDBPE_ERR_MODEL_FILE, SIMDBPE_NO_POSITION, 0, __VA_ARGS__)
 
-static simdbpe_status read_header(const uint8_t *p, size_t len, header *h, layout *l,
-                                  simdbpe_error *err)
+/* The header of the image p[0..len), checked, and where its sections are.
+ * The checksum is verified unless the image is `trusted` (simdbpe__image_open). */
+static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, header *h,
+                                  layout *l, simdbpe_error *err)
 {
     if (len < HEADER_SIZE)
         return BAD("compiled model: %zu bytes is too short for a header (%d)", len, HEADER_SIZE);
@@ -251,8 +254,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, header *h, layou
     if (get64(p + 16) != len)
         return BAD("compiled model: header says %llu bytes, file has %zu (truncated?)",
                    (unsigned long long)get64(p + 16), len);
-    uint64_t sum = XXH3_64bits(p + 32, len - 32);
-    if (get64(p + 24) != sum)
+    if (!trusted && get64(p + 24) != XXH3_64bits(p + 32, len - 32))
         return BAD("compiled model: checksum mismatch (the file is corrupted)");
     h->flags = get32(p + 32);
     h->vocab_size = get32(p + 36);
@@ -378,11 +380,12 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
 }
 
 simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int trusted,
-                                   simdbpe_model **out, simdbpe_error *err)
+                                   const uint64_t *given_joins, simdbpe_model **out,
+                                   simdbpe_error *err)
 {
     *out = NULL;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    (void)p, (void)len, (void)kind, (void)trusted;
+    (void)p, (void)len, (void)kind, (void)trusted, (void)given_joins;
     return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                          "compiled models need a little-endian machine");
 #else
@@ -391,7 +394,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
                              "compiled model: image is not 8-byte aligned");
     header h;
     layout l;
-    simdbpe_status st = read_header(p, len, &h, &l, err);
+    simdbpe_status st = read_header(p, len, trusted, &h, &l, err);
     if (st != SIMDBPE_OK)
         return st;
     simdbpe_model *m = calloc(1, sizeof *m);
@@ -433,21 +436,24 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         sp[i] = (simdbpe__special){id, n, m->blob + off};
     }
     m->n_specials = h.n_specials;
-    /* The pair filter is the image's; the joins are built, and an
-     * untrusted filter checked, in one pass over the rules. */
+    /* The pair filter is the image's; the joins are given (trusted images),
+     * or built, and an untrusted filter checked, in one pass over the rules. */
     unsigned log2_words = filter_log2(h.n_merges);
     m->pair_filter = (const uint64_t *)(p + l.pair_filter);
     m->pair_filter_shift = 64 - log2_words;
-    uint64_t *joins = st == SIMDBPE_OK ? calloc(65536 / 64, sizeof *joins) : NULL;
-    if (st == SIMDBPE_OK && !joins)
-        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    if (st == SIMDBPE_OK) {
+    uint64_t *joins = NULL;
+    if (st == SIMDBPE_OK && !(trusted && given_joins)) {
+        joins = calloc(65536 / 64, sizeof *joins);
+        if (!joins)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    }
+    if (joins) {
         uint32_t r = rules_pass(m, joins, NULL, trusted ? NULL : m->pair_filter,
                                 m->pair_filter_shift);
         if (r < m->n_merges)
             st = BAD("compiled model: the pair filter stops merge rule %u", r);
     }
-    m->joins = joins;
+    m->joins = joins ? joins : given_joins;
     if (st != SIMDBPE_OK) {
         free(joins);
         free(sp);
@@ -470,7 +476,8 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
-    free((void *)m->joins);
+    if (m->image_kind != SIMDBPE__IMAGE_STATIC)
+        free((void *)m->joins);
     free(m);
 }
 
@@ -542,7 +549,7 @@ simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (len)
         memcpy(copy, data, len);
-    simdbpe_status st = simdbpe__image_open(copy, len, SIMDBPE__IMAGE_MALLOC, 0, out, err);
+    simdbpe_status st = simdbpe__image_open(copy, len, SIMDBPE__IMAGE_MALLOC, 0, NULL, out, err);
     if (st != SIMDBPE_OK)
         free(copy);
     return st;
@@ -579,7 +586,7 @@ simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out, si
     if (map == MAP_FAILED)
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: mmap: %s", path,
                              strerror(e));
-    simdbpe_status st = simdbpe__image_open(map, len, SIMDBPE__IMAGE_MMAP, 0, out, err);
+    simdbpe_status st = simdbpe__image_open(map, len, SIMDBPE__IMAGE_MMAP, 0, NULL, out, err);
     if (st != SIMDBPE_OK) {
         munmap(map, len);
         if (err) {

@@ -821,9 +821,13 @@ static simdbpe_status to_image(simdbpe_model *built, simdbpe_model **out, simdbp
         madvise(image, bytes, MADV_HUGEPAGE);
 #endif
     simdbpe__image_write(built, image);
-    simdbpe_status st = simdbpe__image_open(image, len, SIMDBPE__IMAGE_MALLOC, 1, out, err);
+    /* The joins built with the pair filter go to the opened model. */
+    simdbpe_status st =
+        simdbpe__image_open(image, len, SIMDBPE__IMAGE_MALLOC, 1, built->joins, out, err);
     if (st != SIMDBPE_OK)
         free(image);
+    else
+        built->joins = NULL;
     return st;
 }
 

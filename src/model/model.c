@@ -13,8 +13,8 @@
 #include "model.h"
 
 /* The embedded image was written by this library at build time: it is
- * opened in place, trusted (no per-entry checks), so loading is a few
- * header reads. */
+ * opened in place, trusted (no checksum, no per-entry checks) and with
+ * the joins written beside it, so loading is a few header reads. */
 simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err)
 {
     simdbpe__error_clear(err);
@@ -22,7 +22,7 @@ simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_load_gpt2: NULL argument");
     return simdbpe__image_open(simdbpe__gpt2_image, simdbpe__gpt2_image_len,
-                               SIMDBPE__IMAGE_STATIC, 1, out, err);
+                               SIMDBPE__IMAGE_STATIC, 1, simdbpe__gpt2_joins, out, err);
 }
 
 /* A compiled model: a regular file named *.sbpe or starting with the

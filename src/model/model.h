@@ -125,7 +125,7 @@ struct simdbpe_model {
     const simdbpe__merge_rule *rules;  /* by rank, n_merges of them */
     const uint64_t *pair_filter;       /* in the image (malloc'd while a model is built): */
     uint32_t pair_filter_shift;        /*   simdbpe__pair_may_merge; 64 - log2(its words) */
-    const uint64_t *joins;             /* malloc'd, 65536 bits: see simdbpe__may_join */
+    const uint64_t *joins;             /* 65536 bits (simdbpe__may_join): malloc'd, or static */
 
     simdbpe__mph whole_mph;
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
@@ -401,14 +401,25 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out);
 
 /* Makes *out a model over `image` (8-byte aligned), which it then owns as
  * `kind` (freed or unmapped with the model; STATIC is never freed, and on
- * failure the caller keeps ownership). `trusted` skips the checks of
- * every table entry (for images this library just wrote). */
+ * failure the caller keeps ownership). `trusted` skips the checksum and
+ * the checks of every table entry: for images this library wrote, the
+ * embedded one at build time (whose bytes a test compares with what the
+ * loader writes, and opens untrusted) or one the loader just built.
+ * Hashing the embedded image's 3.5 MB cost a fresh process about 1 ms,
+ * most of it the first touch of its pages. A trusted image may come with
+ * its `joins` (else NULL: they are built in a pass over the rules, which
+ * cost a fresh process another 1.2 ms, most of it the first touch of the
+ * rules' and tokens' pages): the model then owns them as it owns the image
+ * (STATIC: never freed), and on failure the caller keeps them. */
 simdbpe_status simdbpe__image_open(const uint8_t *image, size_t len, int kind, int trusted,
-                                   simdbpe_model **out, simdbpe_error *err);
+                                   const uint64_t *joins, simdbpe_model **out,
+                                   simdbpe_error *err);
 
-/* The embedded GPT-2 image (generated at build time by gen_gpt2_image). */
+/* The embedded GPT-2 image and its joins (generated at build time by
+ * gen_gpt2_image). */
 extern const unsigned char simdbpe__gpt2_image[];
 extern const size_t simdbpe__gpt2_image_len;
+extern const uint64_t simdbpe__gpt2_joins[65536 / 64];
 
 
 #endif
