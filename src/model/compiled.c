@@ -366,7 +366,7 @@ simdbpe_status simdbpe__merge_filters_build(simdbpe_model *m)
 {
     unsigned log2_words = filter_log2(m->n_merges);
     uint64_t *f = simdbpe__model_calloc((size_t)1 << log2_words, sizeof *f);
-    uint64_t *joins = calloc(65536 / 64, sizeof *joins);
+    uint64_t *joins = calloc(SIMDBPE__JOINS_WORDS, sizeof *joins);
     if (!f || !joins) {
         free(f);
         free(joins);
@@ -443,7 +443,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->pair_filter_shift = 64 - log2_words;
     uint64_t *joins = NULL;
     if (st == SIMDBPE_OK && !(trusted && given_joins)) {
-        joins = calloc(65536 / 64, sizeof *joins);
+        joins = calloc(SIMDBPE__JOINS_WORDS, sizeof *joins);
         if (!joins)
             st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     }

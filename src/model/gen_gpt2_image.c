@@ -21,7 +21,7 @@
 
 const unsigned char simdbpe__gpt2_image[8] = {0};
 const size_t simdbpe__gpt2_image_len = 0;
-const uint64_t simdbpe__gpt2_joins[65536 / 64] = {0};
+const uint64_t simdbpe__gpt2_joins[SIMDBPE__JOINS_WORDS] = {0};
 
 static char *slurp(const char *path, size_t *len)
 {
@@ -79,8 +79,8 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < len; i++)
         fprintf(out, "%u,%s", image[i], i % 24 == 23 ? "\n" : "");
     fprintf(out, "};\nconst size_t simdbpe__gpt2_image_len = %zu;\n\n", len);
-    fprintf(out, "const uint64_t simdbpe__gpt2_joins[%d] = {\n", 65536 / 64);
-    for (size_t i = 0; i < 65536 / 64; i++)
+    fprintf(out, "const uint64_t simdbpe__gpt2_joins[%d] = {\n", SIMDBPE__JOINS_WORDS);
+    for (size_t i = 0; i < SIMDBPE__JOINS_WORDS; i++)
         fprintf(out, "0x%016llxULL,%s", (unsigned long long)m->joins[i], i % 4 == 3 ? "\n" : "");
     fprintf(out, "};\n");
     if (fclose(out) != 0) {

@@ -194,6 +194,8 @@ static inline int simdbpe__pair_may_merge(const simdbpe_model *m, uint64_t key)
  * and encodes the parts as the pieces they are. 8 KB, built from the rules
  * when a model is built or opened.
  */
+#define SIMDBPE__JOINS_WORDS (65536 / 64) /* the joins' 64-bit words */
+
 static inline int simdbpe__may_join(const simdbpe_model *m, uint8_t a, uint8_t b)
 {
     return (int)(m->joins[a << 2 | b >> 6] >> (b & 63) & 1);
@@ -419,7 +421,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *image, size_t len, int kind, i
  * gen_gpt2_image). */
 extern const unsigned char simdbpe__gpt2_image[];
 extern const size_t simdbpe__gpt2_image_len;
-extern const uint64_t simdbpe__gpt2_joins[65536 / 64];
+extern const uint64_t simdbpe__gpt2_joins[SIMDBPE__JOINS_WORDS];
 
 
 #endif
