@@ -107,10 +107,38 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
                                          simdbpe_model **out, simdbpe_error *err);
 
 /*
+ * A model from the contents of an HF tokenizers `tokenizer.json` (a
+ * byte-level BPE model). Its pre-tokenizer must be one of the families
+ * this library implements (GPT-2, cl100k/Llama-3, Qwen2, o200k,
+ * DeepSeek-V3), recognised from its exact Split patterns; any other is
+ * SIMDBPE_ERR_UNSUPPORTED with the pattern quoted. Honoured: the NFC
+ * normalizer, ignore_merges, every added token (special or not: see
+ * simdbpe_encode), the post-processor's ids (encode option
+ * add_special_tokens).
+ */
+simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_model **out,
+                                          simdbpe_error *err);
+
+/*
+ * A model from a tiktoken rank file (`NAME.tiktoken`: base64 token, rank).
+ * `encoding` names the encoding it belongs to ("r50k_base", "p50k_base",
+ * "cl100k_base", "o200k_base"), which gives its pre-tokenizer and special
+ * tokens; NULL recognises OpenAI's files by their contents.
+ */
+simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const char *encoding,
+                                           simdbpe_model **out, simdbpe_error *err);
+
+/*
  * Opens a model by name or path:
- *   "gpt2"                 the embedded GPT-2 model;
+ *   a name                 a model embedded in the library: "gpt2" (=
+ *                          "r50k_base"), "p50k_base", "cl100k_base",
+ *                          "o200k_base" (simdbpe_model_name_at lists them);
  *   a compiled model file  FILE.sbpe (see below), mapped into memory;
- *   a directory            DIR/vocab.json + DIR/merges.txt and, if present,
+ *   a tokenizer.json file  any file name (a *.json name or JSON contents);
+ *   a .tiktoken file       one of OpenAI's rank files;
+ *   a directory            DIR/tokenizer.json if there is one, else
+ *                          DIR/vocab.json + DIR/merges.txt (GPT-2's
+ *                          pre-tokenizer) and, if present,
  *                          DIR/special_tokens (one token per line).
  * Errors name the file in err->message.
  */
@@ -144,6 +172,14 @@ simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe
                                            simdbpe_error *err);
 simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
                                        simdbpe_error *err);
+
+/* The i-th name simdbpe_model_open knows without a file, or NULL past the
+ * last. */
+const char *simdbpe_model_name_at(size_t i);
+
+/* The model's pre-tokenizer family: "gpt2", "cl100k", "qwen2", "o200k" or
+ * "deepseek_v3". */
+const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
 
 /* Number of ids: one more than the largest id. */
 uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
@@ -184,6 +220,10 @@ typedef enum simdbpe_utf8_policy {
 typedef struct simdbpe_encode_options {
     simdbpe_special_policy special;
     simdbpe_utf8_policy errors;
+    /* Non-zero: add the ids the model's post-processor puts around a
+     * document (HF `add_special_tokens=True`: Llama-3.1's BOS
+     * <|begin_of_text|>); most models have none. */
+    int add_special_tokens;
 } simdbpe_encode_options;
 
 typedef struct simdbpe_encoder simdbpe_encoder;

@@ -13,3 +13,13 @@ target_link_libraries(test_corpus PRIVATE PkgConfig::TESTS_ZSTD PkgConfig::TESTS
 set_tests_properties(test_corpus PROPERTIES
   SKIP_REGULAR_EXPRESSION "SIMDBPE CORPUS PARITY SKIPPED"
   TIMEOUT 1200)
+
+# Every model simdbpe claims, on every golden document (shared/golden/models).
+simdbpe_tests_add(test_models test_models.c)
+target_link_libraries(test_models PRIVATE PkgConfig::TESTS_ZSTD PkgConfig::TESTS_CRYPTO)
+if(SIMDBPE_SANITIZE)
+  target_compile_definitions(test_models PRIVATE SIMDBPE_TESTS_SANITIZE=1)
+endif()
+set_tests_properties(test_models PROPERTIES
+  SKIP_REGULAR_EXPRESSION "SIMDBPE CORPUS PARITY SKIPPED"
+  TIMEOUT 1800)

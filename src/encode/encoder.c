@@ -29,6 +29,8 @@
 #include <sys/mman.h>
 #endif
 
+#include <utf8proc.h>
+
 #include "encoder.h"
 
 /*
@@ -235,6 +237,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->work);
     free_out(e);
     free(e->clean);
+    free(e->norm);
     simdbpe__unmap_tables(e->tables, e->tables_len);
     simdbpe__unmap_tables(e->warm_map, e->warm_map_len);
     simdbpe__bpe_scratch_free(&e->scratch);
@@ -247,63 +250,99 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *e)
 }
 
 
-/* Finds the leftmost occurrence of any special at or after `from` (the
- * longest one where several start at the same offset). next[] caches each
- * special's next occurrence so the text is scanned once per special. */
-static size_t find_special(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from,
-                           size_t *next, size_t *which)
+/*
+ * Added tokens split the text before anything else, as in HF tokenizers:
+ * those matched in the raw text (not "normalized") first; each stretch
+ * between them is normalized (NFC, for the models that have it), then
+ * split by the "normalized" ones; the stretches left are pre-tokenized.
+ * Which added tokens count: any that is not special, and the special ones
+ * unless the policy says they are text; under SIMDBPE_SPECIAL_ERROR a
+ * special one found is the error. `base` is the stretch's offset in the
+ * caller's text, for error offsets (after normalization, the offset of
+ * the normalized stretch's start plus the offset within it).
+ */
+static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                     uint32_t normalized, simdbpe_special_policy policy,
+                                     size_t base, size_t *n, simdbpe_error *err);
+
+/* NFC of s[0..len) into e->norm; *out_len its length. Text whose code
+ * points are all below U+0300 (lead bytes below 0xCC) is its own NFC: no
+ * character there composes or decomposes, so it is not copied. */
+static simdbpe_status nfc(simdbpe_encoder *e, const uint8_t **s, size_t *len)
 {
-    size_t best = len;
-    for (size_t k = 0; k < m->n_specials; k++) {
-        const simdbpe__special *sp = &m->specials[k];
-        if (next[k] < from || next[k] == SIZE_MAX - 1) {
-            const uint8_t *hit = from < len ? memmem(s + from, len - from, sp->text, sp->len) : NULL;
-            next[k] = hit ? (size_t)(hit - s) : SIZE_MAX;
-        }
-        if (next[k] < best || (next[k] == best && best < len && sp->len > m->specials[*which].len)) {
-            best = next[k];
-            *which = k;
-        }
+    size_t i = 0;
+    while (i < *len && (*s)[i] < 0xCC)
+        i++;
+    if (i == *len)
+        return SIMDBPE_OK;
+    utf8proc_uint8_t *outp = NULL;
+    utf8proc_ssize_t got = utf8proc_map((const utf8proc_uint8_t *)*s, (utf8proc_ssize_t)*len,
+                                        &outp, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+    if (got < 0) {
+        free(outp);
+        return got == UTF8PROC_ERROR_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_UTF8;
     }
-    return best;
+    free(e->norm);
+    e->norm = outp;
+    *s = e->norm;
+    *len = (size_t)got;
+    return SIMDBPE_OK;
+}
+
+static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                     uint32_t normalized, simdbpe_special_policy policy,
+                                     size_t base, size_t *n, simdbpe_error *err)
+{
+    const simdbpe_model *m = e->m;
+    if (normalized && m->normalizer == SIMDBPE__NORM_NFC) {
+        simdbpe_status st = nfc(e, &s, &len);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
+    uint32_t mask = SIMDBPE__ADDED_NORMALIZED, want = normalized;
+    if (policy == SIMDBPE_SPECIAL_AS_TEXT)
+        mask |= SIMDBPE__ADDED_SPECIAL;
+    size_t i = 0;
+    while (i < len) {
+        size_t which = 0;
+        size_t at = m->trie ? i + simdbpe__added_find(m, s + i, len - i, mask, want, &which) : len;
+        if (at > i) {
+            simdbpe_status st =
+                normalized ? e->encode_pieces(e, s + i, at - i, n)
+                           : encode_stretch(e, s + i, at - i, SIMDBPE__ADDED_NORMALIZED, policy,
+                                            base + i, n, err);
+            if (st != SIMDBPE_OK)
+                return st;
+        }
+        if (at == len)
+            break;
+        const simdbpe__special *sp = &m->specials[which];
+        if (policy == SIMDBPE_SPECIAL_ERROR && (sp->flags & SIMDBPE__ADDED_SPECIAL)) {
+            char q[64];
+            simdbpe__quote(q, sizeof q, sp->text, sp->len);
+            return simdbpe__fail(err, SIMDBPE_ERR_SPECIAL_TOKEN, base + at, 0,
+                                 "special token %s at byte offset %zu is not allowed", q,
+                                 base + at);
+        }
+        simdbpe_status st = reserve_out(e, *n, 1);
+        if (st != SIMDBPE_OK)
+            return st;
+        e->out[(*n)++] = sp->id;
+        i = at + sp->len;
+    }
+    return SIMDBPE_OK;
 }
 
 static simdbpe_status encode_text(simdbpe_encoder *e, const uint8_t *s, size_t len,
                                   simdbpe_special_policy policy, size_t *n, simdbpe_error *err)
 {
     const simdbpe_model *m = e->m;
-    if (policy == SIMDBPE_SPECIAL_AS_TEXT || m->n_specials == 0)
+    /* The common case, one call: no added token can apply and no
+     * normalizer. */
+    if ((m->n_specials == 0 || (policy == SIMDBPE_SPECIAL_AS_TEXT && !m->has_plain_added)) &&
+        m->normalizer == SIMDBPE__NORM_NONE)
         return e->encode_pieces(e, s, len, n);
-    size_t next_small[8];
-    size_t *next = m->n_specials <= 8 ? next_small : malloc(m->n_specials * sizeof *next);
-    if (!next)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    for (size_t k = 0; k < m->n_specials; k++)
-        next[k] = SIZE_MAX - 1; /* not searched yet */
-    simdbpe_status st = SIMDBPE_OK;
-    size_t i = 0;
-    while (st == SIMDBPE_OK && i < len) {
-        size_t which = 0;
-        size_t at = find_special(m, s, len, i, next, &which);
-        st = e->encode_pieces(e, s + i, at - i, n);
-        if (st != SIMDBPE_OK || at == len)
-            break;
-        const simdbpe__special *sp = &m->specials[which];
-        if (policy == SIMDBPE_SPECIAL_ERROR) {
-            char q[64];
-            simdbpe__quote(q, sizeof q, sp->text, sp->len);
-            st = simdbpe__fail(err, SIMDBPE_ERR_SPECIAL_TOKEN, at, 0,
-                               "special token %s at byte offset %zu is not allowed", q, at);
-            break;
-        }
-        if ((st = reserve_out(e, *n, 1)) != SIMDBPE_OK)
-            break;
-        e->out[(*n)++] = sp->id;
-        i = at + sp->len;
-    }
-    if (next != next_small)
-        free(next);
-    return st;
+    return encode_stretch(e, s, len, 0, policy, 0, n, err);
 }
 
 /* Copies s into e->clean with every maximal invalid subpart replaced by
@@ -342,7 +381,8 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
     if (!e || (!text && len) || !ids || !n_ids)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "encode: NULL argument");
-    static const simdbpe_encode_options defaults = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT};
+    static const simdbpe_encode_options defaults = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT,
+                                                    0};
     if (!opts)
         opts = &defaults;
     *ids = NULL;
@@ -365,7 +405,15 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
     if (reserve_out(e, 0, 64) != SIMDBPE_OK)
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     size_t n = 0;
+    const simdbpe_model *m = e->m;
+    if (opts->add_special_tokens)
+        for (size_t i = 0; i < m->n_prefix; i++)
+            e->out[n++] = m->prefix[i];
     simdbpe_status st = encode_text(e, s, len, opts->special, &n, err);
+    if (st == SIMDBPE_OK && opts->add_special_tokens && m->n_suffix &&
+        (st = reserve_out(e, n, m->n_suffix)) == SIMDBPE_OK)
+        for (size_t i = 0; i < m->n_suffix; i++)
+            e->out[n++] = m->suffix[i];
     if (st != SIMDBPE_OK) {
         if (err && err->status == SIMDBPE_OK)
             simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s", simdbpe_strerror(st));

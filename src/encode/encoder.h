@@ -242,6 +242,7 @@ struct simdbpe_encoder {
     size_t out_map_len;
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
+    uint8_t *norm; /* the normalized stretch (NFC models), malloc'd by utf8proc */
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
     long_slot *long_cache;

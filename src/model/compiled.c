@@ -6,19 +6,23 @@
  *
  *   offset size  field
  *   0      8     magic "SIMDBPE\x1a"
- *   8      4     version (2)
+ *   8      4     version (3)
  *   12     4     header size (128)
  *   16     8     file size
  *   24     8     checksum: XXH3-64 of bytes [32, file size)
- *   32     4     flags (bit 0: the whole-pre-token shortcut is exact)
+ *   32     4     flags (bit 0: the whole-pre-token shortcut is exact;
+ *                bit 1: ignore_merges; bit 2: no cuts, see model.h)
  *   36     4     vocab_size       40  4  n_tokens
  *   44     4     n_merges         48  4  n_merge_keys (distinct pairs)
  *   52     4     n_whole          56  4  n_specials
  *   60     4     merge buckets    64  4  whole buckets
- *   68     4     reserved (0)
+ *   68     1     pre-tokenizer family (simdbpe__pretok_kind)
+ *   69     1     normalizer (SIMDBPE__NORM_*)
+ *   70     1     prefix ids (n_prefix, <= 3)   71  1  suffix ids (n_suffix, <= 3)
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
- *   96..128      reserved (0)
+ *   96     12    prefix ids u32[3]   108  12  suffix ids u32[3]
+ *   120..128     reserved (0)
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
  *     tok_has        u8[vocab_size]        1 if the id is a token
@@ -31,7 +35,8 @@
  *     whole pilots   u32[whole buckets]
  *     whole slots    {u64 lo, u64 hi, u32 id, u32 len}[n_whole]   (lo, hi:
  *                    the token's first 16 bytes, zero-padded, as two words)
- *     specials       {u32 id, u32 offset in blob, u32 length}[n_specials]
+ *     specials       {u32 id, u32 offset in blob, u32 length,
+ *                     u32 flags (SIMDBPE__ADDED_*)}[n_specials]
  *
  * The section sizes follow from the header, so the file size must be
  * exactly their sum. Opening an untrusted image checks the magic, version,
@@ -74,15 +79,21 @@
 #endif
 
 #define MAGIC "SIMDBPE\x1a"
-#define VERSION 2
+#define VERSION 3
 #define HEADER_SIZE 128
 #define MAX_VOCAB (1u << 24)
 #define FLAG_WHOLE_EXACT 1u
+#define FLAG_IGNORE_MERGES 2u
+#define FLAG_NO_CUTS 4u
+#define FLAGS_KNOWN (FLAG_WHOLE_EXACT | FLAG_IGNORE_MERGES | FLAG_NO_CUTS)
+#define SPECIAL_SIZE 16
 
 typedef struct header {
     uint32_t flags, vocab_size, n_tokens, n_merges, n_merge_keys, n_whole, n_specials;
     uint32_t merge_buckets, whole_buckets;
     uint64_t merge_seed, whole_seed, blob_len;
+    uint8_t pretok, normalizer, n_prefix, n_suffix;
+    uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 } header;
 
 /* Where each section starts, computed from the header. */
@@ -123,7 +134,7 @@ static layout layout_of(const header *h)
     PLACE(pair_filter, ((uint64_t)8) << filter_log2(h->n_merges));
     PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
     PLACE(whole_slots, (uint64_t)h->n_whole * 24);
-    PLACE(specials, (uint64_t)h->n_specials * 12);
+    PLACE(specials, (uint64_t)h->n_specials * SPECIAL_SIZE);
 #undef PLACE
     l.end = at;
     return l;
@@ -154,7 +165,15 @@ static uint64_t get64(const uint8_t *p)
 static header header_of(const simdbpe_model *m)
 {
     header h;
-    h.flags = m->whole_exact ? FLAG_WHOLE_EXACT : 0;
+    memset(&h, 0, sizeof h);
+    h.flags = (m->whole_exact ? FLAG_WHOLE_EXACT : 0) |
+              (m->ignore_merges ? FLAG_IGNORE_MERGES : 0) | (m->no_cuts ? FLAG_NO_CUTS : 0);
+    h.pretok = m->pretok;
+    h.normalizer = m->normalizer;
+    h.n_prefix = m->n_prefix;
+    h.n_suffix = m->n_suffix;
+    memcpy(h.prefix, m->prefix, sizeof h.prefix);
+    memcpy(h.suffix, m->suffix, sizeof h.suffix);
     h.vocab_size = m->vocab_size;
     h.n_tokens = m->n_tokens;
     h.n_merges = m->n_merges;
@@ -196,6 +215,14 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
     put64(out + 72, h.merge_seed);
     put64(out + 80, h.whole_seed);
     put64(out + 88, h.blob_len);
+    out[68] = h.pretok;
+    out[69] = h.normalizer;
+    out[70] = h.n_prefix;
+    out[71] = h.n_suffix;
+    for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
+        put32(out + 96 + 4 * i, h.prefix[i]);
+        put32(out + 108 + 4 * i, h.suffix[i]);
+    }
     for (uint32_t i = 0; i <= h.vocab_size; i++)
         put32(out + l.tok_off + 4 * i, m->tok_off[i]);
     memcpy(out + l.tok_has, m->tok_has, h.vocab_size);
@@ -225,9 +252,11 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
         put32(out + l.whole_slots + 24 * i + 20, m->whole[i].len);
     }
     for (size_t i = 0; i < m->n_specials; i++) {
-        put32(out + l.specials + 12 * i, m->specials[i].id);
-        put32(out + l.specials + 12 * i + 4, (uint32_t)(m->specials[i].text - m->blob));
-        put32(out + l.specials + 12 * i + 8, m->specials[i].len);
+        uint8_t *e = out + l.specials + SPECIAL_SIZE * i;
+        put32(e, m->specials[i].id);
+        put32(e + 4, (uint32_t)(m->specials[i].text - m->blob));
+        put32(e + 8, m->specials[i].len);
+        put32(e + 12, m->specials[i].flags);
     }
     put64(out + 24, XXH3_64bits(out + 32, (size_t)l.end - 32));
 }
@@ -268,12 +297,31 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     h->merge_seed = get64(p + 72);
     h->whole_seed = get64(p + 80);
     h->blob_len = get64(p + 88);
+    h->pretok = p[68];
+    h->normalizer = p[69];
+    h->n_prefix = p[70];
+    h->n_suffix = p[71];
+    for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
+        h->prefix[i] = get32(p + 96 + 4 * i);
+        h->suffix[i] = get32(p + 108 + 4 * i);
+    }
+    for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++)
+        if ((i < h->n_prefix && h->prefix[i] >= h->vocab_size) ||
+            (i < h->n_suffix && h->suffix[i] >= h->vocab_size))
+            return BAD("compiled model: a post-processor id is out of range");
+    if (h->pretok >= SIMDBPE__PRETOK_KINDS)
+        return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
+                   h->pretok);
+    if (h->normalizer > SIMDBPE__NORM_NFC)
+        return BAD("compiled model: unknown normalizer %u (made by a newer simdbpe?)",
+                   h->normalizer);
     if (h->vocab_size == 0 || h->vocab_size > MAX_VOCAB || h->n_tokens > h->vocab_size ||
         h->n_merges > MAX_VOCAB || h->n_merge_keys > h->n_merges ||
         h->n_whole > h->n_tokens || h->n_specials > h->n_tokens || h->blob_len > UINT32_MAX ||
         h->merge_buckets != simdbpe__mph_buckets_for(h->n_merge_keys) ||
         h->whole_buckets != simdbpe__mph_buckets_for(h->n_whole) ||
-        (h->flags & ~FLAG_WHOLE_EXACT))
+        h->n_prefix > SIMDBPE__MAX_AFFIX || h->n_suffix > SIMDBPE__MAX_AFFIX ||
+        (h->flags & ~FLAGS_KNOWN))
         return BAD("compiled model: inconsistent counts in the header");
     *l = layout_of(h);
     if (l->end != len)
@@ -421,6 +469,14 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->whole = (const simdbpe__whole_slot *)(p + l.whole_slots);
     m->n_whole = h.n_whole;
     m->whole_exact = (h.flags & FLAG_WHOLE_EXACT) != 0;
+    m->ignore_merges = (h.flags & FLAG_IGNORE_MERGES) != 0;
+    m->no_cuts = (h.flags & FLAG_NO_CUTS) != 0;
+    m->pretok = h.pretok;
+    m->normalizer = h.normalizer;
+    m->n_prefix = h.n_prefix;
+    m->n_suffix = h.n_suffix;
+    memcpy(m->prefix, h.prefix, sizeof m->prefix);
+    memcpy(m->suffix, h.suffix, sizeof m->suffix);
     m->specials = sp;
     m->image = p;
     m->image_len = len;
@@ -428,12 +484,13 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     if (!trusted)
         st = check_tables(m, err);
     for (uint32_t i = 0; st == SIMDBPE_OK && i < h.n_specials; i++) {
-        const uint8_t *e = p + l.specials + 12 * i;
-        uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8);
+        const uint8_t *e = p + l.specials + SPECIAL_SIZE * i;
+        uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8), fl = get32(e + 12);
         if (id >= h.vocab_size || (uint64_t)off + n > h.blob_len || m->tok_off[id] != off ||
-            m->tok_off[id + 1] - off != n || n == 0)
+            m->tok_off[id + 1] - off != n || n == 0 ||
+            (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED)))
             st = BAD("compiled model: special token %u is inconsistent", i);
-        sp[i] = (simdbpe__special){id, n, m->blob + off};
+        sp[i] = (simdbpe__special){id, n, m->blob + off, fl};
     }
     m->n_specials = h.n_specials;
     /* The pair filter is the image's; the joins are given (trusted images),
@@ -453,7 +510,13 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         if (r < m->n_merges)
             st = BAD("compiled model: the pair filter stops merge rule %u", r);
     }
+    /* A model that must not cut pieces has all joins set (model.h); its
+     * trusted images come with them so. */
+    if (joins && m->no_cuts)
+        memset(joins, 0xFF, SIMDBPE__JOINS_WORDS * sizeof *joins);
     m->joins = joins ? joins : given_joins;
+    if (st == SIMDBPE_OK && simdbpe__added_build(m) != SIMDBPE_OK)
+        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (st != SIMDBPE_OK) {
         free(joins);
         free(sp);
@@ -476,6 +539,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    simdbpe__added_free(m->trie);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
         free((void *)m->joins);
     free(m);

@@ -19,29 +19,12 @@
 #include <jansson.h>
 
 #include "../../kernels/kernels.h"
-#include "model.h"
+#include "loader.h"
 
-#define MAX_VOCAB_ID (1u << 24)
 
-typedef struct pending_merge {
-    uint32_t left, right, id;
-} pending_merge;
 
 /* every token's bytes -> id while loading (resolving merges.txt) */
-typedef struct bytes_slot {
-    uint32_t id; /* SIMDBPE__NO_ID when empty */
-    uint32_t hash32;
-} bytes_slot;
 
-typedef struct loader {
-    simdbpe_model *m;
-    int16_t cp_byte[0x144]; /* byte-level code point -> byte, or -1 */
-    /* every token's bytes -> id, for resolving merges.txt */
-    bytes_slot *all;
-    uint64_t all_mask;
-    pending_merge *merges;
-    size_t n_merges, cap_merges;
-} loader;
 
 static uint64_t table_size_for(uint64_t n)
 {
@@ -131,11 +114,6 @@ static long decode_bytelevel(const loader *ld, const uint8_t *s, size_t len, uin
 
 /* ---- specials list ---- */
 
-typedef struct special_text {
-    const uint8_t *s;
-    size_t len;
-    uint32_t id;
-} special_text;
 
 static simdbpe_status parse_specials(const char *text, size_t len, special_text **out,
                                      size_t *n_out, simdbpe_error *err)
@@ -148,7 +126,7 @@ static simdbpe_status parse_specials(const char *text, size_t len, special_text 
         if (!list)
             return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
         list[0] = (special_text){(const uint8_t *)default_special, sizeof default_special - 1,
-                                 SIMDBPE__NO_ID};
+                                 SIMDBPE__NO_ID, SIMDBPE__ADDED_SPECIAL};
         *out = list;
         *n_out = 1;
         return SIMDBPE_OK;
@@ -174,7 +152,8 @@ static simdbpe_status parse_specials(const char *text, size_t len, special_text 
                 return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
                                      "out of memory");
             }
-            list[n++] = (special_text){(const uint8_t *)text + i, e - i, SIMDBPE__NO_ID};
+            list[n++] = (special_text){(const uint8_t *)text + i, e - i, SIMDBPE__NO_ID,
+                                       SIMDBPE__ADDED_SPECIAL};
         }
         i = j + 1;
     }
@@ -185,15 +164,8 @@ static simdbpe_status parse_specials(const char *text, size_t len, special_text 
 
 /* ---- vocab.json ---- */
 
-/* vocab.json as a list of (key, id): the keys' UTF-8 bytes back to back. */
-typedef struct vocab_list {
-    char *keys;
-    size_t *key_off; /* count + 1 */
-    uint32_t *ids;
-    size_t count;
-} vocab_list;
 
-static void vocab_list_free(vocab_list *v)
+void simdbpe__vocab_list_free(vocab_list *v)
 {
     free(v->keys);
     free(v->key_off);
@@ -377,8 +349,60 @@ static int fast_vocab(const char *json, size_t len, vocab_list *v)
     if (!dup)
         return 0;
 fail:
-    vocab_list_free(v);
+    simdbpe__vocab_list_free(v);
     return -1;
+}
+
+/* The vocabulary object `root` (vocab.json, or tokenizer.json's
+ * model.vocab, named `what` in errors) as a list; `len` bounds the keys'
+ * total size. */
+simdbpe_status simdbpe__vocab_from_json(const json_t *root, size_t len, const char *what,
+                                        vocab_list *v, simdbpe_error *err)
+{
+    memset(v, 0, sizeof *v);
+    simdbpe_status st = SIMDBPE_OK;
+    char q[96];
+    if (!json_is_object(root))
+        return simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1,
+                             "%s: expected an object mapping tokens to ids", what);
+    size_t count = json_object_size(root), total = 0;
+    v->keys = simdbpe__model_alloc(len + 1);
+    v->key_off = simdbpe__model_alloc((count + 1) * sizeof *v->key_off);
+    v->ids = malloc((count ? count : 1) * sizeof *v->ids);
+    if (!v->keys || !v->key_off || !v->ids) {
+        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        goto done;
+    }
+    v->key_off[0] = 0;
+    v->cap_ids = count ? count : 1;
+    v->cap_keys = len + 1;
+    const char *key;
+    json_t *val;
+    json_object_foreach((json_t *)root, key, val)
+    {
+        size_t klen = json_object_iter_key_len(json_object_key_to_iter(key));
+        simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
+        if (!json_is_integer(val) || json_integer_value(val) < 0 ||
+            json_integer_value(val) >= (json_int_t)MAX_VOCAB_ID) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "%s: the id of token %s is not an integer in [0, %u)", what, q,
+                               MAX_VOCAB_ID);
+            goto done;
+        }
+        if (total + klen > len) {
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "%s: keys longer than the file", what);
+            goto done;
+        }
+        memcpy(v->keys + total, key, klen);
+        total += klen;
+        v->ids[v->count] = (uint32_t)json_integer_value(val);
+        v->key_off[++v->count] = total;
+    }
+done:
+    if (st != SIMDBPE_OK)
+        simdbpe__vocab_list_free(v);
+    return st;
 }
 
 /* vocab.json through jansson: any JSON, exact error positions. */
@@ -392,55 +416,57 @@ static simdbpe_status jansson_vocab(const char *json, size_t len, vocab_list *v,
         return simdbpe__fail(err, SIMDBPE_ERR_VOCAB, (uint64_t)jerr.position, (uint64_t)jerr.line,
                              "vocab.json line %d column %d: %s", jerr.line, jerr.column,
                              jerr.text);
-    simdbpe_status st = SIMDBPE_OK;
-    char q[96];
-    if (!json_is_object(root)) {
-        st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1,
-                           "vocab.json: expected an object mapping tokens to ids");
-        goto done;
-    }
-    size_t count = json_object_size(root), total = 0;
-    v->keys = simdbpe__model_alloc(len + 1);
-    v->key_off = simdbpe__model_alloc((count + 1) * sizeof *v->key_off);
-    v->ids = malloc((count ? count : 1) * sizeof *v->ids);
-    if (!v->keys || !v->key_off || !v->ids) {
-        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-        goto done;
-    }
-    v->key_off[0] = 0;
-    const char *key;
-    json_t *val;
-    json_object_foreach(root, key, val)
-    {
-        size_t klen = json_object_iter_key_len(json_object_key_to_iter(key));
-        simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
-        if (!json_is_integer(val) || json_integer_value(val) < 0 ||
-            json_integer_value(val) >= (json_int_t)MAX_VOCAB_ID) {
-            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                               "vocab.json: the id of token %s is not an integer in [0, %u)", q,
-                               MAX_VOCAB_ID);
-            goto done;
-        }
-        memcpy(v->keys + total, key, klen);
-        total += klen;
-        v->ids[v->count] = (uint32_t)json_integer_value(val);
-        v->key_off[++v->count] = total;
-    }
-done:
+    simdbpe_status st = simdbpe__vocab_from_json(root, len, "vocab.json", v, err);
     json_decref(root);
-    if (st != SIMDBPE_OK)
-        vocab_list_free(v);
     return st;
 }
 
-static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, special_text *sp,
-                                  size_t n_sp, simdbpe_error *err)
+simdbpe_status simdbpe__vocab_append(vocab_list *v, const char *key, size_t klen, uint32_t id)
+{
+    size_t used = v->count ? v->key_off[v->count] : 0;
+    if (!v->cap_ids)
+        v->cap_ids = v->count;
+    if (!v->cap_keys)
+        v->cap_keys = used;
+    if (v->count + 1 > v->cap_ids) {
+        size_t ncap = v->cap_ids ? 2 * v->cap_ids : 256;
+        size_t *off = realloc(v->key_off, (ncap + 1) * sizeof *off);
+        if (off)
+            v->key_off = off;
+        uint32_t *ids = off ? realloc(v->ids, ncap * sizeof *ids) : NULL;
+        if (ids)
+            v->ids = ids;
+        if (!off || !ids)
+            return SIMDBPE_ERR_NOMEM;
+        if (v->count == 0)
+            v->key_off[0] = 0;
+        v->cap_ids = ncap;
+    }
+    if (used + klen > v->cap_keys) {
+        size_t ncap = 2 * (used + klen) + 4096;
+        char *keys = realloc(v->keys, ncap);
+        if (!keys)
+            return SIMDBPE_ERR_NOMEM;
+        v->keys = keys;
+        v->cap_keys = ncap;
+    }
+    memcpy(v->keys + used, key, klen);
+    v->ids[v->count] = id;
+    v->key_off[v->count + 1] = used + klen;
+    v->count++;
+    return SIMDBPE_OK;
+}
+
+/* The tokens of list v: ids, bytes (byte-level keys decoded; the keys of
+ * added tokens, matched by id when it is given, else by text, are their
+ * literal text). `what` names the source in errors. */
+static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
+                                 special_text *sp, size_t n_sp, simdbpe_error *err)
 {
     simdbpe_model *m = ld->m;
-    vocab_list v;
+    vocab_list v = *v_in;
+    memset(v_in, 0, sizeof *v_in);
     simdbpe_status st = SIMDBPE_OK;
-    if (fast_vocab(json, len, &v) != 0 && (st = jansson_vocab(json, len, &v, err)) != SIMDBPE_OK)
-        return st;
     char q[96];
     /* First pass: ids, sizes. */
     uint32_t max_id = 0;
@@ -448,14 +474,14 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
     for (size_t i = 0; i < count; i++) {
         if (v.key_off[i + 1] == v.key_off[i]) {
             st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                               "vocab.json: empty token string");
+                               "%s: empty token string", what);
             goto done;
         }
         if (v.ids[i] > max_id)
             max_id = v.ids[i];
     }
     if (count == 0) {
-        st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1, "vocab.json: no tokens");
+        st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, 0, 1, "%s: no tokens", what);
         goto done;
     }
     m->vocab_size = max_id + 1;
@@ -486,14 +512,15 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
         if (m->tok_has[id]) {
             simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
             st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                               "vocab.json: id %u is given to more than one token (one is %s)",
+                               "%s: id %u is given to more than one token (one is %s)", what,
                                id, q);
             break;
         }
         tok_has[id] = 1;
         long n = -1;
         for (size_t s = 0; s < n_sp; s++) {
-            if (sp[s].len == klen && memcmp(sp[s].s, key, klen) == 0) {
+            if (sp[s].id != SIMDBPE__NO_ID ? sp[s].id == id
+                                           : sp[s].len == klen && memcmp(sp[s].s, key, klen) == 0) {
                 sp[s].id = id;
                 memcpy(tmp + pos, key, klen); /* specials decode to their literal text */
                 n = (long)klen;
@@ -505,9 +532,9 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
             if (n < 0) {
                 simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
                 st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                                   "vocab.json: token %s has code point U+%04X, which is not "
+                                   "%s: token %s has code point U+%04X, which is not "
                                    "in the byte-level alphabet (is it a special token?)",
-                                   q, bad);
+                                   what, q, bad);
                 break;
             }
         }
@@ -545,17 +572,79 @@ static simdbpe_status parse_vocab(loader *ld, const char *json, size_t len, spec
     free(tmp_len);
     free(tmp_id);
 done:
-    vocab_list_free(&v);
+    simdbpe__vocab_list_free(&v);
     return st;
 }
 
 /* ---- merges.txt ---- */
 
-static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simdbpe_error *err)
+/* The longest token, in bytes, a merge may make: one limit for the
+ * loaders and the trainer (simdbpe_train.h). */
+#define MERGE_MAX_BYTES 1024
+
+/*
+ * Adds the merge of the byte-level strings a and b (the next rank). `what`
+ * and `line` say where it was read ("merges.txt line 3", "tokenizer.json
+ * model.merges[2]": what is printed with %s, then line with %llu), `at`
+ * its byte offset or SIMDBPE_NO_POSITION.
+ */
+static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const uint8_t *b,
+                                size_t blen, const char *what, uint64_t line, uint64_t at,
+                                const char *vocab_name, simdbpe_error *err)
 {
     simdbpe_model *m = ld->m;
-    uint8_t buf[1024];
+    uint8_t buf[MERGE_MAX_BYTES];
     char q[96];
+    uint64_t err_line = at == SIMDBPE_NO_POSITION ? 0 : line;
+    if (alen + blen > sizeof buf)
+        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
+                             "%s%llu: tokens too long (over %d bytes together)", what,
+                             (unsigned long long)line, MERGE_MAX_BYTES);
+    /* buf = bytes of a, then bytes of b: the merged token is all of it. */
+    uint32_t bad = 0;
+    long na = decode_bytelevel(ld, a, alen, buf, &bad);
+    long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
+    if (na < 0 || nb < 0) {
+        simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
+        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
+                             "%s%llu: token %s is not a byte-level string (code point U+%04X)",
+                             what, (unsigned long long)line, q, bad);
+    }
+    const uint8_t *dec[3] = {buf, buf + na, buf};
+    size_t dlen[3] = {(size_t)na, (size_t)nb, (size_t)(na + nb)};
+    uint32_t ids[3];
+    for (int p = 0; p < 3; p++) {
+        ids[p] = bytes_table_find(m, ld->all, ld->all_mask, dec[p], dlen[p]);
+        if (ids[p] == SIMDBPE__NO_ID) {
+            if (p == 2) {
+                char qa[48], qb[48];
+                simdbpe__quote(qa, sizeof qa, a, alen);
+                simdbpe__quote(qb, sizeof qb, b, blen);
+                return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
+                                     "%s%llu: the merge of %s and %s is not in %s", what,
+                                     (unsigned long long)line, qa, qb, vocab_name);
+            }
+            simdbpe__quote(q, sizeof q, p ? b : a, p ? blen : alen);
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
+                                 "%s%llu: token %s is not in %s", what,
+                                 (unsigned long long)line, q, vocab_name);
+        }
+    }
+    return simdbpe__loader_merge(ld, ids[0], ids[1], ids[2], err);
+}
+
+simdbpe_status simdbpe__loader_merge(loader *ld, uint32_t left, uint32_t right, uint32_t id,
+                                     simdbpe_error *err)
+{
+    if (simdbpe__grow((void **)&ld->merges, &ld->cap_merges, ld->n_merges + 1,
+                      sizeof *ld->merges))
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    ld->merges[ld->n_merges++] = (pending_merge){left, right, id};
+    return SIMDBPE_OK;
+}
+
+static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simdbpe_error *err)
+{
     /* HF reads merges.txt as one UTF-8 string and refuses it otherwise; so
      * do we, rather than read a stray lead byte together with the next
      * character (the "#version" line included). */
@@ -591,40 +680,10 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
                                  (unsigned long long)line);
         const uint8_t *a = (const uint8_t *)txt + start, *b = (const uint8_t *)sp + 1;
         size_t alen = (size_t)((const uint8_t *)sp - a), blen = (size_t)((const uint8_t *)txt + e - b);
-        if (alen + blen > sizeof buf)
-            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
-                                 "merges.txt line %llu: tokens too long",
-                                 (unsigned long long)line);
-        /* buf = bytes of a, then bytes of b: the merged token is all of it. */
-        uint32_t bad = 0;
-        long na = decode_bytelevel(ld, a, alen, buf, &bad);
-        long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
-        if (na < 0 || nb < 0) {
-            simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
-            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
-                                 "merges.txt line %llu: token %s is not a byte-level string "
-                                 "(code point U+%04X)",
-                                 (unsigned long long)line, q, bad);
-        }
-        const uint8_t *part[3] = {a, b, a};
-        size_t plen[3] = {alen, blen, alen + blen + 1};
-        const uint8_t *dec[3] = {buf, buf + na, buf};
-        size_t dlen[3] = {(size_t)na, (size_t)nb, (size_t)(na + nb)};
-        uint32_t ids[3];
-        for (int p = 0; p < 3; p++) {
-            ids[p] = bytes_table_find(m, ld->all, ld->all_mask, dec[p], dlen[p]);
-            if (ids[p] == SIMDBPE__NO_ID) {
-                simdbpe__quote(q, sizeof q, part[p], plen[p]);
-                return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
-                                     "merges.txt line %llu: %s %s is not in vocab.json",
-                                     (unsigned long long)line,
-                                     p == 2 ? "the merge of" : "token", q);
-            }
-        }
-        if (simdbpe__grow((void **)&ld->merges, &ld->cap_merges, ld->n_merges + 1,
-                          sizeof *ld->merges))
-            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-        ld->merges[ld->n_merges++] = (pending_merge){ids[0], ids[1], ids[2]};
+        simdbpe_status st = add_merge(ld, a, alen, b, blen, "merges.txt line ", line, start,
+                                      "vocab.json", err);
+        if (st != SIMDBPE_OK)
+            return st;
     }
     return SIMDBPE_OK;
 }
@@ -711,7 +770,8 @@ done:
 }
 
 /* Puts into the whole-token map every token that BPE yields from its own
- * bytes, and records whether that is every non-special token. */
+ * bytes (with ignore_merges: every token), and records whether that is
+ * every token that is not an added one. */
 static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
 {
     size_t max_len = 0;
@@ -722,19 +782,19 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     uint32_t *ids = simdbpe__model_alloc((m->n_tokens ? m->n_tokens : 1) * sizeof *ids);
     uint64_t *keys = simdbpe__model_alloc((m->n_tokens ? m->n_tokens : 1) * sizeof *keys);
     uint8_t *reach = malloc(m->vocab_size ? m->vocab_size : 1);
+    uint8_t *added = calloc(m->vocab_size ? m->vocab_size : 1, 1);
     simdbpe__bpe_scratch scratch = {0};
-    simdbpe_status st = out && ids && keys && reach ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
+    simdbpe_status st = out && ids && keys && reach && added ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
     if (st == SIMDBPE_OK)
         st = simdbpe__reach(m, reach);
+    for (size_t i = 0; st == SIMDBPE_OK && i < m->n_specials; i++)
+        added[m->specials[i].id] = 1;
     uint32_t unreachable = 0, n = 0;
     for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
         size_t len;
         const uint8_t *s = token_ptr(m, id, &len);
-        if (!m->tok_has[id] || len == 0)
+        if (!m->tok_has[id] || len == 0 || added[id])
             continue;
-        int special = 0;
-        for (size_t i = 0; i < m->n_specials; i++)
-            special |= m->specials[i].id == id;
         /* The rules tell most tokens; BPE tells the others. */
         int yes = reach[id] == SIMDBPE__REACH_YES;
         if (reach[id] == SIMDBPE__REACH_ASK) {
@@ -742,15 +802,15 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
             st = simdbpe__bpe_word(m, &scratch, s, len, out, &k);
             yes = st == SIMDBPE_OK && k == 1 && out[0] == id;
         }
-        if (yes) {
+        unreachable += !yes;
+        if (yes || m->ignore_merges) {
             ids[n] = id;
             keys[n++] = simdbpe__piece_hash(s, len);
-        } else if (!special) {
-            unreachable++;
         }
     }
     free(out);
     free(reach);
+    free(added);
     simdbpe__bpe_scratch_free(&scratch);
     uint32_t *pilots = NULL;
     simdbpe__whole_slot *slots = NULL;
@@ -778,7 +838,10 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     }
     m->whole = slots;
     m->n_whole = n;
-    m->whole_exact = unreachable == 0;
+    m->whole_exact = unreachable == 0 || m->ignore_merges;
+    m->no_cuts = m->ignore_merges && unreachable > 0;
+    if (m->no_cuts)
+        memset((void *)m->joins, 0xFF, SIMDBPE__JOINS_WORDS * sizeof *m->joins);
     return SIMDBPE_OK;
 }
 
@@ -831,6 +894,125 @@ static simdbpe_status to_image(simdbpe_model *built, simdbpe_model **out, simdbp
     return st;
 }
 
+simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
+                              simdbpe_error *err)
+{
+    *out = NULL;
+    loader ld = {0};
+    for (uint32_t cp = 0; cp < 0x144; cp++)
+        ld.cp_byte[cp] = (int16_t)simdbpe__bytelevel_byte(cp);
+    special_text *sp = spec->added;
+    size_t n_sp = spec->n_added;
+    simdbpe_model *m = calloc(1, sizeof *m);
+    if (!m) {
+        simdbpe__vocab_list_free(&spec->vocab);
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    }
+    ld.m = m;
+    m->pretok = spec->pretok;
+    m->normalizer = spec->normalizer;
+    m->ignore_merges = spec->ignore_merges;
+    simdbpe_status st = take_vocab(&ld, &spec->vocab, spec->vocab_name, sp, n_sp, err);
+    if (st == SIMDBPE_OK) {
+        /* Added tokens: each must have an id (a special named in a
+         * special_tokens list is optional only when it is the default). */
+        m->specials = calloc(n_sp ? n_sp : 1, sizeof *m->specials);
+        if (!m->specials)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        for (size_t i = 0; st == SIMDBPE_OK && i < n_sp; i++) {
+            if (sp[i].id == SIMDBPE__NO_ID || sp[i].id >= m->vocab_size || !m->tok_has[sp[i].id]) {
+                if (!spec->added_required)
+                    continue;
+                char q[96];
+                simdbpe__quote(q, sizeof q, sp[i].s, sp[i].len);
+                st = simdbpe__fail(err, SIMDBPE_ERR_SPECIALS, SIMDBPE_NO_POSITION, 0,
+                                   "special token %s is not in %s", q, spec->vocab_name);
+                break;
+            }
+            size_t len;
+            const uint8_t *text = token_ptr(m, sp[i].id, &len);
+            m->specials[m->n_specials++] =
+                (simdbpe__special){sp[i].id, (uint32_t)len, text, sp[i].flags};
+        }
+    }
+    for (int i = 0; st == SIMDBPE_OK && i < spec->n_prefix + spec->n_suffix; i++) {
+        uint32_t id = i < spec->n_prefix ? spec->prefix[i] : spec->suffix[i - spec->n_prefix];
+        if (id >= m->vocab_size || !m->tok_has[id])
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "%s: post-processor token id %u is not in the vocabulary",
+                               spec->vocab_name, id);
+    }
+    if (st == SIMDBPE_OK) {
+        m->n_prefix = spec->n_prefix;
+        m->n_suffix = spec->n_suffix;
+        memcpy(m->prefix, spec->prefix, sizeof m->prefix);
+        memcpy(m->suffix, spec->suffix, sizeof m->suffix);
+        ld.all_mask = table_size_for(m->n_tokens) - 1;
+        ld.all = simdbpe__model_alloc((ld.all_mask + 1) * sizeof *ld.all);
+        if (!ld.all)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        for (uint64_t i = 0; st == SIMDBPE_OK && i <= ld.all_mask; i++)
+            ld.all[i].id = SIMDBPE__NO_ID;
+        /* Lower ids first, so that bytes shared by two ids resolve to the
+         * lower; added tokens (literal text) are not BPE's to find. */
+        uint8_t *added = st == SIMDBPE_OK ? calloc(m->vocab_size, 1) : NULL;
+        if (st == SIMDBPE_OK && !added)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        for (size_t i = 0; st == SIMDBPE_OK && i < m->n_specials; i++)
+            added[m->specials[i].id] = 1;
+        for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++)
+            if (m->tok_has[id] && !added[id])
+                bytes_table_insert(m, ld.all, ld.all_mask, id);
+        free(added);
+    }
+    for (int b = 0; st == SIMDBPE_OK && b < 256; b++) {
+        uint8_t byte = (uint8_t)b;
+        m->byte_id[b] = bytes_table_find(m, ld.all, ld.all_mask, &byte, 1);
+        if (m->byte_id[b] == SIMDBPE__NO_ID)
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "%s: no token for byte 0x%02X (code point U+%04X); a "
+                               "byte-level vocabulary needs all 256",
+                               spec->vocab_name, b, simdbpe__bytelevel_cp(byte));
+    }
+    if (st == SIMDBPE_OK)
+        st = spec->merges(&ld, spec->merges_ctx, err);
+    if (st == SIMDBPE_OK)
+        st = build_merge_table(m, ld.merges, ld.n_merges, err);
+    if (st == SIMDBPE_OK)
+        st = simdbpe__model_finish(m, err);
+    free(ld.all);
+    free(ld.merges);
+    if (st == SIMDBPE_OK)
+        st = to_image(m, out, err);
+    free_arrays(m);
+    return st;
+}
+
+/* The loader's view of merges.txt, for simdbpe__build. */
+typedef struct merges_text {
+    const char *txt;
+    size_t len;
+} merges_text;
+
+static simdbpe_status merges_from_text(loader *ld, void *ctx, simdbpe_error *err)
+{
+    const merges_text *t = ctx;
+    return parse_merges(ld, t->txt, t->len, err);
+}
+
+simdbpe_status simdbpe__loader_merge_strings(loader *ld, const uint8_t *a, size_t alen,
+                                             const uint8_t *b, size_t blen, const char *what,
+                                             uint64_t index, simdbpe_error *err)
+{
+    return add_merge(ld, a, alen, b, blen, what, index, SIMDBPE_NO_POSITION, "the vocabulary",
+                     err);
+}
+
+uint32_t simdbpe__loader_find(const loader *ld, const uint8_t *s, size_t len)
+{
+    return bytes_table_find(ld->m, ld->all, ld->all_mask, s, len);
+}
+
 simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
                                          const char *merges_txt, size_t merges_len,
                                          const char *specials, size_t specials_len,
@@ -841,70 +1023,22 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_load_memory: NULL argument");
     *out = NULL;
-    loader ld = {0};
-    for (uint32_t cp = 0; cp < 0x144; cp++)
-        ld.cp_byte[cp] = (int16_t)simdbpe__bytelevel_byte(cp);
-    special_text *sp = NULL;
-    size_t n_sp = 0;
-    simdbpe_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    ld.m = m;
-    simdbpe_status st = parse_specials(specials, specials_len, &sp, &n_sp, err);
-    if (st == SIMDBPE_OK)
-        st = parse_vocab(&ld, vocab_json, vocab_len, sp, n_sp, err);
-    if (st == SIMDBPE_OK) {
-        /* Specials: each must be in vocab.json (the default one is optional). */
-        m->specials = calloc(n_sp ? n_sp : 1, sizeof *m->specials);
-        if (!m->specials)
-            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-        for (size_t i = 0; st == SIMDBPE_OK && i < n_sp; i++) {
-            if (sp[i].id == SIMDBPE__NO_ID) {
-                if (!specials)
-                    continue;
-                char q[96];
-                simdbpe__quote(q, sizeof q, sp[i].s, sp[i].len);
-                st = simdbpe__fail(err, SIMDBPE_ERR_SPECIALS, SIMDBPE_NO_POSITION, 0,
-                                   "special token %s is not in vocab.json", q);
-                break;
-            }
-            size_t len;
-            const uint8_t *text = token_ptr(m, sp[i].id, &len);
-            m->specials[m->n_specials++] = (simdbpe__special){sp[i].id, (uint32_t)len, text};
-        }
+    simdbpe__build_spec spec = {0};
+    spec.vocab_name = "vocab.json";
+    simdbpe_status st = parse_specials(specials, specials_len, &spec.added, &spec.n_added, err);
+    if (st != SIMDBPE_OK)
+        return st;
+    spec.added_required = specials != NULL;
+    if (fast_vocab(vocab_json, vocab_len, &spec.vocab) != 0 &&
+        (st = jansson_vocab(vocab_json, vocab_len, &spec.vocab, err)) != SIMDBPE_OK) {
+        free(spec.added);
+        return st;
     }
-    if (st == SIMDBPE_OK) {
-        ld.all_mask = table_size_for(m->n_tokens) - 1;
-        ld.all = simdbpe__model_alloc((ld.all_mask + 1) * sizeof *ld.all);
-        if (!ld.all)
-            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-        for (uint64_t i = 0; st == SIMDBPE_OK && i <= ld.all_mask; i++)
-            ld.all[i].id = SIMDBPE__NO_ID;
-        /* Lower ids first, so that bytes shared by two ids resolve to the lower. */
-        for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++)
-            if (m->tok_has[id])
-                bytes_table_insert(m, ld.all, ld.all_mask, id);
-    }
-    for (int b = 0; st == SIMDBPE_OK && b < 256; b++) {
-        uint8_t byte = (uint8_t)b;
-        m->byte_id[b] = bytes_table_find(m, ld.all, ld.all_mask, &byte, 1);
-        if (m->byte_id[b] == SIMDBPE__NO_ID)
-            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                               "vocab.json: no token for byte 0x%02X (code point U+%04X); a "
-                               "byte-level vocabulary needs all 256",
-                               b, simdbpe__bytelevel_cp(byte));
-    }
-    if (st == SIMDBPE_OK)
-        st = parse_merges(&ld, merges_txt, merges_len, err);
-    if (st == SIMDBPE_OK)
-        st = build_merge_table(m, ld.merges, ld.n_merges, err);
-    if (st == SIMDBPE_OK)
-        st = simdbpe__model_finish(m, err);
-    free(ld.all);
-    free(ld.merges);
-    free(sp);
-    if (st == SIMDBPE_OK)
-        st = to_image(m, out, err);
-    free_arrays(m);
+    merges_text t = {merges_txt, merges_len};
+    spec.merges = merges_from_text;
+    spec.merges_ctx = &t;
+    spec.pretok = SIMDBPE__PRETOK_GPT2;
+    st = simdbpe__build(&spec, out, err);
+    free(spec.added);
     return st;
 }

@@ -12,17 +12,52 @@
 
 #include "model.h"
 
-/* The embedded image was written by this library at build time: it is
- * opened in place, trusted (no checksum, no per-entry checks) and with
- * the joins written beside it, so loading is a few header reads. */
+/* The models embedded in the library, by name. Their images were written
+ * by this library at build time: each is opened in place, trusted (no
+ * checksum, no per-entry checks) and with the joins written beside it, so
+ * loading is a few header reads. */
+static const struct embedded {
+    const char *name;
+    const unsigned char *image;
+    const size_t *len;
+    const uint64_t *joins;
+} EMBEDDED[] = {
+    {"gpt2", simdbpe__gpt2_image, &simdbpe__gpt2_image_len, simdbpe__gpt2_joins},
+    {"r50k_base", simdbpe__gpt2_image, &simdbpe__gpt2_image_len, simdbpe__gpt2_joins},
+    {"p50k_base", simdbpe__p50k_base_image, &simdbpe__p50k_base_image_len,
+     simdbpe__p50k_base_joins},
+    {"cl100k_base", simdbpe__cl100k_base_image, &simdbpe__cl100k_base_image_len,
+     simdbpe__cl100k_base_joins},
+    {"o200k_base", simdbpe__o200k_base_image, &simdbpe__o200k_base_image_len,
+     simdbpe__o200k_base_joins},
+};
+
+static const struct embedded *embedded_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof EMBEDDED / sizeof *EMBEDDED; i++)
+        if (strcmp(EMBEDDED[i].name, name) == 0)
+            return &EMBEDDED[i];
+    return NULL;
+}
+
+static simdbpe_status open_embedded(const struct embedded *e, simdbpe_model **out,
+                                    simdbpe_error *err)
+{
+    return simdbpe__image_open(e->image, *e->len, SIMDBPE__IMAGE_STATIC, 1, e->joins, out, err);
+}
+
 simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err)
 {
     simdbpe__error_clear(err);
     if (!out)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_load_gpt2: NULL argument");
-    return simdbpe__image_open(simdbpe__gpt2_image, simdbpe__gpt2_image_len,
-                               SIMDBPE__IMAGE_STATIC, 1, simdbpe__gpt2_joins, out, err);
+    return open_embedded(&EMBEDDED[0], out, err);
+}
+
+const char *simdbpe_model_name_at(size_t i)
+{
+    return i < sizeof EMBEDDED / sizeof *EMBEDDED ? EMBEDDED[i].name : NULL;
 }
 
 /* A compiled model: a regular file named *.sbpe or starting with the
@@ -126,6 +161,59 @@ static void name_file(simdbpe_error *err, const char *dir, const char *file)
     err->message[n] = '\0';
 }
 
+/* A file that holds a tokenizer.json: named *.json, or starting (after
+ * blanks or a BOM) with '{'. */
+static int is_json(const char *path, const char *data, size_t len)
+{
+    size_t n = strlen(path);
+    if (n >= 5 && strcmp(path + n - 5, ".json") == 0)
+        return 1;
+    size_t i = len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;
+    while (i < len && (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t'))
+        i++;
+    return i < len && data[i] == '{';
+}
+
+/* A model file other than a compiled one: tokenizer.json or .tiktoken. */
+static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simdbpe_error *err)
+{
+    char *data;
+    size_t len;
+    int mapped;
+    int e = map_file(path, &data, &len, &mapped);
+    if (e)
+        return simdbpe__fail(err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
+                             SIMDBPE_NO_POSITION, 0, "%s: %s", path, strerror(e));
+    simdbpe_status st;
+    size_t n = strlen(path);
+    if (is_json(path, data, len))
+        st = simdbpe_model_load_hf_json(data, len, out, err);
+    else if ((n >= 9 && strcmp(path + n - 9, ".tiktoken") == 0) ||
+             simdbpe__tiktoken_name_of(data, len))
+        st = simdbpe_model_load_tiktoken(data, len, NULL, out, err);
+    else
+        st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                           "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
+    release_file(data, len, mapped);
+    if (st != SIMDBPE_OK && err) {
+        /* "tokenizer.json line 3: x" -> "PATH line 3: x"; else "PATH: message". */
+        char msg[sizeof err->message + 4200];
+        const char *m = err->message;
+        if (strncmp(m, "tokenizer.json", 14) == 0)
+            snprintf(msg, sizeof msg, "%s%s", path, m + 14);
+        else if (strncmp(m, ".tiktoken", 9) == 0)
+            snprintf(msg, sizeof msg, "%s%s", path, m + 9);
+        else
+            snprintf(msg, sizeof msg, "%s: %s", path, m);
+        size_t n = strlen(msg);
+        if (n >= sizeof err->message)
+            n = sizeof err->message - 1;
+        memcpy(err->message, msg, n);
+        err->message[n] = '\0';
+    }
+    return st;
+}
+
 simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
 {
     simdbpe__error_clear(err);
@@ -133,23 +221,32 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_open: NULL argument");
     *out = NULL;
-    if (strcmp(name, "gpt2") == 0)
-        return simdbpe_model_load_gpt2(out, err);
+    const struct embedded *emb = embedded_named(name);
+    if (emb)
+        return open_embedded(emb, out, err);
     struct stat st;
-    if (stat(name, &st) == 0 && S_ISREG(st.st_mode) && is_compiled_file(name))
-        return simdbpe_model_load_file(name, out, err);
+    if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
+        return is_compiled_file(name) ? simdbpe_model_load_file(name, out, err)
+                                      : open_text_file(name, out, err);
     if (stat(name, &st) != 0 || !S_ISDIR(st.st_mode))
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                             "model %s: not \"gpt2\", a compiled model (.sbpe) or a directory "
-                             "with vocab.json and merges.txt",
+                             "model %s: not a name (gpt2, r50k_base, p50k_base, cl100k_base, "
+                             "o200k_base), a model file (tokenizer.json, .tiktoken, .sbpe) or a "
+                             "directory with tokenizer.json or vocab.json and merges.txt",
                              name);
+    /* A directory: its tokenizer.json, which says everything about the
+     * model (pre-tokenizer, normalizer, added tokens), wins over
+     * vocab.json + merges.txt, which say nothing of the pre-tokenizer. */
+    char path[4096];
+    snprintf(path, sizeof path, "%s/tokenizer.json", name);
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        return open_text_file(path, out, err);
     static const char *const files[3] = {"vocab.json", "merges.txt", "special_tokens"};
     char *data[3] = {NULL, NULL, NULL};
     size_t len[3] = {0, 0, 0};
     int mapped[3] = {0, 0, 0};
     simdbpe_status status = SIMDBPE_OK;
     for (int i = 0; i < 3 && status == SIMDBPE_OK; i++) {
-        char path[4096];
         snprintf(path, sizeof path, "%s/%s", name, files[i]);
         int e = map_file(path, &data[i], &len[i], &mapped[i]);
         if (e == ENOENT && i == 2)
@@ -173,6 +270,11 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
     for (int i = 0; i < 3; i++)
         release_file(data[i], len[i], mapped[i]);
     return status;
+}
+
+const char *simdbpe_model_pretokenizer(const simdbpe_model *m)
+{
+    return simdbpe__pretok_kind_name(m->pretok);
 }
 
 uint32_t simdbpe_model_vocab_size(const simdbpe_model *m)

@@ -28,6 +28,7 @@
 #define SIMDBPE_MODEL_H
 
 #include "../common/common.h"
+#include "../pretok/pretok.h"
 
 #define SIMDBPE__NO_ID UINT32_MAX
 
@@ -51,11 +52,27 @@ typedef struct simdbpe__whole_slot {
     uint32_t len;
 } simdbpe__whole_slot;
 
+/* An added token (HF's added_tokens; tiktoken's special tokens): literal
+ * text that is cut out of the input before pre-tokenizing. A special one
+ * (SIMDBPE__ADDED_SPECIAL) is matched as the caller's special-token policy
+ * says; any other one always. NORMALIZED ones are matched in the text
+ * after the normalizer, the others in the raw text (HF's two passes). */
+#define SIMDBPE__ADDED_SPECIAL 1u
+#define SIMDBPE__ADDED_NORMALIZED 2u
+
 typedef struct simdbpe__special {
     uint32_t id;
     uint32_t len;
     const uint8_t *text; /* points into the model's blob */
+    uint32_t flags;      /* SIMDBPE__ADDED_* */
 } simdbpe__special;
+
+/* Normalizers a model may have (stored in model files: never renumber). */
+enum { SIMDBPE__NORM_NONE = 0, SIMDBPE__NORM_NFC = 1 };
+
+/* Post-processor ids added around a document on request (HF
+ * TemplateProcessing's single-sequence template), at most this many each. */
+#define SIMDBPE__MAX_AFFIX 3
 
 /*
  * A minimal perfect hash (PTHash-style "hash and displace") from n distinct
@@ -134,6 +151,22 @@ struct simdbpe_model {
 
     simdbpe__special *specials; /* malloc'd */
     size_t n_specials;
+    struct simdbpe__added_trie *trie; /* the specials' texts (added.c), malloc'd */
+    uint8_t has_plain_added; /* some added token is not special (always matched) */
+
+    uint8_t pretok;        /* simdbpe__pretok_kind */
+    uint8_t normalizer;    /* SIMDBPE__NORM_* */
+    /* HF's ignore_merges (tiktoken always): a pre-token that is a token is
+     * that token, even where its merges would not build it; the whole map
+     * then holds every token (not only those BPE yields from their bytes). */
+    uint8_t ignore_merges;
+    /* Some token in the whole map is not what BPE yields from its bytes
+     * (ignore_merges with unreachable tokens): the encoder must not cut
+     * pieces into parts (a part is BPE'd, a whole piece looked up, and
+     * their caches are shared), so the joins are all ones. */
+    uint8_t no_cuts;
+    uint8_t n_prefix, n_suffix;
+    uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 
     /* storage: the compiled image the arrays point into, or NULL while the
      * arrays are separately malloc'd (a model being built) */
@@ -375,6 +408,18 @@ uint32_t simdbpe__bytelevel_cp(uint8_t b);
 /* The byte a code point stands for, or -1 if it is not in the alphabet. */
 int simdbpe__bytelevel_byte(uint32_t cp);
 
+/* ---- added tokens (added.c) ---- */
+
+/* Builds m->trie from m->specials: SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+simdbpe_status simdbpe__added_build(simdbpe_model *m);
+void simdbpe__added_free(struct simdbpe__added_trie *t);
+
+/* The leftmost-longest occurrence in s[0..n) of an added token whose
+ * flags & mask == want; returns its offset (n if none) and sets *which to
+ * its index in m->specials. */
+size_t simdbpe__added_find(const simdbpe_model *m, const uint8_t *s, size_t n, uint32_t mask,
+                           uint32_t want, size_t *which);
+
 /* ---- building (load.c, reach.c) ---- */
 
 /* What BPE makes of a token's own bytes: the token (YES), something else
@@ -417,11 +462,23 @@ simdbpe_status simdbpe__image_open(const uint8_t *image, size_t len, int kind, i
                                    const uint64_t *joins, simdbpe_model **out,
                                    simdbpe_error *err);
 
-/* The embedded GPT-2 image and its joins (generated at build time by
- * gen_gpt2_image). */
-extern const unsigned char simdbpe__gpt2_image[];
-extern const size_t simdbpe__gpt2_image_len;
-extern const uint64_t simdbpe__gpt2_joins[SIMDBPE__JOINS_WORDS];
+/* The models embedded in the library: X(symbol prefix, name). Each has
+ * PREFIX_image, PREFIX_image_len and PREFIX_joins, generated at build time
+ * by gen_image. */
+#define SIMDBPE__EMBEDDED_MODELS(X)                                                                \
+    X(simdbpe__gpt2)                                                                               \
+    X(simdbpe__p50k_base)                                                                          \
+    X(simdbpe__cl100k_base)                                                                        \
+    X(simdbpe__o200k_base)
+#define SIMDBPE__EMBEDDED_DECLARE(sym)                                                             \
+    extern const unsigned char sym##_image[];                                                      \
+    extern const size_t sym##_image_len;                                                           \
+    extern const uint64_t sym##_joins[SIMDBPE__JOINS_WORDS];
+SIMDBPE__EMBEDDED_MODELS(SIMDBPE__EMBEDDED_DECLARE)
+
+/* The .tiktoken encoding whose OpenAI rank file is data[0..len), by its
+ * hash, or NULL (load_tiktoken.c). */
+const char *simdbpe__tiktoken_name_of(const char *data, size_t len);
 
 
 #endif

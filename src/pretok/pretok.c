@@ -263,6 +263,45 @@ static void load_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks
     }
 }
 
+void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
+                                const simdbpe__kernels *k, const uint8_t *s, size_t n)
+{
+    if (kind == SIMDBPE__PRETOK_GPT2) {
+        simdbpe__pretok_begin(st, k, s, n);
+        return;
+    }
+    memset(st, 0, sizeof *st);
+    st->kind = kind;
+    st->k = k;
+    st->s = s;
+    st->n = n;
+    st->nblocks = (n + 63) / 64;
+}
+
+/* A chunk of another family's piece starts: its scanner, one piece at a
+ * time (a piece may run on past the chunk; its end is the next start). */
+static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
+                          size_t *base)
+{
+    size_t first = st->next_block;
+    if (first >= st->nblocks)
+        return 0;
+    size_t count = st->nblocks - first;
+    if (count > SIMDBPE__PRETOK_CHUNK)
+        count = SIMDBPE__PRETOK_CHUNK;
+    size_t lo = first * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
+    memset(starts, 0, count * sizeof *starts);
+    size_t i = st->next_start;
+    while (i < hi) {
+        starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
+        i = simdbpe__pretok_family_piece_end(st->kind, st->s, st->n, i);
+    }
+    st->next_start = i;
+    st->next_block = first + count;
+    *base = lo;
+    return count;
+}
+
 void simdbpe__pretok_begin(simdbpe__pretok_state *st, const simdbpe__kernels *k,
                            const uint8_t *s, size_t n)
 {
@@ -337,6 +376,8 @@ static uint64_t block_starts(simdbpe__pretok_state *st, size_t b, const simdbpe_
 size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
                             size_t *base)
 {
+    if (st->kind != SIMDBPE__PRETOK_GPT2)
+        return family_next(st, starts, base);
     size_t first = st->next_block;
     if (first >= st->nblocks)
         return 0;
@@ -369,4 +410,22 @@ size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__
     st->next_block = first + count;
     *base = first * 64;
     return count;
+}
+
+/* ------------------------------------------------------------ families */
+
+static const char *const KIND_NAMES[SIMDBPE__PRETOK_KINDS] = {"gpt2", "cl100k", "qwen2", "o200k",
+                                                              "deepseek_v3"};
+
+const char *simdbpe__pretok_kind_name(unsigned kind)
+{
+    return kind < SIMDBPE__PRETOK_KINDS ? KIND_NAMES[kind] : NULL;
+}
+
+int simdbpe__pretok_kind_of(const char *name)
+{
+    for (int k = 0; k < SIMDBPE__PRETOK_KINDS; k++)
+        if (strcmp(KIND_NAMES[k], name) == 0)
+            return k;
+    return -1;
 }

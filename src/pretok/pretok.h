@@ -33,6 +33,32 @@
 size_t simdbpe__pretok_piece_end(const uint8_t *s, size_t n, size_t i);
 
 /*
+ * The pre-tokenizer families: one per regex (or sequence of Split
+ * regexes) in use, exact texts in families.c. A model records its family
+ * (and the .sbpe format stores it); everything that splits text asks the
+ * model's. The values are stored in model files: never renumber them.
+ */
+typedef enum simdbpe__pretok_kind {
+    SIMDBPE__PRETOK_GPT2 = 0,        /* GPT-2, r50k_base, p50k_base */
+    SIMDBPE__PRETOK_CL100K = 1,      /* cl100k_base, Llama-3, OLMo-2 */
+    SIMDBPE__PRETOK_QWEN2 = 2,       /* Qwen2, Qwen2.5, Qwen3 */
+    SIMDBPE__PRETOK_O200K = 3,       /* o200k_base, GPT-4o, gpt-oss */
+    SIMDBPE__PRETOK_DEEPSEEK_V3 = 4, /* DeepSeek-V3 (three Splits in sequence) */
+    SIMDBPE__PRETOK_KINDS = 5
+} simdbpe__pretok_kind;
+
+/* The end (exclusive) of the piece of family `kind` that starts at s[i]
+ * (i < n, a piece start); valid UTF-8. families.c. */
+size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
+                                        size_t i);
+
+/* The family's short name ("gpt2", "cl100k", "qwen2", "o200k",
+ * "deepseek_v3"), or NULL for a value that is no family. */
+const char *simdbpe__pretok_kind_name(unsigned kind);
+/* The family named `name` (as above), or -1. */
+int simdbpe__pretok_kind_of(const char *name);
+
+/*
  * The block scanner: the same pieces, found 64 bytes at a time as a bitmask
  * of piece starts (bit i of block b set <=> a piece starts at byte
  * 64*b + i). The kernel set classifies bytes into bitmasks; multi-byte code
@@ -58,6 +84,8 @@ size_t simdbpe__pretok_piece_end(const uint8_t *s, size_t n, size_t i);
 #define SIMDBPE__PRETOK_CHUNK 16
 
 typedef struct simdbpe__pretok_state {
+    simdbpe__pretok_kind kind;
+    size_t next_start; /* other families: where the next piece starts */
     const simdbpe__kernels *k;
     const uint8_t *s;
     size_t n, nblocks;
@@ -76,6 +104,10 @@ typedef struct simdbpe__pretok_state {
 
 void simdbpe__pretok_begin(simdbpe__pretok_state *st, const simdbpe__kernels *k,
                            const uint8_t *s, size_t n);
+/* The same for any family: GPT-2 takes the block scanner, the others
+ * their scanner one piece at a time, giving the same chunks of masks. */
+void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
+                                const simdbpe__kernels *k, const uint8_t *s, size_t n);
 
 /* The piece-start masks of the next chunk: fills starts[0..count) and
  * returns count (0 when the text is done); *base is the offset of the

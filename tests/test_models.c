@@ -1,0 +1,222 @@
+/*
+ * test_models.c - parity with the references for every byte-level BPE
+ * model simdbpe claims, on every document of the public corpora:
+ * golden/models/NAME/{english,code,multilingual}.tsv (documents cut by
+ * corpus/NAME.index.tsv), edge.tsv (each line of golden/edge.jsonl) and,
+ * where it differs, edge.specials.tsv (added tokens recognised: encoded
+ * with SIMDBPE_SPECIAL_ALLOW). The ids are HF tokenizers 0.23.2's,
+ * cross-checked with tiktoken 1.0.22 where it has the encoding (see
+ * golden/models/README.md).
+ *
+ * Models: r50k_base, p50k_base, cl100k_base, o200k_base by name (embedded
+ * in the library), and the tokenizer.json of gpt4o, llama3, llama3_1,
+ * qwen3 and deepseek_v3 from shared/models/NAME/tokenizer.json.zst.
+ * Under the sanitizers (slow) only the edge sets and English run, and the
+ * test says so. Each model's compiled image is also checked: opened
+ * untrusted from a copy, it must give the same ids on the edge set.
+ */
+#include "corpus_util.h"
+
+#include <jansson.h>
+
+#include "../src/model/model.h"
+
+#ifndef SIMDBPE_TESTS_SANITIZE
+#define SIMDBPE_TESTS_SANITIZE 0
+#endif
+
+typedef struct parity {
+    simdbpe_model *m;
+    simdbpe_encoder *e;
+    simdbpe_encode_options opts;
+    size_t checked, failed;
+    uint64_t bytes, tokens;
+} parity;
+
+static void check_doc(parity *p, const char *what, const golden_row *row, const char *text,
+                      size_t len)
+{
+    const uint32_t *ids = NULL;
+    size_t n = 0;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(p->e, text, len, &p->opts, &ids, &n, &err);
+    char hex[65] = "";
+    if (st == SIMDBPE_OK)
+        sha256_ids(ids, n, hex);
+    p->checked++;
+    p->bytes += len;
+    p->tokens += n;
+    if (st == SIMDBPE_OK && n == row->tokens && strcmp(hex, row->sha) == 0)
+        return;
+    if (p->failed++ < 5)
+        fprintf(stderr, "%s doc %llu (%zu bytes): %s; got %zu tokens, want %llu\n", what,
+                (unsigned long long)row->doc, len,
+                st != SIMDBPE_OK       ? err.message
+                : n == row->tokens ? "sha256 differs"
+                                   : "count differs",
+                n, (unsigned long long)row->tokens);
+}
+
+/* The model NAME: embedded, or shared/models/NAME/tokenizer.json.zst. */
+static simdbpe_model *open_model(const dirs *d, const char *name)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    if (simdbpe_model_open(name, &m, &err) == SIMDBPE_OK)
+        return m;
+    char path[1300];
+    snprintf(path, sizeof path, "%s/../models/%s/tokenizer.json.zst", d->golden, name);
+    if (!is_file(path)) {
+        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+        cr_skip_test("model not available: %s", path);
+    }
+    size_t len;
+    char *json = read_zst(path, &len);
+    simdbpe_status st = simdbpe_model_load_hf_json(json, len, &m, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s: %s", path, err.message);
+    free(json);
+    return m;
+}
+
+static void plain_corpus(parity *p, const dirs *d, const char *model, const char *name)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s.txt.zst", d->corpus, name);
+    size_t len;
+    char *text = read_zst(path, &len);
+    snprintf(path, sizeof path, "%s/models/%s/%s.tsv", d->golden, model, name);
+    size_t n_rows;
+    golden_row *rows = read_golden(path, &n_rows);
+    cr_assert_gt(n_rows, 0, "%s: no rows", path);
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", model, name);
+    for (size_t i = 0; i < n_rows; i++) {
+        cr_assert_leq(rows[i].offset + rows[i].length, len, "%s row %zu is past the text", path,
+                      i);
+        check_doc(p, what, &rows[i], text + rows[i].offset, rows[i].length);
+    }
+    free(rows);
+    free(text);
+}
+
+/* golden/edge.jsonl's texts, one per line. */
+typedef struct edge_docs {
+    json_t **objs;
+    size_t n;
+} edge_docs;
+
+static edge_docs read_edge(const dirs *d)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/edge.jsonl", d->golden);
+    size_t len;
+    char *data = tu_read(path, &len);
+    edge_docs e = {NULL, 0};
+    size_t cap = 0;
+    for (size_t i = 0; i < len;) {
+        char *nl = memchr(data + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        if (end > i) {
+            json_error_t jerr;
+            json_t *obj = json_loadb(data + i, end - i, JSON_ALLOW_NUL, &jerr);
+            cr_assert(obj, "edge.jsonl line %zu: %s", e.n + 1, jerr.text);
+            if (e.n == cap)
+                e.objs = realloc(e.objs, (cap = cap ? 2 * cap : 1024) * sizeof *e.objs);
+            e.objs[e.n++] = obj;
+        }
+        i = end + 1;
+    }
+    free(data);
+    return e;
+}
+
+static void edge_free(edge_docs *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        json_decref(e->objs[i]);
+    free(e->objs);
+}
+
+/* Returns 0 if the golden file is not there (edge.specials.tsv exists only
+ * where it differs from edge.tsv). */
+static int edge_set(parity *p, const dirs *d, const edge_docs *e, const char *model,
+                    const char *file)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/models/%s/%s", d->golden, model, file);
+    if (!is_file(path))
+        return 0;
+    size_t n_rows;
+    golden_row *rows = read_golden(path, &n_rows);
+    cr_assert_eq(n_rows, e->n, "%s has %zu rows, edge.jsonl %zu lines", path, n_rows, e->n);
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", model, file);
+    for (size_t i = 0; i < n_rows; i++) {
+        size_t tlen;
+        const char *text = tu_json_text(e->objs[i], "text", &tlen);
+        cr_assert_eq(rows[i].length, tlen, "%s row %zu: length differs from edge.jsonl", path, i);
+        check_doc(p, what, &rows[i], text, tlen);
+    }
+    free(rows);
+    return 1;
+}
+
+static void model_parity(const char *model)
+{
+    dirs d;
+    find_dirs(&d, "english.txt.zst", "edge.jsonl");
+    parity p;
+    memset(&p, 0, sizeof p);
+    p.m = open_model(&d, model);
+    p.e = tu_encoder(p.m);
+    edge_docs edge = read_edge(&d);
+    cr_assert(edge_set(&p, &d, &edge, model, "edge.tsv"), "no edge.tsv for %s", model);
+    p.opts.special = SIMDBPE_SPECIAL_ALLOW;
+    edge_set(&p, &d, &edge, model, "edge.specials.tsv");
+    p.opts.special = SIMDBPE_SPECIAL_AS_TEXT;
+    static const char *const corpora[] = {"english", "code", "multilingual"};
+    for (size_t c = 0; c < 3; c++) {
+        if (SIMDBPE_TESTS_SANITIZE && c > 0) {
+            fprintf(stderr, "%s: %s not checked under the sanitizers (slow)\n", model,
+                    corpora[c]);
+            continue;
+        }
+        plain_corpus(&p, &d, model, corpora[c]);
+    }
+    fprintf(stderr, "model parity %s: %zu documents, %llu bytes, %llu tokens, %zu mismatches\n",
+            model, p.checked, (unsigned long long)p.bytes, (unsigned long long)p.tokens,
+            p.failed);
+    cr_assert_eq(p.failed, 0, "%s: %zu of %zu documents differ from the references", model,
+                 p.failed, p.checked);
+
+    /* The compiled image, opened untrusted from a copy, encodes the same. */
+    size_t len = simdbpe_model_compiled_size(p.m);
+    void *img = malloc(len);
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_compile(p.m, img, len, &len, &err), SIMDBPE_OK);
+    simdbpe_model *m2;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &m2, &err), SIMDBPE_OK, "%s: %s", model,
+                 err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m2), simdbpe_model_pretokenizer(p.m));
+    simdbpe_encoder_free(p.e);
+    p.e = tu_encoder(m2);
+    p.checked = p.failed = 0;
+    cr_assert(edge_set(&p, &d, &edge, model, "edge.tsv"));
+    cr_assert_eq(p.failed, 0, "%s: the compiled image encodes %zu edge documents differently",
+                 model, p.failed);
+    simdbpe_encoder_free(p.e);
+    simdbpe_model_free(m2);
+    free(img);
+    edge_free(&edge);
+    simdbpe_model_free(p.m);
+}
+
+Test(models, r50k_base, .timeout = 900) { model_parity("r50k_base"); }
+Test(models, p50k_base, .timeout = 900) { model_parity("p50k_base"); }
+Test(models, cl100k_base, .timeout = 900) { model_parity("cl100k_base"); }
+Test(models, o200k_base, .timeout = 900) { model_parity("o200k_base"); }
+Test(models, gpt4o, .timeout = 900) { model_parity("gpt4o"); }
+Test(models, llama3, .timeout = 900) { model_parity("llama3"); }
+Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
+Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
+Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
