@@ -97,7 +97,7 @@ static const opt_spec encode_options[] = {
     {"--on-error", 0, 1},      {"--threads", 0, 1},        {"--rank", 0, 1},
     {"--world-size", 0, 1},    {"--batch-bytes", 0, 1},    {"--output-format", 0, 1},
     {"--eot", 0, 1},           {"--dtype", 0, 1},          {"--shard-tokens", 0, 1},
-    {"--cache-mb", 0, 1},      {NULL, 0, 0}};
+    {"--cache-mb", 0, 1},      {"--add-special-tokens", 0, 0}, {NULL, 0, 0}};
 
 /* Options of encode and count. Returns 0 (set), -1 (bad value) or 1 (not
  * one of these options). */
@@ -123,6 +123,8 @@ static int set_common(encode_opts *o, const char *name, const char *val)
         o->enc.special = (simdbpe_special_policy)v;
     else if (!strcmp(name, "--errors") && !(bad = choice(val, error_names, &v)))
         o->enc.errors = (simdbpe_utf8_policy)v;
+    else if (!strcmp(name, "--add-special-tokens"))
+        o->enc.add_special_tokens = 1;
     else if (!strcmp(name, "--on-error"))
         bad = choice(val, on_error_names, &o->skip_errors);
     else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, 1024, &n)))
@@ -204,12 +206,12 @@ static int default_threads(void)
     return 1;
 }
 
-/* Whether long documents may be cut: not when special tokens are matched
- * and one of them could contain whitespace (see safecut.h). */
+/* Whether long documents may be cut: not when added tokens, which split
+ * the text first (special ones unless they are text, the others always),
+ * could contain whitespace (see safecut.h). */
 static int cutting_allowed(const simdbpe_model *m, const simdbpe_encode_options *enc)
 {
-    if (enc->special == SIMDBPE_SPECIAL_AS_TEXT)
-        return 1;
+    (void)enc;
     for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
         uint32_t id;
         const char *text;
@@ -285,6 +287,7 @@ static int build_job(const encode_opts *o, const simdbpe_model *m, job *j)
      * 229.6, medians of 5). */
     j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
     j->can_cut = cutting_allowed(m, &o->enc);
+    j->cut_at_breaks = strcmp(simdbpe_model_pretokenizer(m), "gpt2") == 0;
     if (o->json_key && j->mode != IN_JSONL)
         return cli_usage_error("--json-key is for --input-format jsonl");
     if (o->sep_arg && j->mode != IN_TEXT)

@@ -41,6 +41,7 @@ typedef struct job {
     int skip_errors;          /* --on-error skip */
     int quiet;                /* no "skipping ..." lines on stderr */
     int can_cut;              /* long documents may be cut (safecut.h) */
+    int cut_at_breaks;        /* ... also before \r and \n (GPT-2's pre-tokenizer) */
     size_t batch_bytes;       /* target input bytes per batch */
     char **files;             /* this run's inputs ("-" = stdin) */
     size_t n_files;

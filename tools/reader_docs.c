@@ -158,7 +158,7 @@ static int try_cut(reader *r, batch *b, size_t *ustart)
     if (n <= guard + 2)
         return 0;
     const unsigned char *s = (const unsigned char *)b->buf + *ustart;
-    size_t p = safecut_find(s, n - guard, 1, n - guard - 1);
+    size_t p = safecut_find(s, n - guard, 1, n - guard - 1, j->cut_at_breaks);
     if (p == SAFECUT_NONE)
         return 0;
     if (!add_piece(r, b, *ustart, *ustart + p, SEG_TEXT, 0))

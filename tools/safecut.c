@@ -40,20 +40,20 @@ static int may_start_space(unsigned b)
     return b == 0x20 || (b >= 0x09 && b <= 0x0D) || b == 0xC2 || (b >= 0xE1 && b <= 0xE3);
 }
 
-static int cut_ok(const unsigned char *s, size_t n, size_t p)
+static int cut_ok(const unsigned char *s, size_t n, size_t p, int line_breaks)
 {
     unsigned x, w, y;
     if (p == 0 || p >= n || !may_start_space(s[p]))
         return 0;
     size_t wl = utf8_decode(s, n, p, &w);
-    if (!wl || !safecut_is_space(w) || p + wl >= n)
+    if (!wl || !safecut_is_space(w) || p + wl >= n || (!line_breaks && (w == '\r' || w == '\n')))
         return 0;
     if (!utf8_decode(s, n, p + wl, &y) || safecut_is_space(y))
         return 0;
     return decode_before(s, n, p, &x) && !safecut_is_space(x);
 }
 
-size_t safecut_find(const unsigned char *s, size_t n, size_t lo, size_t hi)
+size_t safecut_find(const unsigned char *s, size_t n, size_t lo, size_t hi, int line_breaks)
 {
     if (n == 0)
         return SAFECUT_NONE;
@@ -62,7 +62,7 @@ size_t safecut_find(const unsigned char *s, size_t n, size_t lo, size_t hi)
     if (lo > hi)
         return SAFECUT_NONE;
     for (size_t p = hi + 1; p-- > lo;)
-        if (cut_ok(s, n, p))
+        if (cut_ok(s, n, p, line_breaks))
             return p;
     return SAFECUT_NONE;
 }

@@ -41,9 +41,14 @@
 /*
  * The largest p in [lo, hi] where s[0..n) may be cut (see above), or
  * SAFECUT_NONE. Looks at most 4 bytes before p and 8 after it, within
- * s[0..n).
+ * s[0..n). `line_breaks`: W may be \r or \n. Only for GPT-2's regex: the
+ * other families' pieces take the line breaks after a run of other
+ * characters (` ?[^\s\p{L}\p{N}]+[\r\n]*`: ".\n" is one piece), so for
+ * them W must be another White_Space character (their other rules end
+ * pieces before whitespace or take it, as W Y, only after the cut, as
+ * above).
  */
-size_t safecut_find(const unsigned char *s, size_t n, size_t lo, size_t hi);
+size_t safecut_find(const unsigned char *s, size_t n, size_t lo, size_t hi, int line_breaks);
 
 /* Whether code point `cp` is White_Space (Unicode 16.0). */
 int safecut_is_space(unsigned cp);

@@ -30,29 +30,6 @@
 
 #define WHAT "tokenizer.json"
 
-/* The Split patterns of each family, exactly as their tokenizer.json
- * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
- * third pattern holds a real CR and LF). */
-static const char PAT_GPT2[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-static const char PAT_CL100K[] =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_QWEN2[] =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_O200K[] =
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_DS1[] = "\\p{N}{1,3}";
-static const char PAT_DS2[] = "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-"
-                              "\xE3\x83\xBF]+";
-static const char PAT_DS3[] =
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
-    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
-
 #define FAIL(status, ...) simdbpe__fail(err, status, SIMDBPE_NO_POSITION, 0, __VA_ARGS__)
 #define UNSUPPORTED(...) FAIL(SIMDBPE_ERR_UNSUPPORTED, WHAT ": " __VA_ARGS__)
 
@@ -139,38 +116,41 @@ static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error 
             return UNSUPPORTED("pre_tokenizer step %zu (\"%s\") is not a Split with a Regex", i,
                                type_of(json_array_get(seq, i)));
     }
-    if (n == 2) {
-        static const struct {
-            const char *pat;
-            uint8_t kind;
-        } one[] = {{PAT_GPT2, SIMDBPE__PRETOK_GPT2},
-                   {PAT_CL100K, SIMDBPE__PRETOK_CL100K},
-                   {PAT_QWEN2, SIMDBPE__PRETOK_QWEN2},
-                   {PAT_O200K, SIMDBPE__PRETOK_O200K}};
-        for (size_t k = 0; k < sizeof one / sizeof *one; k++) {
-            if (strcmp(re[0], one[k].pat) != 0)
-                continue;
-            /* Every one of these patterns matches at every position, so
-             * dropping the gaps (Removed + invert) drops nothing. */
-            if (!iso[0] && !rem[0])
-                return UNSUPPORTED("a Split whose behavior is not Isolated (or Removed with "
-                                   "invert) is not supported");
-            *kind = one[k].kind;
-            return SIMDBPE_OK;
-        }
-        return refuse_pattern(re[0], err);
-    }
-    if (n == 4 && strcmp(re[0], PAT_DS1) == 0 && strcmp(re[1], PAT_DS2) == 0 &&
-        strcmp(re[2], PAT_DS3) == 0) {
-        if (!iso[0] || !iso[1] || !iso[2])
-            return UNSUPPORTED("DeepSeek-V3's Splits must be Isolated");
-        *kind = SIMDBPE__PRETOK_DEEPSEEK_V3;
+    /* The family whose Splits are exactly these. Every pattern of a
+     * one-Split family matches at every position, so for those dropping
+     * the gaps (Removed + invert) drops nothing. */
+    for (unsigned k = 0; k < SIMDBPE__PRETOK_KINDS; k++) {
+        size_t np;
+        const char *const *pats = simdbpe__pretok_patterns(k, &np);
+        if (np != n - 1)
+            continue;
+        size_t same = 0;
+        while (same < np && strcmp(re[same], pats[same]) == 0)
+            same++;
+        if (same < np)
+            continue;
+        for (size_t i = 0; i < np; i++)
+            if (!iso[i] && !(np == 1 && rem[i]))
+                return UNSUPPORTED("a Split whose behavior is not Isolated (or, for a pattern "
+                                   "that matches everywhere, Removed with invert) is not "
+                                   "supported");
+        *kind = (uint8_t)k;
         return SIMDBPE_OK;
     }
-    for (size_t i = 0; i + 1 < n; i++)
-        if (strcmp(re[i], PAT_DS1) && strcmp(re[i], PAT_DS2) && strcmp(re[i], PAT_DS3))
+    /* Quote the first pattern that is no family's (or the first). */
+    for (size_t i = 0; i + 1 < n; i++) {
+        int known = 0;
+        for (unsigned k = 0; k < SIMDBPE__PRETOK_KINDS && !known; k++) {
+            size_t np;
+            const char *const *pats = simdbpe__pretok_patterns(k, &np);
+            for (size_t j = 0; j < np; j++)
+                known |= strcmp(re[i], pats[j]) == 0;
+        }
+        if (!known)
             return refuse_pattern(re[i], err);
-    return UNSUPPORTED("a Sequence of %zu Splits that is not DeepSeek-V3's is not supported",
+    }
+    return UNSUPPORTED("this sequence of %zu Split pre-tokenizers is no family's (gpt2, "
+                       "cl100k/llama3, qwen2, o200k, deepseek_v3)",
                        n - 1);
 }
 

@@ -205,11 +205,11 @@ static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simd
             snprintf(msg, sizeof msg, "%s%s", path, m + 9);
         else
             snprintf(msg, sizeof msg, "%s: %s", path, m);
-        size_t n = strlen(msg);
-        if (n >= sizeof err->message)
-            n = sizeof err->message - 1;
-        memcpy(err->message, msg, n);
-        err->message[n] = '\0';
+        size_t k = strlen(msg);
+        if (k >= sizeof err->message)
+            k = sizeof err->message - 1;
+        memcpy(err->message, msg, k);
+        err->message[k] = '\0';
     }
     return st;
 }

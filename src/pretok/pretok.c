@@ -429,3 +429,44 @@ int simdbpe__pretok_kind_of(const char *name)
             return k;
     return -1;
 }
+
+/* The Split patterns of each family, exactly as their tokenizer.json
+ * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
+ * third pattern holds a real CR and LF). GPT-2's is the one HF's
+ * ByteLevel pre-tokenizer runs with use_regex. */
+static const char PAT_GPT2[] =
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
+static const char PAT_CL100K[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char PAT_QWEN2[] =
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char PAT_O200K[] =
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+static const char PAT_DS1[] = "\\p{N}{1,3}";
+static const char PAT_DS2[] = "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-"
+                              "\xE3\x83\xBF]+";
+static const char PAT_DS3[] =
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
+
+
+const char *const *simdbpe__pretok_patterns(unsigned kind, size_t *n)
+{
+    static const char *const gpt2[] = {PAT_GPT2}, *const cl100k[] = {PAT_CL100K},
+                             *const qwen2[] = {PAT_QWEN2}, *const o200k[] = {PAT_O200K},
+                             *const deepseek[] = {PAT_DS1, PAT_DS2, PAT_DS3};
+    static const char *const *const all[SIMDBPE__PRETOK_KINDS] = {gpt2, cl100k, qwen2, o200k,
+                                                                  deepseek};
+    static const size_t counts[SIMDBPE__PRETOK_KINDS] = {1, 1, 1, 1, 3};
+    if (kind >= SIMDBPE__PRETOK_KINDS) {
+        *n = 0;
+        return NULL;
+    }
+    *n = counts[kind];
+    return all[kind];
+}

@@ -58,6 +58,11 @@ const char *simdbpe__pretok_kind_name(unsigned kind);
 /* The family named `name` (as above), or -1. */
 int simdbpe__pretok_kind_of(const char *name);
 
+/* The regexes of the family's HF Split pre-tokenizers, applied one after
+ * the other, each Isolated (*n of them; 0 and NULL for no family): what
+ * tokenizer.json files say and what the scanners reproduce. */
+const char *const *simdbpe__pretok_patterns(unsigned kind, size_t *n);
+
 /*
  * The block scanner: the same pieces, found 64 bytes at a time as a bitmask
  * of piece starts (bit i of block b set <=> a piece starts at byte

@@ -74,7 +74,7 @@ static void each_record(json_t *rec, size_t line, void *arg)
     /* Every accepted point of a short document; about 64 of a long one. */
     size_t step = len > 4096 ? len / 64 : 1;
     for (size_t from = 0; from < len; from += step) {
-        size_t p = safecut_find((const unsigned char *)s, len, from, from + step - 1);
+        size_t p = safecut_find((const unsigned char *)s, len, from, from + step - 1, 1);
         if (p != SAFECUT_NONE)
             check_cut(c, s, len, p, want, n_want, line);
     }
@@ -171,7 +171,7 @@ Test(safecut, split_never_changes_ids)
         size_t n_whole;
         uint32_t *whole = encode_copy(&c, buf, len, &n_whole);
         for (size_t p = 0; p < len; p++)
-            if (safecut_find((const unsigned char *)buf, len, p, p) == p)
+            if (safecut_find((const unsigned char *)buf, len, p, p, 1) == p)
                 check_cut(&c, buf, len, p, whole, n_whole, (size_t)iter);
         free(whole);
     }
@@ -185,15 +185,21 @@ Test(safecut, accepts_only_the_documented_shape)
     /* X | W Y with X, Y not White_Space and W one White_Space character. */
     const unsigned char *s = (const unsigned char *)"ab cd  ef\n\ngh\xC2\xA0ij";
     size_t n = strlen((const char *)s);
-    cr_assert_eq(safecut_find(s, n, 2, 2), 2);           /* "ab| cd" */
-    cr_assert_eq(safecut_find(s, n, 5, 6), SAFECUT_NONE); /* two spaces */
-    cr_assert_eq(safecut_find(s, n, 9, 10), SAFECUT_NONE); /* two newlines */
-    cr_assert_eq(safecut_find(s, n, 13, 13), 13);         /* "gh|\u00A0ij" */
-    cr_assert_eq(safecut_find(s, n, 0, n), 13);           /* the last one */
-    cr_assert_eq(safecut_find(s, n, 0, 1), SAFECUT_NONE);
+    cr_assert_eq(safecut_find(s, n, 2, 2, 1), 2);           /* "ab| cd" */
+    cr_assert_eq(safecut_find(s, n, 5, 6, 1), SAFECUT_NONE); /* two spaces */
+    cr_assert_eq(safecut_find(s, n, 9, 10, 1), SAFECUT_NONE); /* two newlines */
+    cr_assert_eq(safecut_find(s, n, 13, 13, 1), 13);         /* "gh|\u00A0ij" */
+    cr_assert_eq(safecut_find(s, n, 0, n, 1), 13);           /* the last one */
+    cr_assert_eq(safecut_find(s, n, 0, 1, 1), SAFECUT_NONE);
     /* A cut never splits a character or follows an invalid byte. */
     const unsigned char *t = (const unsigned char *)"a\xFF b";
-    cr_assert_eq(safecut_find(t, 4, 0, 3), SAFECUT_NONE);
+    cr_assert_eq(safecut_find(t, 4, 0, 3, 1), SAFECUT_NONE);
+    /* Other families than GPT-2 take line breaks after punctuation into
+     * its piece (".\n"): no cut before \r or \n for them. */
+    const unsigned char *u = (const unsigned char *)"a.\nb";
+    cr_assert_eq(safecut_find(u, 4, 0, 3, 1), 2);
+    cr_assert_eq(safecut_find(u, 4, 0, 3, 0), SAFECUT_NONE);
+    cr_assert_eq(safecut_find(s, n, 2, 2, 0), 2); /* a space is fine for all */
     cr_assert(safecut_is_space(0x3000) && safecut_is_space(0x85) && !safecut_is_space(0xFEFF) &&
               !safecut_is_space(0x200B) && !safecut_is_space(0x180E));
 }
