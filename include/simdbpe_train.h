@@ -89,6 +89,10 @@ typedef struct simdbpe_train_options {
     simdbpe_utf8_policy errors; /* strict: invalid UTF-8 fails; replace: U+FFFD */
     simdbpe_train_progress_fn progress; /* may be NULL */
     void *progress_user;
+    /* The pre-tokenizer family the words come from: "gpt2" (NULL),
+     * "cl100k" (Llama-3), "qwen2", "o200k" or "deepseek_v3". No normalizer
+     * is applied. */
+    const char *pre_tokenizer;
 } simdbpe_train_options;
 
 /* Defaults: vocab_size 30000, no minimum frequency, no specials, lines
@@ -159,9 +163,18 @@ simdbpe_status simdbpe_trainer_vocab_json(const simdbpe_trainer *t, char *out, s
 simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, size_t cap,
                                           size_t *out_len);
 
+/* The trained vocabulary as an HF tokenizers `tokenizer.json`: the same
+ * vocabulary and merges, the trainer's pre-tokenizer (a ByteLevel with
+ * GPT-2's regex, or the family's Split patterns then ByteLevel), the
+ * specials as special added tokens; HF tokenizers loads it and encodes as
+ * simdbpe does. Same buffer contract as simdbpe_trainer_vocab_json. */
+simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *out, size_t cap,
+                                              size_t *out_len);
+
 /*
- * Writes DIR/vocab.json, DIR/merges.txt and, when there are special tokens,
- * DIR/special_tokens (one per line), each under a temporary name renamed
+ * Writes DIR/vocab.json, DIR/merges.txt, DIR/tokenizer.json and, when
+ * there are special tokens, DIR/special_tokens (one per line), each under
+ * a temporary name renamed
  * into place when complete. Creates DIR if it does not exist (not its
  * parents). The result loads with simdbpe_model_open(DIR).
  */

@@ -33,15 +33,18 @@
 static const char train_usage[] =
     "usage: simdbpe train --vocab-size N [OPTIONS] -o DIR FILE...\n"
     "\n"
-    "Trains a byte-level BPE vocabulary with GPT-2's pre-tokenizer, as HF\n"
-    "tokenizers' BpeTrainer does, and writes DIR/vocab.json and DIR/merges.txt\n"
-    "(GPT-2 layout: ids 0-255 the bytes, then merged tokens, then specials).\n"
+    "Trains a byte-level BPE vocabulary, as HF tokenizers' BpeTrainer does, and\n"
+    "writes DIR/vocab.json and DIR/merges.txt (GPT-2 layout: ids 0-255 the bytes,\n"
+    "then merged tokens, then specials) and DIR/tokenizer.json (HF tokenizers\n"
+    "loads it; `simdbpe encode -m DIR` reads it, with its pre-tokenizer).\n"
     "FILE \"-\" is standard input.\n"
     "\n"
     "Options:\n"
     "  --vocab-size N       tokens in all: 256 bytes + merged tokens + specials\n"
     "  --min-frequency F    stop when the best pair occurs fewer than F times\n"
     "  --special TOKEN      a special token (repeatable), given the last ids\n"
+    "  --pre-tokenizer P    gpt2 (default) | cl100k (Llama-3) | qwen2 | o200k |\n"
+    "                       deepseek_v3: the family that splits text into words\n"
     "  --mode M             lines (default: each line with its newline is a\n"
     "                       sequence, as HF's train-from-files) | documents\n"
     "                       (each file, or each part between separators)\n"
@@ -91,7 +94,7 @@ static const opt_spec train_options[] = {
     {"--vocab-size", 0, 1}, {"--min-frequency", 0, 1}, {"--special", 0, 1},
     {"--mode", 0, 1},       {"--doc-separator", 0, 1}, {"--threads", 0, 1},
     {"--errors", 0, 1},     {"--output", 'o', 1},      {"--quiet", 'q', 0},
-    {NULL, 0, 0}};
+    {"--pre-tokenizer", 0, 1}, {NULL, 0, 0}};
 
 /* Applies one option or file (opt_fn of options.h); returns 0 or an exit
  * code. */
@@ -112,6 +115,16 @@ static int apply_option(void *ctx, const char *name, const char *val)
         a->opts.min_frequency = v;
     } else if (strcmp(name, "--special") == 0) {
         a->specials[a->n_specials++] = val;
+    } else if (strcmp(name, "--pre-tokenizer") == 0) {
+        static const char *const families[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"};
+        size_t k = 0;
+        while (k < 5 && strcmp(val, families[k]) != 0)
+            k++;
+        if (k == 5)
+            return usage_error("--pre-tokenizer is gpt2, cl100k, qwen2, o200k or deepseek_v3, "
+                               "not",
+                               val);
+        a->opts.pre_tokenizer = families[k];
     } else if (strcmp(name, "--mode") == 0) {
         if (strcmp(val, "lines") == 0)
             a->opts.mode = SIMDBPE_TRAIN_LINES;

@@ -136,14 +136,44 @@ static int class_at(const uint8_t *s, size_t n, size_t p)
  * start at the "'"). Both code points must be valid UTF-8 so that `replace`
  * mode repairs both sides the same way.
  */
-static int is_split_point(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t p)
+/*
+ * The other families' pieces may take a character of another class after
+ * a run ("(foo" in cl100k, "Hello" in o200k's case rules) or line breaks
+ * after one (".\n"), so a class change is no boundary for them. They cut
+ * where the text looks like  X | W Y : X not White_Space, W one White_Space
+ * character other than \r and \n, Y not White_Space. No piece that holds X
+ * goes on past it into whitespace other than line breaks, and from W the
+ * next piece is W alone or W with what follows, the same whether the text
+ * before is there or not (the bulk engine's safe cuts, tools/safecut.h,
+ * argue the same).
+ */
+static int is_family_split_point(const uint8_t *s, size_t n, size_t p)
 {
     int a = class_before(s, p);
-    if (a < 0 || a == SIMDBPE__CP_SPACE)
+    if (a < 0 || a == SIMDBPE__CP_SPACE || s[p] == '\r' || s[p] == '\n')
         return 0;
-    int b = class_at(s, n, p);
-    if (b < 0 || a == b || (s[p - 1] == '\'' && b == SIMDBPE__CP_LETTER))
+    if (class_at(s, n, p) != SIMDBPE__CP_SPACE)
         return 0;
+    size_t w = simdbpe__utf8_sequence_len(s + p, n - p);
+    if (w == 0 || p + w >= n)
+        return 0;
+    int c = class_at(s, n, p + w);
+    return c >= 0 && c != SIMDBPE__CP_SPACE;
+}
+
+static int is_split_point(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t p)
+{
+    if (f->pretok != SIMDBPE__PRETOK_GPT2) {
+        if (!is_family_split_point(s, n, p))
+            return 0;
+    } else {
+        int a = class_before(s, p);
+        if (a < 0 || a == SIMDBPE__CP_SPACE)
+            return 0;
+        int b = class_at(s, n, p);
+        if (b < 0 || a == b || (s[p - 1] == '\'' && b == SIMDBPE__CP_LETTER))
+            return 0;
+    }
     if (f->sep) {
         /* No occurrence of the separator may straddle p, nor possibly
          * start before p and run past the bytes we have. */
@@ -222,7 +252,7 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
     size_t base, count, piece = 0;
-    simdbpe__pretok_begin(&ps, j->f->k, s, n);
+    simdbpe__pretok_begin_kind(&ps, j->f->pretok, j->f->k, s, n);
     while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
         for (size_t b = 0; b < count; b++) {
             uint64_t bits = starts[b];
@@ -247,8 +277,24 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
  * whitespace of the same line is dropped. Nothing else in a line depends on
  * what follows its '\n'.
  */
+/* Lines mode for the families other than GPT-2: each line on its own
+ * (their rules around line breaks are not fixed up as GPT-2's are). */
+static int count_each_line(job *j, const uint8_t *s, size_t n, size_t room)
+{
+    for (size_t i = 0; i < n;) {
+        const uint8_t *nl = memchr(s + i, '\n', n - i);
+        size_t end = nl ? (size_t)(nl - s) + 1 : n;
+        if (count_sequence(j, s + i, end - i, room - i))
+            return -1;
+        i = end;
+    }
+    return 0;
+}
+
 static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
 {
+    if (j->f->pretok != SIMDBPE__PRETOK_GPT2)
+        return count_each_line(j, s, n, room);
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
     size_t base, count, piece = 0;

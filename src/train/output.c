@@ -1,6 +1,8 @@
 /*
  * output.c - a trained vocabulary as GPT-2 files: vocab.json, merges.txt and
- * special_tokens, in memory or written atomically into a directory.
+ * special_tokens, and as an HF tokenizers tokenizer.json (the same tokens
+ * and merges, the trainer's pre-tokenizer family, the specials as added
+ * tokens), in memory or written atomically into a directory.
  *
  *   vocab.json   {"<key>":<id>,...} compact, no trailing newline. Keys are
  *                token bytes spelled in the byte-level alphabet (a special
@@ -235,6 +237,85 @@ simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, s
     return sink_done(&k, out_len);
 }
 
+/* -------------------------------------------------------- tokenizer.json */
+
+#define PUT_LIT(k, lit) put(k, lit, sizeof(lit) - 1)
+
+/* The pre_tokenizer of a family as HF tokenizers writes it. */
+static void put_pre_tokenizer(sink *k, unsigned kind)
+{
+    static const char bytelevel[] = "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
+                                    "\"trim_offsets\":true,\"use_regex\":";
+    if (kind == SIMDBPE__PRETOK_GPT2) {
+        put(k, bytelevel, sizeof bytelevel - 1);
+        PUT_LIT(k, "true}");
+        return;
+    }
+    size_t n;
+    const char *const *pats = simdbpe__pretok_patterns(kind, &n);
+    PUT_LIT(k, "{\"type\":\"Sequence\",\"pretokenizers\":[");
+    for (size_t i = 0; i < n; i++) {
+        PUT_LIT(k, "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"");
+        put_json_text(k, (const uint8_t *)pats[i], strlen(pats[i]));
+        PUT_LIT(k, "\"},\"behavior\":\"Isolated\",\"invert\":false},");
+    }
+    put(k, bytelevel, sizeof bytelevel - 1);
+    PUT_LIT(k, "false}]}");
+}
+
+simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *out, size_t cap,
+                                              size_t *out_len)
+{
+    if (!t || !out_len || (!out && cap) || !t->trained)
+        return SIMDBPE_ERR_INVALID_ARG;
+    pthread_once(&spell_once, init_spell);
+    const simdbpe__train_result *r = &t->res;
+    sink k = {out, cap, 0};
+    static const char head[] = "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,"
+                               "\"added_tokens\":[";
+    put(&k, head, sizeof head - 1);
+    for (uint32_t id = r->n_regular; id < r->n_tokens; id++) {
+        if (id > r->n_regular)
+            PUT_LIT(&k, ",");
+        PUT_LIT(&k, "{\"id\":");
+        put_u32(&k, id);
+        PUT_LIT(&k, ",\"content\":\"");
+        put_json_text(&k, r->blob + r->tok_off[id], (size_t)(r->tok_off[id + 1] - r->tok_off[id]));
+        static const char flags[] = "\",\"single_word\":false,\"lstrip\":false,\"rstrip\":false,"
+                                    "\"normalized\":false,\"special\":true}";
+        put(&k, flags, sizeof flags - 1);
+    }
+    PUT_LIT(&k, "],\"normalizer\":null,\"pre_tokenizer\":");
+    put_pre_tokenizer(&k, t->feed.pretok);
+    static const char mid[] =
+        ",\"post_processor\":null,\"decoder\":{\"type\":\"ByteLevel\",\"add_prefix_space\":"
+        "false,\"trim_offsets\":true,\"use_regex\":true},\"model\":{\"type\":\"BPE\","
+        "\"dropout\":null,\"unk_token\":null,\"continuing_subword_prefix\":null,"
+        "\"end_of_word_suffix\":null,\"fuse_unk\":false,\"byte_fallback\":false,"
+        "\"ignore_merges\":false,\"vocab\":";
+    put(&k, mid, sizeof mid - 1);
+    size_t vlen = 0;
+    simdbpe_status st =
+        simdbpe_trainer_vocab_json(t, k.len < cap ? out + k.len : NULL, k.len < cap ? cap - k.len : 0,
+                                   &vlen);
+    if (st != SIMDBPE_OK && st != SIMDBPE_ERR_BUFFER_TOO_SMALL)
+        return st;
+    k.len += vlen;
+    PUT_LIT(&k, ",\"merges\":[");
+    for (size_t i = 0; i < r->n_merges; i++) {
+        uint32_t a = r->merges[i].left, b = r->merges[i].right;
+        if (i)
+            PUT_LIT(&k, ",");
+        PUT_LIT(&k, "[\"");
+        put_spelled_json(&k, r->blob + r->tok_off[a], (size_t)(r->tok_off[a + 1] - r->tok_off[a]));
+        PUT_LIT(&k, "\",\"");
+        put_spelled_json(&k, r->blob + r->tok_off[b], (size_t)(r->tok_off[b + 1] - r->tok_off[b]));
+        PUT_LIT(&k, "\"]");
+    }
+    PUT_LIT(&k, "]}}\n");
+    return sink_done(&k, out_len);
+}
+
 static simdbpe_status special_tokens_txt(const simdbpe_trainer *t, char *out, size_t cap,
                                          size_t *out_len)
 {
@@ -329,10 +410,11 @@ simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                              "%s is not a directory", dir);
-    static const char *const names[3] = {"vocab.json", "merges.txt", "special_tokens"};
-    const render_fn fns[3] = {simdbpe_trainer_vocab_json, simdbpe_trainer_merges_txt,
-                              special_tokens_txt};
-    size_t files = t->n_specials ? 3 : 2;
+    static const char *const names[4] = {"vocab.json", "merges.txt", "tokenizer.json",
+                                         "special_tokens"};
+    const render_fn fns[4] = {simdbpe_trainer_vocab_json, simdbpe_trainer_merges_txt,
+                              simdbpe_trainer_tokenizer_json, special_tokens_txt};
+    size_t files = t->n_specials ? 4 : 3;
     for (size_t i = 0; i < files; i++) {
         char *buf = NULL;
         size_t len = 0;

@@ -110,6 +110,11 @@ static simdbpe_status check_options(simdbpe_trainer *t, const simdbpe_train_opti
     if (o->doc_separator && o->mode != SIMDBPE_TRAIN_DOCUMENTS)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "a document separator needs documents mode");
+    if (o->pre_tokenizer && simdbpe__pretok_kind_of(o->pre_tokenizer) < 0)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "unknown pre-tokenizer \"%.40s\" (gpt2, cl100k, qwen2, o200k, "
+                             "deepseek_v3)",
+                             o->pre_tokenizer);
     if (o->errors != SIMDBPE_UTF8_STRICT && o->errors != SIMDBPE_UTF8_REPLACE)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "unknown UTF-8 error policy %d", (int)o->errors);
@@ -154,6 +159,7 @@ simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *o, simdbpe_train
         }
         simdbpe__feeder *f = &t->feed;
         f->mode = o->mode;
+        f->pretok = o->pre_tokenizer ? (uint8_t)simdbpe__pretok_kind_of(o->pre_tokenizer) : 0;
         f->sep = t->sep;
         f->sep_len = t->sep ? o->doc_separator_len : 0;
         f->errors = o->errors;
@@ -169,6 +175,7 @@ simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *o, simdbpe_train
         return st;
     }
     t->opts.doc_separator = (const char *)t->sep;
+    t->opts.pre_tokenizer = simdbpe__pretok_kind_name(t->feed.pretok); /* static, not o's */
     *out = t;
     return SIMDBPE_OK;
 }
