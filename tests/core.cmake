@@ -20,6 +20,7 @@ endfunction()
 
 simdbpe_tests_add(test_status test_status.c)
 simdbpe_tests_add(test_model test_model.c)
+simdbpe_tests_add(test_model_files test_model_files.c)
 simdbpe_tests_add(test_pretok test_pretok.c)
 simdbpe_tests_add(test_bpe test_bpe.c)
 simdbpe_tests_add(test_encode test_encode.c)

@@ -583,14 +583,14 @@ done:
 #define MERGE_MAX_BYTES 1024
 
 /*
- * Adds the merge of the byte-level strings a and b (the next rank). `what`
- * and `line` say where it was read ("merges.txt line 3", "tokenizer.json
- * model.merges[2]": what is printed with %s, then line with %llu), `at`
- * its byte offset or SIMDBPE_NO_POSITION.
+ * Adds the merge of the byte-level strings a and b (the next rank). `what`,
+ * `line` and `close` say where it was read ("merges.txt line " 3 "",
+ * "tokenizer.json: model.merges[" 2 "]"), `at` its byte offset or
+ * SIMDBPE_NO_POSITION.
  */
 static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const uint8_t *b,
-                                size_t blen, const char *what, uint64_t line, uint64_t at,
-                                const char *vocab_name, simdbpe_error *err)
+                                size_t blen, const char *what, uint64_t line, const char *close,
+                                uint64_t at, const char *vocab_name, simdbpe_error *err)
 {
     simdbpe_model *m = ld->m;
     uint8_t buf[MERGE_MAX_BYTES];
@@ -598,8 +598,8 @@ static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const
     uint64_t err_line = at == SIMDBPE_NO_POSITION ? 0 : line;
     if (alen + blen > sizeof buf)
         return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
-                             "%s%llu: tokens too long (over %d bytes together)", what,
-                             (unsigned long long)line, MERGE_MAX_BYTES);
+                             "%s%llu%s: tokens too long (over %d bytes together)", what,
+                             (unsigned long long)line, close, MERGE_MAX_BYTES);
     /* buf = bytes of a, then bytes of b: the merged token is all of it. */
     uint32_t bad = 0;
     long na = decode_bytelevel(ld, a, alen, buf, &bad);
@@ -607,8 +607,8 @@ static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const
     if (na < 0 || nb < 0) {
         simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
         return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
-                             "%s%llu: token %s is not a byte-level string (code point U+%04X)",
-                             what, (unsigned long long)line, q, bad);
+                             "%s%llu%s: token %s is not a byte-level string (code point U+%04X)",
+                             what, (unsigned long long)line, close, q, bad);
     }
     const uint8_t *dec[3] = {buf, buf + na, buf};
     size_t dlen[3] = {(size_t)na, (size_t)nb, (size_t)(na + nb)};
@@ -621,13 +621,13 @@ static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const
                 simdbpe__quote(qa, sizeof qa, a, alen);
                 simdbpe__quote(qb, sizeof qb, b, blen);
                 return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
-                                     "%s%llu: the merge of %s and %s is not in %s", what,
-                                     (unsigned long long)line, qa, qb, vocab_name);
+                                     "%s%llu%s: the merge of %s and %s is not in %s", what,
+                                     (unsigned long long)line, close, qa, qb, vocab_name);
             }
             simdbpe__quote(q, sizeof q, p ? b : a, p ? blen : alen);
             return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
-                                 "%s%llu: token %s is not in %s", what,
-                                 (unsigned long long)line, q, vocab_name);
+                                 "%s%llu%s: token %s is not in %s", what,
+                                 (unsigned long long)line, close, q, vocab_name);
         }
     }
     return simdbpe__loader_merge(ld, ids[0], ids[1], ids[2], err);
@@ -680,7 +680,7 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
                                  (unsigned long long)line);
         const uint8_t *a = (const uint8_t *)txt + start, *b = (const uint8_t *)sp + 1;
         size_t alen = (size_t)((const uint8_t *)sp - a), blen = (size_t)((const uint8_t *)txt + e - b);
-        simdbpe_status st = add_merge(ld, a, alen, b, blen, "merges.txt line ", line, start,
+        simdbpe_status st = add_merge(ld, a, alen, b, blen, "merges.txt line ", line, "", start,
                                       "vocab.json", err);
         if (st != SIMDBPE_OK)
             return st;
@@ -1004,8 +1004,8 @@ simdbpe_status simdbpe__loader_merge_strings(loader *ld, const uint8_t *a, size_
                                              const uint8_t *b, size_t blen, const char *what,
                                              uint64_t index, simdbpe_error *err)
 {
-    return add_merge(ld, a, alen, b, blen, what, index, SIMDBPE_NO_POSITION, "the vocabulary",
-                     err);
+    return add_merge(ld, a, alen, b, blen, what, index, "]", SIMDBPE_NO_POSITION,
+                     "the vocabulary", err);
 }
 
 uint32_t simdbpe__loader_find(const loader *ld, const uint8_t *s, size_t len)
