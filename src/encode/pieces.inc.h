@@ -797,7 +797,9 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         size_t len = k->b - k->a, i = k->i;
         uint64_t w_more = 0, v;
         if (SIMDBPE_UNLIKELY(++e->window_pieces == WHOLE_WINDOW)) {
-            e->whole_ahead = e->window_ones * WHOLE_SHARE > WHOLE_WINDOW;
+            /* A model whose map holds tokens BPE does not yield (no_cuts)
+             * must ask it for every piece. */
+            e->whole_ahead = e->window_ones * WHOLE_SHARE > WHOLE_WINDOW || e->m->no_cuts;
             e->window_pieces = e->window_ones = 0;
         }
         if (len <= SIMDBPE__SHORT_PIECE && (v = warm_find(e, k, len, &w_more)) != 0) {

@@ -1,8 +1,422 @@
-/* TEMPORARY LOCAL PLACEHOLDER - NOT TO BE COMMITTED */
+/*
+ * families.c - the pre-tokenizers of the byte-level BPE families other
+ * than GPT-2 (whose block scanner is pretok.c's), one piece at a time.
+ *
+ * Each reproduces what HF tokenizers (Oniguruma: leftmost match, the
+ * first alternative that matches wins, backtracking inside it) makes of
+ * the family's Split regexes (texts in pretok.c, simdbpe__pretok_patterns):
+ *
+ *   cl100k  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
+ *           | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *   qwen2   the same with \p{N} for \p{N}{1,3}
+ *   o200k   [^\r\n\p{L}\p{N}]?U*W+C?|[^\r\n\p{L}\p{N}]?U+W*C?|\p{N}{1,3}
+ *           | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *           U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}],
+ *           C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
+ *   deepseek_v3  three Isolated Splits, each re-splitting the pieces of
+ *           the one before: \p{N}{1,3}; runs of [一-龥぀-ゟ゠-ヿ]; then
+ *           [ASCII punctuation][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
+ *           | ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+ *           (text where that regex matches nothing is a piece too: a gap)
+ *
+ * What backtracking comes to, rule by rule:
+ *   - \s*[\r\n]+ on a whitespace run ends right after its last \r or \n;
+ *   - \s+(?!\S) takes a whitespace run that ends the text (for DeepSeek:
+ *     the piece of the earlier Splits), else all of it but its last code
+ *     point, unless that leaves nothing (then \s+ takes the one);
+ *   - an optional leading character is taken if the rest then matches,
+ *     else the alternative is tried without it;
+ *   - o200k's U*W+: U* takes the longest run of U, then W+ needs a W: the
+ *     run of W after it, else (U* giving back) the match ends after the
+ *     last W inside the U run; U+W* is the longest U run and the W run
+ *     after it.
+ * Case-insensitive contractions also match the case-folded forms the
+ * references accept: 'S 'T ... and 'ſ (U+017F LATIN SMALL LETTER LONG S,
+ * whose simple case folding is s).
+ *
+ * All need valid UTF-8. The classes are Unicode's General_Category and
+ * White_Space as the references see them (see ucd.h).
+ */
+#include <string.h>
+
 #include "pretok.h"
+#include "ucd.h"
+
+#include <utf8proc.h>
+
+/* Classes of a code point, as bits. */
+enum {
+    C_L = 1,    /* \p{L} */
+    C_N = 2,    /* \p{N} */
+    C_WS = 4,   /* \s */
+    C_M = 8,    /* \p{M} */
+    C_P = 16,   /* \p{P} */
+    C_S = 32,   /* \p{S} */
+    C_UP = 64,  /* Lu Lt Lm Lo */
+    C_LO = 128, /* Ll Lm Lo */
+    C_X = 256,  /* neither \p{L}, \p{N} nor \s: [^\s\p{L}\p{N}] */
+    C_CJK = 512 /* DeepSeek-V3's second Split: 一-龥 ぀-ゟ ゠-ヿ (its classes dropped) */
+};
+
+static unsigned props_gc(uint32_t cp, unsigned cls);
+
+static unsigned props_of(uint32_t cp)
+{
+    unsigned cls = simdbpe__ucd_class(cp);
+    if (cls == SIMDBPE__CP_SPACE)
+        return C_WS;
+    if (cls == SIMDBPE__CP_NUMBER)
+        return C_N;
+    return props_gc(cp, cls);
+}
+
+/* The classes of a letter or an "other" code point (cls: its ucd.h class). */
+static unsigned props_gc(uint32_t cp, unsigned cls)
+{
+    utf8proc_category_t gc = utf8proc_category((utf8proc_int32_t)cp);
+    if (cls == SIMDBPE__CP_LETTER) {
+        switch (gc) {
+        case UTF8PROC_CATEGORY_LL: return C_L | C_LO;
+        case UTF8PROC_CATEGORY_LM:
+        case UTF8PROC_CATEGORY_LO: return C_L | C_UP | C_LO;
+        default: return C_L | C_UP; /* Lu, Lt */
+        }
+    }
+    switch (gc) {
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME: return C_X | C_M;
+    case UTF8PROC_CATEGORY_PC:
+    case UTF8PROC_CATEGORY_PD:
+    case UTF8PROC_CATEGORY_PS:
+    case UTF8PROC_CATEGORY_PE:
+    case UTF8PROC_CATEGORY_PI:
+    case UTF8PROC_CATEGORY_PF:
+    case UTF8PROC_CATEGORY_PO: return C_X | C_P;
+    case UTF8PROC_CATEGORY_SM:
+    case UTF8PROC_CATEGORY_SC:
+    case UTF8PROC_CATEGORY_SK:
+    case UTF8PROC_CATEGORY_SO: return C_X | C_S;
+    default: return C_X;
+    }
+}
+
+/* The classes of the ASCII characters, filled once from props_of (a
+ * table of constants would be a second definition of the classes). */
+static uint16_t ascii_props[128];
+static int ascii_ready;
+
+static void init_ascii(void)
+{
+    for (uint32_t c = 0; c < 128; c++)
+        ascii_props[c] = (uint16_t)props_of(c);
+    __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
+}
+
+/* The code point at s[i] (valid UTF-8), its length in *len. */
+static inline uint32_t decode(const uint8_t *s, size_t i, size_t *len)
+{
+    uint8_t c = s[i];
+    if (c < 0x80) {
+        *len = 1;
+        return c;
+    }
+    if (c < 0xE0) {
+        *len = 2;
+        return (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+    }
+    if (c < 0xF0) {
+        *len = 3;
+        return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+    }
+    *len = 4;
+    return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
+           (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+}
+
+static inline int is_cjk(uint32_t cp)
+{
+    return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+}
+
+/* The classes of the code point at s[i] and its length; 0 classes past n.
+ * With `cjk`, DeepSeek-V3's CJK characters are C_CJK only. */
+static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *len, int cjk)
+{
+    if (i >= n) {
+        *len = 0;
+        return 0;
+    }
+    if (s[i] < 0x80) {
+        *len = 1;
+        return ascii_props[s[i]];
+    }
+    uint32_t cp = decode(s, i, len);
+    return cjk && is_cjk(cp) ? C_CJK : props_of(cp);
+}
+
+static inline unsigned cls_at(const uint8_t *s, size_t n, size_t i, size_t *len)
+{
+    return cls_at_k(s, n, i, len, 0);
+}
+
+/* The end of the run from i of code points whose classes meet `mask`,
+ * stopping at `lim` (`cjk` as for cls_at_k). */
+static inline size_t run_k(const uint8_t *s, size_t lim, size_t i, unsigned mask, int cjk)
+{
+    while (i < lim) {
+        if (s[i] < 0x80) {
+            if (!(ascii_props[s[i]] & mask))
+                break;
+            i++;
+            continue;
+        }
+        size_t len;
+        if (!(cls_at_k(s, lim, i, &len, cjk) & mask))
+            break;
+        i += len;
+    }
+    return i;
+}
+
+static inline size_t run(const uint8_t *s, size_t lim, size_t i, unsigned mask)
+{
+    return run_k(s, lim, i, mask, 0);
+}
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i] == '\'': its length, or 0. */
+static size_t contraction(const uint8_t *s, size_t n, size_t i)
+{
+    if (i >= n || s[i] != '\'' || i + 1 >= n)
+        return 0;
+    uint8_t a = s[i + 1] | 0x20; /* ASCII letters to lower case */
+    if (a == 's' || a == 't' || a == 'm' || a == 'd')
+        return 2;
+    if (s[i + 1] == 0xC5 && i + 2 < n && s[i + 2] == 0xBF) /* U+017F */
+        return 3;
+    if (i + 2 >= n)
+        return 0;
+    uint8_t b = s[i + 2] | 0x20;
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l'))
+        return 3;
+    return 0;
+}
+
+static inline int is_break(uint8_t c)
+{
+    return c == '\r' || c == '\n';
+}
+
+/* A whitespace run from i (s[i] whitespace): \s*[\r\n]+, else
+ * \s+(?!\S), else \s+. The text the regex sees ends at n or, with `cjk`
+ * (DeepSeek-V3's third Split), at a number or CJK character (the earlier
+ * Splits' piece ends there). */
+static size_t whitespace(const uint8_t *s, size_t n, size_t i, int cjk)
+{
+    size_t e = run(s, n, i, C_WS);
+    for (size_t j = e; j > i; j--)
+        if (is_break(s[j - 1]))
+            return j; /* after the last line break */
+    size_t len;
+    if (e == n || (cjk && (cls_at_k(s, n, e, &len, 1) & (C_N | C_CJK))))
+        return e;
+    size_t last = e - 1;
+    while ((s[last] & 0xC0) == 0x80)
+        last--;
+    return last > i ? last : e;
+}
+
+/* cl100k and qwen2; `digits` is the most numbers in a piece (3 or 1). */
+static size_t cl100k_end(const uint8_t *s, size_t n, size_t i, unsigned digits)
+{
+    size_t len;
+    unsigned c = cls_at(s, n, i, &len);
+    size_t k = contraction(s, n, i);
+    if (k)
+        return i + k;
+    if (c & C_L)
+        return run(s, n, i + len, C_L);
+    if (!(c & C_N) && !is_break(s[i])) {
+        size_t len2;
+        if (cls_at(s, n, i + len, &len2) & C_L)
+            return run(s, n, i + len + len2, C_L);
+    }
+    if (c & C_N) {
+        size_t j = i + len;
+        for (unsigned d = 1; d < digits; d++) {
+            size_t l2;
+            if (!(cls_at(s, n, j, &l2) & C_N))
+                break;
+            j += l2;
+        }
+        return j;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n]* */
+    size_t j = i;
+    if (s[i] == ' ') {
+        size_t l2;
+        unsigned d = cls_at(s, n, i + 1, &l2);
+        if (l2 && !(d & (C_WS | C_L | C_N)))
+            j = i + 1;
+    }
+    if (j > i || !(c & C_WS)) {
+        j = run(s, n, j, C_X);
+        while (j < n && is_break(s[j]))
+            j++;
+        return j;
+    }
+    return whitespace(s, n, i, 0);
+}
+
+/* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p: the end, or 0. */
+static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
+{
+    const unsigned U = C_UP | C_M, W = C_LO | C_M;
+    size_t u = run(s, n, p, U);
+    size_t e;
+    if (w_plus) {
+        size_t len;
+        if (cls_at(s, n, u, &len) & W) {
+            e = run(s, n, u, W);
+        } else {
+            /* U* gives back to the last W inside the run. */
+            e = 0;
+            for (size_t q = p; q < u; q += len) {
+                unsigned c = cls_at(s, n, q, &len);
+                if (c & W)
+                    e = q + len;
+            }
+            if (!e)
+                return 0;
+        }
+    } else {
+        if (u == p)
+            return 0;
+        e = run(s, n, u, W);
+    }
+    return e + contraction(s, n, e);
+}
+
+static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t len;
+    unsigned c = cls_at(s, n, i, &len);
+    int prefix = !(c & (C_L | C_N)) && !is_break(s[i]);
+    for (int w_plus = 1; w_plus >= 0; w_plus--) {
+        size_t e;
+        if (prefix && (e = o200k_letters(s, n, i + len, w_plus)) != 0)
+            return e;
+        if ((e = o200k_letters(s, n, i, w_plus)) != 0)
+            return e;
+    }
+    if (c & C_N) {
+        size_t j = i + len;
+        for (int d = 1; d < 3; d++) {
+            size_t l2;
+            if (!(cls_at(s, n, j, &l2) & C_N))
+                break;
+            j += l2;
+        }
+        return j;
+    }
+    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
+    size_t j = i;
+    if (s[i] == ' ') {
+        size_t l2;
+        unsigned d = cls_at(s, n, i + 1, &l2);
+        if (l2 && !(d & (C_WS | C_L | C_N)))
+            j = i + 1;
+    }
+    if (j > i || !(c & C_WS)) {
+        j = run(s, n, j, C_X);
+        while (j < n && (is_break(s[j]) || s[j] == '/'))
+            j++;
+        return j;
+    }
+    return whitespace(s, n, i, 0);
+}
+
+/* ---- DeepSeek-V3 ---- */
+
+/* The third regex at s[i] (a code point that is no number and no CJK
+ * character): where its match ends, or 0 if none starts here. Its
+ * classes see CJK characters as C_CJK, so no run crosses into the next
+ * piece of the earlier Splits (numbers are in no class it runs over). */
+static size_t ds_match(const uint8_t *s, size_t n, size_t i)
+{
+    size_t len, len2;
+    unsigned c = cls_at_k(s, n, i, &len, 1);
+    uint8_t b = s[i];
+    /* [!-/:-@[-`{-~][A-Za-z]+ */
+    int ascii_punct = (b >= '!' && b <= '/') || (b >= ':' && b <= '@') ||
+                      (b >= '[' && b <= '`') || (b >= '{' && b <= '~');
+    if (ascii_punct && i + 1 < n && (s[i + 1] | 0x20) >= 'a' && (s[i + 1] | 0x20) <= 'z') {
+        size_t j = i + 1;
+        while (j < n && (s[j] | 0x20) >= 'a' && (s[j] | 0x20) <= 'z')
+            j++;
+        return j;
+    }
+    /* [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ */
+    if (!(c & (C_L | C_P | C_S)) && !is_break(b) &&
+        (cls_at_k(s, n, i + len, &len2, 1) & (C_L | C_M)))
+        return run_k(s, n, i + len, C_L | C_M, 1);
+    if (c & (C_L | C_M))
+        return run_k(s, n, i, C_L | C_M, 1);
+    /*  ?[\p{P}\p{S}]+[\r\n]* */
+    size_t j = i;
+    if (b == ' ' && (cls_at_k(s, n, i + 1, &len2, 1) & (C_P | C_S)))
+        j = i + 1;
+    if (j > i || (c & (C_P | C_S))) {
+        j = run_k(s, n, j, C_P | C_S, 1);
+        while (j < n && is_break(s[j]))
+            j++;
+        return j;
+    }
+    if (c & C_WS)
+        return whitespace(s, n, i, 1);
+    return 0;
+}
+
+static size_t deepseek_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t len;
+    unsigned c = cls_at_k(s, n, i, &len, 1);
+    if (c & C_N) {
+        size_t j = i + len;
+        for (int d = 1; d < 3; d++) {
+            size_t l2;
+            if (!(cls_at(s, n, j, &l2) & C_N))
+                break;
+            j += l2;
+        }
+        return j;
+    }
+    if (c & C_CJK)
+        return run_k(s, n, i + len, C_CJK, 1);
+    size_t e = ds_match(s, n, i);
+    if (e)
+        return e;
+    /* A gap: up to where a match starts, or a number or CJK character. */
+    size_t j = i + len;
+    while (j < n) {
+        size_t l2;
+        if ((cls_at_k(s, n, j, &l2, 1) & (C_N | C_CJK)) || ds_match(s, n, j))
+            break;
+        j += l2;
+    }
+    return j;
+}
+
 size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
                                         size_t i)
 {
-    (void)kind;
-    return simdbpe__pretok_piece_end(s, n, i);
+    if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
+        init_ascii();
+    switch (kind) {
+    case SIMDBPE__PRETOK_CL100K: return cl100k_end(s, n, i, 3);
+    case SIMDBPE__PRETOK_QWEN2: return cl100k_end(s, n, i, 1);
+    case SIMDBPE__PRETOK_O200K: return o200k_end(s, n, i);
+    case SIMDBPE__PRETOK_DEEPSEEK_V3: return deepseek_end(s, n, i);
+    default: return simdbpe__pretok_piece_end(s, n, i);
+    }
 }
