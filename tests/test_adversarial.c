@@ -128,7 +128,7 @@ static void run_case(simdbpe_encoder *enc, json_t *c)
                   "%s: error at byte %llu, Python says %lld", name,
                   (unsigned long long)err.byte_offset, (long long)json_integer_value(off));
     }
-    simdbpe_encode_options replace = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+    simdbpe_encode_options replace = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
     st = simdbpe_encode(enc, (const char *)text, len, &replace, &ids, &n, &err);
     cr_assert(st == SIMDBPE_OK, "%s: replace-mode encode: %s", name, err.message);
     check_ids(c, "replace", ids, n);
@@ -201,7 +201,7 @@ static void long_child(size_t k, size_t bytes, long_result *r)
     r->strict_offset = err.byte_offset;
     snprintf(r->message, sizeof r->message, "%s", err.message);
     if (r->strict == SIMDBPE_ERR_INVALID_UTF8) {
-        simdbpe_encode_options replace = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+        simdbpe_encode_options replace = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
         r->replace = simdbpe_encode(enc, (const char *)text, r->len, &replace, &ids, &n, &err);
         snprintf(r->message, sizeof r->message, "%s", err.message);
         if (r->replace != SIMDBPE_OK) {

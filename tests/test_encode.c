@@ -31,10 +31,10 @@ static void teardown(void)
 
 TestSuite(encode, .init = setup, .fini = teardown);
 
-static const simdbpe_encode_options as_text = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT};
-static const simdbpe_encode_options allow = {SIMDBPE_SPECIAL_ALLOW, SIMDBPE_UTF8_STRICT};
-static const simdbpe_encode_options forbid = {SIMDBPE_SPECIAL_ERROR, SIMDBPE_UTF8_STRICT};
-static const simdbpe_encode_options replace = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+static const simdbpe_encode_options as_text = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options allow = {.special = SIMDBPE_SPECIAL_ALLOW, .errors = SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options forbid = {.special = SIMDBPE_SPECIAL_ERROR, .errors = SIMDBPE_UTF8_STRICT};
+static const simdbpe_encode_options replace = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
 
 /* ------------------------------------------------------------ arguments */
 

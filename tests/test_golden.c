@@ -141,8 +141,8 @@ Test(golden, small_model_matches_hf)
     cr_assert_eq(simdbpe_model_open(TU_GOLDEN_DIR "/small_model", &m, &err), SIMDBPE_OK, "%s",
                  err.message);
     simdbpe_encoder *e = tu_encoder(m);
-    static const simdbpe_encode_options as_text = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT};
-    static const simdbpe_encode_options allow = {SIMDBPE_SPECIAL_ALLOW, SIMDBPE_UTF8_STRICT};
+    static const simdbpe_encode_options as_text = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_STRICT};
+    static const simdbpe_encode_options allow = {.special = SIMDBPE_SPECIAL_ALLOW, .errors = SIMDBPE_UTF8_STRICT};
     size_t n = run_file(e, "small_model.jsonl", "ids_text", &as_text);
     cr_assert_gt(n, 200);
     cr_assert_eq(run_file(e, "small_model.jsonl", "ids_allow", &allow), n);

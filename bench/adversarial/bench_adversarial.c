@@ -51,7 +51,7 @@ static result run_child(const simdbpe_model *m, size_t k, size_t bytes, int runs
     simdbpe_encoder *enc;
     if (!text || simdbpe_encoder_new(m, &enc) != SIMDBPE_OK)
         return r;
-    simdbpe_encode_options opts = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+    simdbpe_encode_options opts = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
     double t[64];
     for (int i = 0; i < runs; i++) {
         const uint32_t *ids;

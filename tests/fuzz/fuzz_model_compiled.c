@@ -35,7 +35,7 @@ static void check_model(const simdbpe_model *m, int must_round_trip)
     simdbpe_encoder *enc;
     FUZZ_CHECK(simdbpe_encoder_new(m, &enc) == SIMDBPE_OK, "encoder_new");
     for (int policy = SIMDBPE_SPECIAL_AS_TEXT; policy <= SIMDBPE_SPECIAL_ALLOW; policy++) {
-        simdbpe_encode_options opts = {(simdbpe_special_policy)policy, SIMDBPE_UTF8_STRICT};
+        simdbpe_encode_options opts = {.special = (simdbpe_special_policy)policy, .errors = SIMDBPE_UTF8_STRICT};
         const uint32_t *ids;
         size_t n, len;
         simdbpe_error err;

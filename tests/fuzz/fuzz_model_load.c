@@ -109,7 +109,7 @@ static void check_model(const simdbpe_model *m)
     FUZZ_CHECK(simdbpe_encoder_new(m, &enc) == SIMDBPE_OK, "encoder_new");
     FUZZ_CHECK(simdbpe_model_vocab_size(m) >= 256, "vocab size %u", simdbpe_model_vocab_size(m));
     for (int policy = SIMDBPE_SPECIAL_AS_TEXT; policy <= SIMDBPE_SPECIAL_ALLOW; policy++) {
-        simdbpe_encode_options opts = {(simdbpe_special_policy)policy, SIMDBPE_UTF8_STRICT};
+        simdbpe_encode_options opts = {.special = (simdbpe_special_policy)policy, .errors = SIMDBPE_UTF8_STRICT};
         const uint32_t *ids;
         size_t n, len;
         simdbpe_error err;

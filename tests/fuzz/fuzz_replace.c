@@ -12,7 +12,7 @@
 static void check(simdbpe_encoder *enc, const uint8_t *data, size_t size,
                   const uint8_t *want, size_t want_len, simdbpe_special_policy policy)
 {
-    simdbpe_encode_options opts = {policy, SIMDBPE_UTF8_REPLACE};
+    simdbpe_encode_options opts = {.special = policy, .errors = SIMDBPE_UTF8_REPLACE};
     const uint32_t *ids;
     size_t n;
     simdbpe_error err;

@@ -30,7 +30,7 @@ static simdbpe_status encode_twice(simdbpe_encoder *enc, const uint8_t *data, si
                                    simdbpe_special_policy policy, uint32_t **ids_out,
                                    size_t *n_out, simdbpe_error *err)
 {
-    simdbpe_encode_options opts = {policy, SIMDBPE_UTF8_STRICT};
+    simdbpe_encode_options opts = {.special = policy, .errors = SIMDBPE_UTF8_STRICT};
     const uint32_t *ids;
     size_t n;
     simdbpe_status st = simdbpe_encode(enc, (const char *)data, size, &opts, &ids, &n, err);
