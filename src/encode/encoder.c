@@ -29,7 +29,6 @@
 #include <sys/mman.h>
 #endif
 
-#include <utf8proc.h>
 
 #include "encoder.h"
 
@@ -265,37 +264,13 @@ static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_
                                      uint32_t normalized, simdbpe_special_policy policy,
                                      size_t base, size_t *n, simdbpe_error *err);
 
-/* NFC of s[0..len) into e->norm; *out_len its length. Text whose code
- * points are all below U+0300 (lead bytes below 0xCC) is its own NFC: no
- * character there composes or decomposes, so it is not copied. */
-static simdbpe_status nfc(simdbpe_encoder *e, const uint8_t **s, size_t *len)
-{
-    size_t i = 0;
-    while (i < *len && (*s)[i] < 0xCC)
-        i++;
-    if (i == *len)
-        return SIMDBPE_OK;
-    utf8proc_uint8_t *outp = NULL;
-    utf8proc_ssize_t got = utf8proc_map((const utf8proc_uint8_t *)*s, (utf8proc_ssize_t)*len,
-                                        &outp, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-    if (got < 0) {
-        free(outp);
-        return got == UTF8PROC_ERROR_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_UTF8;
-    }
-    free(e->norm);
-    e->norm = outp;
-    *s = e->norm;
-    *len = (size_t)got;
-    return SIMDBPE_OK;
-}
-
 static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_t len,
                                      uint32_t normalized, simdbpe_special_policy policy,
                                      size_t base, size_t *n, simdbpe_error *err)
 {
     const simdbpe_model *m = e->m;
     if (normalized && m->normalizer == SIMDBPE__NORM_NFC) {
-        simdbpe_status st = nfc(e, &s, &len);
+        simdbpe_status st = simdbpe__nfc(e, &s, &len);
         if (st != SIMDBPE_OK)
             return st;
     }

@@ -242,7 +242,8 @@ struct simdbpe_encoder {
     size_t out_map_len;
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
-    uint8_t *norm; /* the normalized stretch (NFC models), malloc'd by utf8proc */
+    uint8_t *norm; /* the normalized stretch (NFC models; nfc.c) */
+    size_t norm_cap;
     simdbpe__bpe_scratch scratch;
     cache_slot *cache;
     long_slot *long_cache;
@@ -284,6 +285,10 @@ static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t mo
         return SIMDBPE_OK;
     return simdbpe__grow_out(e, n, n + more);
 }
+
+/* The NFC of *text[0..*len) (valid UTF-8): unchanged, or *text and *len
+ * set to the normalized copy in e->norm (nfc.c). */
+simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len);
 
 /* Maps warm tables of 2^bits entries of each size (zeroed) and points e
  * at them; false if out of memory (e is left as it was). */

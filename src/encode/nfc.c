@@ -1,0 +1,154 @@
+/*
+ * nfc.c - the NFC normalizer (Qwen2/3, GPT-NeoX), over utf8proc.
+ *
+ * utf8proc normalizes at tens of MB/s and copies everything; nearly all
+ * text is NFC already. So the text is cut before every code point that
+ * is "safe": canonical combining class 0, its own NFC, and never the
+ * second character of a composition (utf8proc's comb_index marks those;
+ * Hangul vowel and trailing jamo compose by rule and are listed here).
+ * Nothing before such a code point interacts with it or anything after
+ * it, so the NFC of the text is the NFC of each stretch between them, and
+ * a stretch of safe code points is its own NFC. Only the stretches around
+ * other code points (a safe starter, then the unsafe ones) go through
+ * utf8proc; the rest is copied, and if there are none the text is used
+ * as it is. Which code points are safe is worked out once per block of
+ * 64, the first time one of them is met.
+ */
+#include <stdlib.h>
+
+#include <utf8proc.h>
+
+#include "encoder.h"
+
+#define BLOCKS (0x110000 / 64)
+static uint64_t safe_bits[BLOCKS];      /* bit cp & 63 of word cp >> 6 */
+static uint64_t known_bits[BLOCKS / 64]; /* which blocks are worked out */
+
+static int safe_slow(uint32_t cp)
+{
+    if (cp >= 0xD800 && cp <= 0xDFFF)
+        return 1; /* never in valid UTF-8 */
+    if ((cp >= 0x1161 && cp <= 0x1175) || (cp >= 0x11A8 && cp <= 0x11C2))
+        return 0; /* Hangul V and T jamo */
+    const utf8proc_property_t *p = utf8proc_get_property((utf8proc_int32_t)cp);
+    if (p->combining_class != 0 || (p->comb_index != UINT16_MAX && p->comb_index >= 0x8000))
+        return 0;
+    if (p->decomp_type != 0 || p->decomp_seqindex == UINT16_MAX)
+        return 1; /* no canonical decomposition */
+    /* Precomposed: safe if NFC keeps it (not a singleton or exclusion). */
+    utf8proc_int32_t out[8];
+    int last = 0;
+    utf8proc_ssize_t n = utf8proc_decompose_char((utf8proc_int32_t)cp, out, 8, UTF8PROC_COMPOSE,
+                                                 &last);
+    if (n != 1 || out[0] != (utf8proc_int32_t)cp) {
+        utf8proc_uint8_t buf[4], *norm = NULL;
+        utf8proc_ssize_t len = utf8proc_encode_char((utf8proc_int32_t)cp, buf);
+        utf8proc_ssize_t got =
+            utf8proc_map(buf, len, &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+        int same = got == len && memcmp(norm, buf, (size_t)len) == 0;
+        free(norm);
+        return same;
+    }
+    return 1;
+}
+
+static int safe(uint32_t cp)
+{
+    if (cp < 0x300)
+        return 1;
+    size_t b = cp >> 6;
+    if (!(__atomic_load_n(&known_bits[b >> 6], __ATOMIC_ACQUIRE) >> (b & 63) & 1)) {
+        uint64_t w = 0;
+        for (uint32_t k = 0; k < 64; k++)
+            w |= (uint64_t)safe_slow((uint32_t)(b << 6) + k) << k;
+        __atomic_store_n(&safe_bits[b], w, __ATOMIC_RELAXED);
+        __atomic_fetch_or(&known_bits[b >> 6], 1ULL << (b & 63), __ATOMIC_RELEASE);
+    }
+    return __atomic_load_n(&safe_bits[b], __ATOMIC_RELAXED) >> (cp & 63) & 1;
+}
+
+/* The code point at s[i] (valid UTF-8) and its length. */
+static uint32_t cp_at(const uint8_t *s, size_t i, size_t *len)
+{
+    uint8_t c = s[i];
+    if (c < 0xE0) {
+        *len = 2;
+        return (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+    }
+    if (c < 0xF0) {
+        *len = 3;
+        return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+    }
+    *len = 4;
+    return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
+           (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
+}
+
+/* Appends s[0..n) to e->norm (length *used). */
+static simdbpe_status append(simdbpe_encoder *e, size_t *used, const uint8_t *s, size_t n)
+{
+    if (simdbpe__grow((void **)&e->norm, &e->norm_cap, *used + n, 1))
+        return SIMDBPE_ERR_NOMEM;
+    memcpy(e->norm + *used, s, n);
+    *used += n;
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len)
+{
+    const uint8_t *s = *text;
+    size_t n = *len, used = 0, copied = 0; /* s[0..copied) is in e->norm */
+    size_t starter = 0; /* where the last safe code point starts */
+    int changed = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] < 0xCC) { /* below U+0300: safe */
+            starter = i;
+            i += 1 + (s[i] >= 0xC0);
+            continue;
+        }
+        size_t l;
+        uint32_t cp = cp_at(s, i, &l);
+        if (safe(cp)) {
+            starter = i;
+            i += l;
+            continue;
+        }
+        /* The stretch from the last safe code point to the next one. */
+        size_t end = i + l;
+        while (end < n) {
+            if (s[end] < 0xCC)
+                break;
+            size_t l2;
+            uint32_t c2 = cp_at(s, end, &l2);
+            if (safe(c2))
+                break;
+            end += l2;
+        }
+        utf8proc_uint8_t *norm = NULL;
+        utf8proc_ssize_t got = utf8proc_map(s + starter, (utf8proc_ssize_t)(end - starter), &norm,
+                                            UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+        if (got < 0) {
+            free(norm);
+            return got == UTF8PROC_ERROR_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_UTF8;
+        }
+        if ((size_t)got != end - starter || memcmp(norm, s + starter, (size_t)got) != 0) {
+            if (append(e, &used, s + copied, starter - copied) != SIMDBPE_OK ||
+                append(e, &used, norm, (size_t)got) != SIMDBPE_OK) {
+                free(norm);
+                return SIMDBPE_ERR_NOMEM;
+            }
+            copied = end;
+            changed = 1;
+        }
+        free(norm);
+        starter = end;
+        i = end;
+    }
+    if (!changed)
+        return SIMDBPE_OK;
+    if (append(e, &used, s + copied, n - copied) != SIMDBPE_OK)
+        return SIMDBPE_ERR_NOMEM;
+    *text = e->norm;
+    *len = used;
+    return SIMDBPE_OK;
+}
