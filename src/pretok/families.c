@@ -104,12 +104,15 @@ static unsigned props_gc(uint32_t cp, unsigned cls)
 /* The classes of the ASCII characters, filled once from props_of (a
  * table of constants would be a second definition of the classes). */
 static uint16_t ascii_props[128];
+static uint8_t ascii_letter[256]; /* 1 for A-Z a-z, 0 for every other byte */
 static int ascii_ready;
 
 static void init_ascii(void)
 {
-    for (uint32_t c = 0; c < 128; c++)
+    for (uint32_t c = 0; c < 128; c++) {
         ascii_props[c] = (uint16_t)props_of(c);
+        ascii_letter[c] = (ascii_props[c] & C_L) != 0;
+    }
     __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -226,8 +229,79 @@ static size_t whitespace(const uint8_t *s, size_t n, size_t i, int cjk)
     return last > i ? last : e;
 }
 
-/* cl100k and qwen2; `digits` is the most numbers in a piece (3 or 1). */
-static size_t cl100k_end(const uint8_t *s, size_t n, size_t i, unsigned digits)
+/* The common case of cl100k's [^\r\n\p{L}\p{N}]?\p{L}+ all in ASCII: a
+ * run of ASCII letters, maybe after one other ASCII character (no
+ * apostrophe: it may begin a contraction). Its end, 0 when the text is
+ * not that, DEFER when the run may go on in non-ASCII letters (then only
+ * the general path can tell). */
+#define DEFER SIZE_MAX
+static inline size_t ascii_word(const uint8_t *s, size_t n, size_t i)
+{
+    uint8_t c = s[i];
+    size_t j;
+    if (ascii_props[c & 0x7F] & C_L && c < 0x80)
+        j = i + 1;
+    else if (c < 0x80 && !(ascii_props[c] & (C_L | C_N)) && !is_break(c) && c != '\'' &&
+             i + 1 < n && s[i + 1] < 0x80 && (ascii_props[s[i + 1]] & C_L))
+        j = i + 2;
+    else
+        return 0;
+    while (j < n && ascii_letter[s[j]])
+        j++;
+    return j < n && s[j] >= 0x80 ? DEFER : j;
+}
+
+/* The ASCII classes, for the ASCII paths below. */
+#define A_L(c) ((c) < 0x80 && (ascii_props[c] & C_L))
+#define A_X(c) ((c) < 0x80 && (ascii_props[c] & C_X))
+#define A_WS(c) ((c) < 0x80 && (ascii_props[c] & C_WS))
+
+/* cl100k's pieces other than letters when all they look at is ASCII: a
+ * run of "other" characters (after one space) and its line breaks, or a
+ * whitespace run. 0 for the general path. `breaks` also takes '/' after
+ * the run (o200k). */
+static inline size_t ascii_other(const uint8_t *s, size_t n, size_t i, int slash)
+{
+    uint8_t c = s[i];
+    size_t j = i;
+    if (c == ' ' && i + 1 < n && A_X(s[i + 1]))
+        j = i + 1;
+    if (j > i || A_X(c)) {
+        while (j < n && A_X(s[j]))
+            j++;
+        if (j < n && s[j] >= 0x80)
+            return 0;
+        while (j < n && (is_break(s[j]) || (slash && s[j] == '/')))
+            j++;
+        return j;
+    }
+    if (!A_WS(c))
+        return 0;
+    size_t e = i + 1;
+    while (e < n && A_WS(s[e]))
+        e++;
+    if (e < n && s[e] >= 0x80)
+        return 0; /* the run may go on in non-ASCII whitespace */
+    for (size_t k = e; k > i; k--)
+        if (is_break(s[k - 1]))
+            return k;
+    if (e == n || e - i == 1)
+        return e;
+    return e - 1;
+}
+
+/* cl100k's pieces that the ASCII paths tell: the end, or 0. */
+static inline size_t cl100k_fast(const uint8_t *s, size_t n, size_t i)
+{
+    size_t w = ascii_word(s, n, i);
+    if (w)
+        return w == DEFER ? 0 : w;
+    return s[i] != '\'' ? ascii_other(s, n, i, 0) : 0;
+}
+
+/* cl100k and qwen2; `digits` is the most numbers in a piece (3 or 1).
+ * The general path: any text. */
+static size_t cl100k_slow(const uint8_t *s, size_t n, size_t i, unsigned digits)
 {
     size_t len;
     unsigned c = cls_at(s, n, i, &len);
@@ -297,7 +371,48 @@ static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
     return e + contraction(s, n, e);
 }
 
-static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
+/* o200k's letter alternatives all in ASCII ([A-Z]*[a-z]+ or [A-Z]+, maybe
+ * after one other ASCII character, then a contraction): the end, 0 for
+ * other text, DEFER for runs that may go on in non-ASCII. */
+static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
+{
+    uint8_t c = s[i];
+    size_t p;
+    if (c >= 0x80)
+        return 0;
+    if (ascii_props[c] & C_L)
+        p = i;
+    else if (!(ascii_props[c] & C_N) && !is_break(c) && i + 1 < n && s[i + 1] < 0x80 &&
+             (ascii_props[s[i + 1]] & C_L))
+        p = i + 1;
+    else
+        return 0;
+    size_t u = p;
+    while (u < n && s[u] >= 'A' && s[u] <= 'Z')
+        u++;
+    size_t e = u;
+    while (e < n && s[e] >= 'a' && s[e] <= 'z')
+        e++;
+    if (e < n && s[e] >= 0x80)
+        return DEFER;
+    return e + contraction(s, n, e);
+}
+
+/* o200k's pieces that the ASCII paths tell: the end, or 0. */
+static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i)
+{
+    size_t w = ascii_cased_word(s, n, i);
+    if (w)
+        return w == DEFER ? 0 : w;
+    /* Not one other character before non-ASCII, which may be letters
+     * (the letter alternatives come first and take it as their prefix). */
+    if (A_X(s[i]) && i + 1 < n && s[i + 1] >= 0x80)
+        return 0;
+    return ascii_other(s, n, i, 1);
+}
+
+/* o200k: the general path. */
+static size_t o200k_slow(const uint8_t *s, size_t n, size_t i)
 {
     size_t len;
     unsigned c = cls_at(s, n, i, &len);
@@ -407,16 +522,71 @@ static size_t deepseek_end(const uint8_t *s, size_t n, size_t i)
     return j;
 }
 
-size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
-                                        size_t i)
+static size_t cl100k_piece(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = cl100k_fast(s, n, i);
+    return e ? e : cl100k_slow(s, n, i, 3);
+}
+
+static size_t qwen2_piece(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = cl100k_fast(s, n, i);
+    return e ? e : cl100k_slow(s, n, i, 1);
+}
+
+static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = o200k_fast(s, n, i);
+    return e ? e : o200k_slow(s, n, i);
+}
+
+/* The piece starts of s[i..hi) (i a piece start) into starts[] (bit k of
+ * word w: byte lo + 64 w + k), one piece at a time, the ASCII paths
+ * inline; returns where the next piece starts (>= hi). */
+#define SCAN(name, fast, slow)                                                                     \
+    static size_t name(const uint8_t *s, size_t n, size_t i, size_t hi, size_t lo,               \
+                       uint64_t *starts)                                                           \
+    {                                                                                              \
+        while (i < hi) {                                                                           \
+            starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);                                     \
+            size_t e = fast;                                                                       \
+            i = e ? e : slow;                                                                      \
+        }                                                                                          \
+        return i;                                                                                  \
+    }
+SCAN(scan_cl100k, cl100k_fast(s, n, i), cl100k_slow(s, n, i, 3))
+SCAN(scan_qwen2, cl100k_fast(s, n, i), cl100k_slow(s, n, i, 1))
+SCAN(scan_o200k, o200k_fast(s, n, i), o200k_slow(s, n, i))
+SCAN(scan_deepseek, 0, deepseek_end(s, n, i))
+
+simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind)
 {
     if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
         init_ascii();
     switch (kind) {
-    case SIMDBPE__PRETOK_CL100K: return cl100k_end(s, n, i, 3);
-    case SIMDBPE__PRETOK_QWEN2: return cl100k_end(s, n, i, 1);
-    case SIMDBPE__PRETOK_O200K: return o200k_end(s, n, i);
-    case SIMDBPE__PRETOK_DEEPSEEK_V3: return deepseek_end(s, n, i);
-    default: return simdbpe__pretok_piece_end(s, n, i);
+    case SIMDBPE__PRETOK_CL100K: return scan_cl100k;
+    case SIMDBPE__PRETOK_QWEN2: return scan_qwen2;
+    case SIMDBPE__PRETOK_O200K: return scan_o200k;
+    case SIMDBPE__PRETOK_DEEPSEEK_V3: return scan_deepseek;
+    default: return NULL;
     }
+}
+
+simdbpe__pretok_family_fn simdbpe__pretok_family(simdbpe__pretok_kind kind)
+{
+    if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
+        init_ascii();
+    switch (kind) {
+    case SIMDBPE__PRETOK_CL100K: return cl100k_piece;
+    case SIMDBPE__PRETOK_QWEN2: return qwen2_piece;
+    case SIMDBPE__PRETOK_O200K: return o200k_end;
+    case SIMDBPE__PRETOK_DEEPSEEK_V3: return deepseek_end;
+    default: return simdbpe__pretok_piece_end;
+    }
+}
+
+size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
+                                        size_t i)
+{
+    return simdbpe__pretok_family(kind)(s, n, i);
 }

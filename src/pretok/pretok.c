@@ -272,6 +272,7 @@ void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind 
     }
     memset(st, 0, sizeof *st);
     st->kind = kind;
+    st->scan = simdbpe__pretok_scanner(kind);
     st->k = k;
     st->s = s;
     st->n = n;
@@ -291,12 +292,7 @@ static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PR
         count = SIMDBPE__PRETOK_CHUNK;
     size_t lo = first * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
     memset(starts, 0, count * sizeof *starts);
-    size_t i = st->next_start;
-    while (i < hi) {
-        starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
-        i = simdbpe__pretok_family_piece_end(st->kind, st->s, st->n, i);
-    }
-    st->next_start = i;
+    st->next_start = st->scan(st->s, st->n, st->next_start, hi, lo, starts);
     st->next_block = first + count;
     *base = lo;
     return count;

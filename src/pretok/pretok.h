@@ -51,6 +51,16 @@ typedef enum simdbpe__pretok_kind {
  * (i < n, a piece start); valid UTF-8. families.c. */
 size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
                                         size_t i);
+/* The same as a function of the family, to call per piece. */
+typedef size_t (*simdbpe__pretok_family_fn)(const uint8_t *s, size_t n, size_t i);
+simdbpe__pretok_family_fn simdbpe__pretok_family(simdbpe__pretok_kind kind);
+/* A family's scanner over a stretch: sets the bits of the piece starts
+ * in s[i..hi) (i a piece start; bit k of starts[w] is byte lo + 64 w + k)
+ * and returns where the next piece starts (>= hi). NULL for GPT-2, whose
+ * block scanner is below. */
+typedef size_t (*simdbpe__pretok_scan_fn)(const uint8_t *s, size_t n, size_t i, size_t hi,
+                                          size_t lo, uint64_t *starts);
+simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind);
 
 /* The family's short name ("gpt2", "cl100k", "qwen2", "o200k",
  * "deepseek_v3"), or NULL for a value that is no family. */
@@ -91,6 +101,7 @@ const char *const *simdbpe__pretok_patterns(unsigned kind, size_t *n);
 typedef struct simdbpe__pretok_state {
     simdbpe__pretok_kind kind;
     size_t next_start; /* other families: where the next piece starts */
+    simdbpe__pretok_scan_fn scan; /* other families' */
     const simdbpe__kernels *k;
     const uint8_t *s;
     size_t n, nblocks;
