@@ -28,3 +28,7 @@ simdbpe_tests_add(test_decode test_decode.c)
 
 simdbpe_tests_add(test_nfc test_nfc.c)
 target_link_libraries(test_nfc PRIVATE PkgConfig::UTF8PROC)
+
+pkg_check_modules(TESTS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+simdbpe_tests_add(test_pretok_families test_pretok_families.c)
+target_link_libraries(test_pretok_families PRIVATE PkgConfig::TESTS_PCRE2)

@@ -65,6 +65,7 @@ simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
 simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
                     INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
 simdbpe_fuzz_target(train)
+simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::TESTS_PCRE2)
 simdbpe_fuzz_target(exact INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
 foreach(t fuzz_replay_exact fuzz_exact)
   if(TARGET ${t})

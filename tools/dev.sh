@@ -16,7 +16,7 @@ build_dir=${SIMDBPE_BUILD_DIR:-$here/build}
 # Build tools and the libraries simdbpe uses (all from Debian).
 packages=(
   gcc make cmake ninja-build pkg-config
-  libjansson-dev libxxhash-dev libzstd-dev zlib1g-dev libssl-dev libutf8proc-dev
+  libjansson-dev libxxhash-dev libzstd-dev zlib1g-dev libssl-dev libutf8proc-dev libpcre2-dev
   libsimde-dev libcriterion-dev
   clang libclang-rt-14-dev python3 python3-distributed zstd
 )
