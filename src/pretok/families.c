@@ -34,71 +34,35 @@
  * references accept: 'S 'T ... and 'ſ (U+017F LATIN SMALL LETTER LONG S,
  * whose simple case folding is s).
  *
- * All need valid UTF-8. The classes are Unicode's General_Category and
- * White_Space as the references see them (see ucd.h).
+ * All need valid UTF-8. The classes are Unicode 16.0.0's General_Category
+ * and White_Space, as the references see them (ucd.h).
  */
 #include <string.h>
 
 #include "pretok.h"
 #include "ucd.h"
 
-#include <utf8proc.h>
 
-/* Classes of a code point, as bits. */
+/* Classes of a code point, as bits: ucd.h's properties, and two more. */
 enum {
-    C_L = 1,    /* \p{L} */
-    C_N = 2,    /* \p{N} */
-    C_WS = 4,   /* \s */
-    C_M = 8,    /* \p{M} */
-    C_P = 16,   /* \p{P} */
-    C_S = 32,   /* \p{S} */
-    C_UP = 64,  /* Lu Lt Lm Lo */
-    C_LO = 128, /* Ll Lm Lo */
+    C_L = SIMDBPE__UCD_L,   /* \p{L} */
+    C_N = SIMDBPE__UCD_N,   /* \p{N} */
+    C_WS = SIMDBPE__UCD_WS, /* \s */
+    C_M = SIMDBPE__UCD_M,   /* \p{M} */
+    C_P = SIMDBPE__UCD_P,   /* \p{P} */
+    C_S = SIMDBPE__UCD_S,   /* \p{S} */
+    C_UP = SIMDBPE__UCD_UP, /* Lu Lt Lm Lo */
+    C_LO = SIMDBPE__UCD_LO, /* Ll Lm Lo */
     C_X = 256,  /* neither \p{L}, \p{N} nor \s: [^\s\p{L}\p{N}] */
     C_CJK = 512 /* DeepSeek-V3's second Split: 一-龥 ぀-ゟ ゠-ヿ (its classes dropped) */
 };
 
-static unsigned props_gc(uint32_t cp, unsigned cls);
-
-static unsigned props_of(uint32_t cp)
+/* The scanners' classes of a code point, from the Unicode 16.0.0
+ * property table (ucd.h): the same bits, plus C_X for [^\s\p{L}\p{N}]. */
+static inline unsigned props_of(uint32_t cp)
 {
-    unsigned cls = simdbpe__ucd_class(cp);
-    if (cls == SIMDBPE__CP_SPACE)
-        return C_WS;
-    if (cls == SIMDBPE__CP_NUMBER)
-        return C_N;
-    return props_gc(cp, cls);
-}
-
-/* The classes of a letter or an "other" code point (cls: its ucd.h class). */
-static unsigned props_gc(uint32_t cp, unsigned cls)
-{
-    utf8proc_category_t gc = utf8proc_category((utf8proc_int32_t)cp);
-    if (cls == SIMDBPE__CP_LETTER) {
-        switch (gc) {
-        case UTF8PROC_CATEGORY_LL: return C_L | C_LO;
-        case UTF8PROC_CATEGORY_LM:
-        case UTF8PROC_CATEGORY_LO: return C_L | C_UP | C_LO;
-        default: return C_L | C_UP; /* Lu, Lt */
-        }
-    }
-    switch (gc) {
-    case UTF8PROC_CATEGORY_MN:
-    case UTF8PROC_CATEGORY_MC:
-    case UTF8PROC_CATEGORY_ME: return C_X | C_M;
-    case UTF8PROC_CATEGORY_PC:
-    case UTF8PROC_CATEGORY_PD:
-    case UTF8PROC_CATEGORY_PS:
-    case UTF8PROC_CATEGORY_PE:
-    case UTF8PROC_CATEGORY_PI:
-    case UTF8PROC_CATEGORY_PF:
-    case UTF8PROC_CATEGORY_PO: return C_X | C_P;
-    case UTF8PROC_CATEGORY_SM:
-    case UTF8PROC_CATEGORY_SC:
-    case UTF8PROC_CATEGORY_SK:
-    case UTF8PROC_CATEGORY_SO: return C_X | C_S;
-    default: return C_X;
-    }
+    unsigned p = simdbpe__ucd_props(cp);
+    return p | (p & (SIMDBPE__UCD_L | SIMDBPE__UCD_N | SIMDBPE__UCD_WS) ? 0 : C_X);
 }
 
 /* The classes of the ASCII characters, filled once from props_of (a
