@@ -1,6 +1,15 @@
-# hf.cmake - checks against HF tokenizers itself, run with node (npm
-# `tokenizers`, installed by the test into the build directory).
+# hf.cmake - checks against HF tokenizers and tiktoken themselves, run with
+# node (npm `tokenizers` and `tiktoken`, installed by the test into the
+# build directory): a trained tokenizer.json in HF, and every model on
+# documents no golden file holds (not under the sanitizers: the time goes
+# to the references).
 add_test(NAME hf_trained_tokenizer_json
   COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf/run.sh $<TARGET_FILE:simdbpe_cli>
-          ${CMAKE_CURRENT_BINARY_DIR}/hf)
+          ${CMAKE_CURRENT_BINARY_DIR}/hf trained)
 set_tests_properties(hf_trained_tokenizer_json PROPERTIES TIMEOUT 600)
+if(NOT SIMDBPE_SANITIZE)
+  add_test(NAME hf_unseen_documents
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf/run.sh $<TARGET_FILE:simdbpe_cli>
+            ${CMAKE_CURRENT_BINARY_DIR}/hf-unseen unseen)
+  set_tests_properties(hf_unseen_documents PROPERTIES TIMEOUT 900)
+endif()

@@ -289,6 +289,9 @@ static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t mo
 /* The NFC of *text[0..*len) (valid UTF-8): unchanged, or *text and *len
  * set to the normalized copy in e->norm (nfc.c). */
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len);
+/* The ranges of code points HF's NFC does not know (nfc_unknown.c). */
+extern const uint32_t simdbpe__nfc_unknown[][2];
+extern const size_t simdbpe__nfc_unknown_count;
 
 /* Maps warm tables of 2^bits entries of each size (zeroed) and points e
  * at them; false if out of memory (e is left as it was). */

@@ -13,6 +13,14 @@
  * utf8proc; the rest is copied, and if there are none the text is used
  * as it is. Which code points are safe is worked out once per block of
  * 64, the first time one of them is met.
+ *
+ * The reference, HF tokenizers, normalizes with Unicode 9.0's tables, so
+ * a code point assigned since (nfc_unknown.c) is to it an unassigned one:
+ * combining class 0, no mappings. Such a code point is therefore safe
+ * here too, and never the starter a stretch begins with: nothing
+ * composes with it or moves across it. (utf8proc's tables are Unicode
+ * 15.0's; those of the code points it also has from 9.0 are the same,
+ * decompositions and classes being stable.)
  */
 #include <stdlib.h>
 
@@ -22,7 +30,24 @@
 
 #define BLOCKS (0x110000 / 64)
 static uint64_t safe_bits[BLOCKS];      /* bit cp & 63 of word cp >> 6 */
+static uint64_t new_bits[BLOCKS];       /* ... of code points HF's NFC does not know */
 static uint64_t known_bits[BLOCKS / 64]; /* which blocks are worked out */
+
+/* Whether cp was assigned after Unicode 9.0 (nfc_unknown.c). */
+static int unknown_to_hf(uint32_t cp)
+{
+    size_t lo = 0, hi = simdbpe__nfc_unknown_count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < simdbpe__nfc_unknown[mid][0])
+            hi = mid;
+        else if (cp > simdbpe__nfc_unknown[mid][1])
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
 
 static int safe_slow(uint32_t cp)
 {
@@ -58,13 +83,24 @@ static int safe(uint32_t cp)
         return 1;
     size_t b = cp >> 6;
     if (!(__atomic_load_n(&known_bits[b >> 6], __ATOMIC_ACQUIRE) >> (b & 63) & 1)) {
-        uint64_t w = 0;
-        for (uint32_t k = 0; k < 64; k++)
-            w |= (uint64_t)safe_slow((uint32_t)(b << 6) + k) << k;
+        uint64_t w = 0, fresh = 0;
+        for (uint32_t k = 0; k < 64; k++) {
+            uint32_t c = (uint32_t)(b << 6) + k;
+            uint64_t u = (uint64_t)unknown_to_hf(c);
+            fresh |= u << k;
+            w |= (u | (uint64_t)safe_slow(c)) << k;
+        }
         __atomic_store_n(&safe_bits[b], w, __ATOMIC_RELAXED);
+        __atomic_store_n(&new_bits[b], fresh, __ATOMIC_RELAXED);
         __atomic_fetch_or(&known_bits[b >> 6], 1ULL << (b & 63), __ATOMIC_RELEASE);
     }
     return __atomic_load_n(&safe_bits[b], __ATOMIC_RELAXED) >> (cp & 63) & 1;
+}
+
+/* Whether cp (known safe, >= U+0300) is one HF's NFC does not know. */
+static int is_new(uint32_t cp)
+{
+    return __atomic_load_n(&new_bits[cp >> 6], __ATOMIC_RELAXED) >> (cp & 63) & 1;
 }
 
 /* The code point at s[i] (valid UTF-8) and its length. */
@@ -109,7 +145,7 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
         size_t l;
         uint32_t cp = cp_at(s, i, &l);
         if (safe(cp)) {
-            starter = i;
+            starter = is_new(cp) ? i + l : i;
             i += l;
             continue;
         }

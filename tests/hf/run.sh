@@ -2,15 +2,29 @@
 # run.sh - the checks against HF tokenizers itself (npm `tokenizers`,
 # pinned in package.json): installs it with `npm ci` into the build
 # directory (the npm registry is reachable on the project's machines), then
-# runs trained_tokenizer_json.mjs.
+# runs one of the checks:
 #
-#   bash tests/hf/run.sh SIMDBPE_BINARY WORKDIR
+#   bash tests/hf/run.sh SIMDBPE_BINARY WORKDIR trained
+#       trained_tokenizer_json.mjs (a trained tokenizer.json in HF)
+#   bash tests/hf/run.sh SIMDBPE_BINARY WORKDIR unseen
+#       unseen_documents.mjs (every model on documents no golden file
+#       holds; the models of shared/models are looked for in
+#       $SIMDBPE_CORPUS_DIR/models, else <project>/../shared/models)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
 work=$2
+what=$3
 mkdir -p "$work"
-cp "$here/package.json" "$here/package-lock.json" "$here/trained_tokenizer_json.mjs" "$work/"
+cp "$here/package.json" "$here/package-lock.json" "$here"/*.mjs "$work/"
 (cd "$work" && npm ci --silent --no-audit --no-fund >/dev/null)
-node "$work/trained_tokenizer_json.mjs" "$bin" "$here/../data/train/corpus/taylorswift.txt" \
-    "$here/../data/golden/edge.jsonl" "$work"
+case "$what" in
+  trained)
+    node "$work/trained_tokenizer_json.mjs" "$bin" "$here/../data/train/corpus/taylorswift.txt" \
+        "$here/../data/golden/edge.jsonl" "$work/trained" ;;
+  unseen)
+    project=$(cd "$here/../.." && pwd)
+    models=${SIMDBPE_CORPUS_DIR:-$project/../shared}/models
+    node "$work/unseen_documents.mjs" "$bin" "$project" "$models" "$work/unseen" ;;
+  *) echo "run.sh: trained or unseen, not '$what'" >&2; exit 2 ;;
+esac

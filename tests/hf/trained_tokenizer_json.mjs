@@ -17,6 +17,7 @@ const require = createRequire(import.meta.url);
 const { Tokenizer } = require('tokenizers');
 
 const [, , bin, corpus, samplesPath, work] = process.argv;
+fs.mkdirSync(work, { recursive: true });
 const families = ['gpt2', 'cl100k', 'qwen2', 'o200k', 'deepseek_v3'];
 const samples = fs.readFileSync(samplesPath, 'utf8').split('\n').filter((l) => l)
   .map((l) => JSON.parse(l).text).filter((t) => typeof t === 'string' && t.length > 0);

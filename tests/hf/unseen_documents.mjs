@@ -1,0 +1,130 @@
+// unseen_documents.mjs - simdbpe gives the references' ids on documents
+// that no golden file holds: text found on this machine (licences, package
+// documentation, this project's own sources) and random strings over all of
+// Unicode, for every model simdbpe claims.
+//
+//   node unseen_documents.mjs SIMDBPE_BINARY PROJECT_DIR MODELS_DIR WORKDIR
+//
+// References: tiktoken 1.0.22 (`get_encoding(NAME).encode_ordinary`) for
+// r50k_base, p50k_base, cl100k_base and o200k_base (simdbpe with specials
+// as text); HF tokenizers 0.23.2 (`encode(text, null, {addSpecialTokens:
+// false})`, which cuts out every added token) for each
+// MODELS_DIR/NAME/tokenizer.json.zst that is there (shared/models; a model
+// that is not there is reported as skipped), simdbpe with --special allow.
+// Prints per model the documents compared and the first differences, then
+// "N passed, N failed" (one per model).
+import { createRequire } from 'node:module';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const require = createRequire(import.meta.url);
+const { Tokenizer } = require('tokenizers');
+const { get_encoding } = require('tiktoken');
+
+const [, , bin, project, modelsDir, work] = process.argv;
+
+// ---- documents
+const docs = [];
+function addFile(p, limit) {
+  try {
+    const b = fs.readFileSync(p);
+    const t = b.toString('utf8');
+    if (Buffer.from(t, 'utf8').equals(b) && t.length > 0)
+      docs.push(t.length > limit ? t.slice(0, limit) : t);
+  } catch { /* unreadable: skip */ }
+}
+function walk(dir, filter, max) {
+  let found = 0;
+  const stack = [dir];
+  while (stack.length && found < max) {
+    const d = stack.pop();
+    let entries = [];
+    try { entries = fs.readdirSync(d, { withFileTypes: true }); } catch { continue; }
+    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const e of entries) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules' &&
+          !e.name.startsWith('build')) stack.push(p);
+      else if (e.isFile() && filter(p) && found < max) { addFile(p, 20000); found++; }
+    }
+  }
+}
+walk('/usr/share/common-licenses', () => true, 20);
+walk('/usr/share/doc', (p) => /copyright$|README|changelog$/.test(p), 100);
+walk(path.join(project, 'src'), (p) => /\.(c|h)$/.test(p), 40);
+walk(path.join(project, 'tools'), (p) => /\.(c|h|md|sh|mjs)$/.test(p), 40);
+// Random strings: code points from every plane (no surrogates), runs of
+// one class, whitespace and line breaks, contractions.
+let x = 0x9E3779B97F4A7C15n;
+function rnd(n) {
+  x ^= (x << 13n) & 0xFFFFFFFFFFFFFFFFn; x ^= x >> 7n; x ^= (x << 17n) & 0xFFFFFFFFFFFFFFFFn;
+  return Number(x % BigInt(n));
+}
+const pieces = [' ', '  ', '\n', '\r\n', ' \n ', '\t', "'s", "'LL", "'ſ", '123456', 'Hello',
+  'WORLD', 'über', 'ǅemal', '日本語', 'カタカナ', '١٢٣', 'e\u0301', '\u3000', '\u00A0', '...',
+  '/', '/\n', '“quoted”', '—', '😀😀', '\u200D', '\uFEFF', 'ßẞ'];
+for (let i = 0; i < 3000; i++) {
+  let s = '';
+  const len = 1 + rnd(30);
+  for (let k = 0; k < len; k++) {
+    const r = rnd(4);
+    if (r === 0) s += pieces[rnd(pieces.length)];
+    else if (r === 1) s += String.fromCharCode(32 + rnd(95));
+    else if (r === 2) s += String.fromCodePoint(0x80 + rnd(0x3000 - 0x80));
+    else {
+      let cp = rnd(0x110000);
+      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0x4E00 + rnd(0x5000);
+      s += String.fromCodePoint(cp);
+    }
+  }
+  docs.push(s);
+}
+fs.mkdirSync(work, { recursive: true });
+const input = path.join(work, 'unseen.jsonl');
+fs.writeFileSync(input, docs.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+const bytes = docs.reduce((a, t) => a + Buffer.byteLength(t), 0);
+console.error(`${docs.length} documents, ${bytes} bytes`);
+
+// ---- models
+function ours(model, special) {
+  return execFileSync(bin, ['encode', '-q', '-m', model, '--special', special, '--input-format',
+    'jsonl', input], { maxBuffer: 1 << 30 }).toString().split('\n');
+}
+let passed = 0, failed = 0;
+function compare(name, refIds) {
+  const got = ours(name.model, name.special);
+  let bad = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const want = refIds(docs[i]).join(' ');
+    if (want !== got[i]) {
+      if (bad++ < 3)
+        console.error(`${name.label}: document ${i} ${JSON.stringify(docs[i].slice(0, 50))}: ` +
+          `reference ${want.slice(0, 60)} | simdbpe ${String(got[i]).slice(0, 60)}`);
+    }
+  }
+  if (bad) failed++; else passed++;
+  console.error(`${name.label}: ${docs.length - bad} of ${docs.length} documents identical`);
+}
+for (const enc of ['r50k_base', 'p50k_base', 'cl100k_base', 'o200k_base']) {
+  const e = get_encoding(enc);
+  compare({ label: enc, model: enc, special: 'text' }, (t) => Array.from(e.encode_ordinary(t)));
+  e.free();
+}
+for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3']) {
+  const zst = path.join(modelsDir, m, 'tokenizer.json.zst');
+  if (!fs.existsSync(zst)) {
+    console.error(`${m}: SKIPPED, ${zst} not found`);
+    continue;
+  }
+  const file = path.join(work, `${m}.json`);
+  execFileSync('zstd', ['-dqf', zst, '-o', file]);
+  const tok = Tokenizer.fromString(fs.readFileSync(file, 'utf8'));
+  // HF's encode is asynchronous: collect first, then compare.
+  const all = [];
+  for (const t of docs) all.push((await tok.encode(t, null, { addSpecialTokens: false })).getIds());
+  let k = 0;
+  compare({ label: m, model: file, special: 'allow' }, () => all[k++]);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
