@@ -123,6 +123,8 @@ static uint32_t cp_at(const uint8_t *s, size_t i, size_t *len)
 /* Appends s[0..n) to e->norm (length *used). */
 static simdbpe_status append(simdbpe_encoder *e, size_t *used, const uint8_t *s, size_t n)
 {
+    if (n == 0)
+        return SIMDBPE_OK;
     if (simdbpe__grow((void **)&e->norm, &e->norm_cap, *used + n, 1))
         return SIMDBPE_ERR_NOMEM;
     memcpy(e->norm + *used, s, n);
@@ -167,7 +169,7 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
             free(norm);
             return got == UTF8PROC_ERROR_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_UTF8;
         }
-        if ((size_t)got != end - starter || memcmp(norm, s + starter, (size_t)got) != 0) {
+        if ((size_t)got != end - starter || (got && memcmp(norm, s + starter, (size_t)got) != 0)) {
             if (append(e, &used, s + copied, starter - copied) != SIMDBPE_OK ||
                 append(e, &used, norm, (size_t)got) != SIMDBPE_OK) {
                 free(norm);
