@@ -54,9 +54,9 @@ def ratio_cell(rr):
 
 impls = ["simdbpe", "simdbpe-cli", "tiktoken-rs", "tiktoken", "hf"]
 print("| model | input | MB | " + " | ".join(f"{i} MB/s" for i in impls) +
-      " | simdbpe Mtok/s | simdbpe / tiktoken-rs | (CPU) | simdbpe-cli / tiktoken-rs |"
+      " | simdbpe Mtok/s | simdbpe / tiktoken-rs | (CPU) | simdbpe-cli / tiktoken-rs | (CPU) |"
       " re-encode MB/s | re-encode / tiktoken-rs |")
-print("|---|---|---:|" + "---:|" * len(impls) + "---:|---:|---:|---:|---:|---:|")
+print("|---|---|---:|" + "---:|" * len(impls) + "---:|---:|---:|---:|---:|---:|---:|")
 mismatch = []
 for inp, r in lines.items():
     model, _, name = inp.partition(" ")
@@ -81,7 +81,8 @@ for inp, r in lines.items():
     print(f"| {model} | {name} | {mb} | " + " | ".join(main) + f" | {mtok} | "
           f"{ratio_cell(round_ratios(inp, 'simdbpe', 2))} | "
           f"{ratio_cell(round_ratios(inp, 'simdbpe', 3))} | "
-          f"{ratio_cell(round_ratios(inp, 'simdbpe-cli', 2))} | {again} | "
+          f"{ratio_cell(round_ratios(inp, 'simdbpe-cli', 2))} | "
+          f"{ratio_cell(round_ratios(inp, 'simdbpe-cli', 3))} | {again} | "
           f"{ratio_cell(round_ratios(inp, 'simdbpe-reencode', 2))} |")
 
 shown = False
@@ -92,11 +93,15 @@ for inp in lines:
             continue
         if not shown:
             print()
-            print("one pass / tiktoken-rs's one pass, round by round (wall clock):")
+            print("one pass / tiktoken-rs's one pass, round by round (wall clock; CPU time in brackets):")
             print()
             shown = True
-        print(f"{inp:<22} {impl:<12} " + "  ".join(f"{x:5.1f}x" for x in rr) +
-              f"   median {statistics.median(rr):.1f}x")
+        rc = round_ratios(inp, impl, 3)
+        cells = [f"{x:5.1f}x" + (f" ({c:.1f}x)" if len(rc) == len(rr) else "")
+                 for x, c in zip(rr, rc or rr)]
+        print(f"{inp:<22} {impl:<12} " + "  ".join(cells) +
+              f"   median {statistics.median(rr):.1f}x" +
+              (f" ({statistics.median(rc):.1f}x)" if len(rc) == len(rr) else ""))
 for inp, counts in mismatch:
     print()
     print(f"TOKEN COUNTS DIFFER on {inp}: " +

@@ -2,7 +2,7 @@
 # run.sh - the benchmark: simdbpe and its peers, each on one pass over text it has not seen.
 #
 #   bench/run.sh [--full] [--rounds N] [--hf-rounds N] [--reencode-runs N] [--model NAME]...
-#                [--sample-mb MB] [--adversarial-mb MB] [--no-peers]
+#                [--sample-mb MB] [--adversarial-mb MB] [--peers LIST | --no-peers]
 #
 # 1. builds simdbpe (Release, into build-bench/ or $SIMDBPE_BENCH_BUILD) and checks that it
 #    opens every --model (default gpt2; repeat the option or give a comma list, e.g.
@@ -20,6 +20,7 @@
 #                   process: start, model, reading the files, encoding, writing (cli_pass.py);
 #      tiktoken-rs, tiktoken, hf  bench/peers.mjs with the same encoding (hf: gpt2 only,
 #                   and only in the first --hf-rounds rounds, default all, 0 for none);
+#                   --peers takes a comma list of them (default all three);
 #    and, if --reencode-runs N > 0 (default 3), simdbpe-reencode: bench_encode --warm -r N,
 #    the median of N passes over documents the encoder has already encoded once (the speed
 #    of encoding the same text again, not what a user who tokenizes a corpus once gets).
@@ -37,15 +38,16 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
 rounds=5 hf_rounds="" reencode=3 sample=8 adv=5 full="" peers=1 models=()
+peer_list=(tiktoken-rs tiktoken hf)
 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 usage() {
-  sed -n '2,36p' "$0" >&2
+  sed -n '2,35p' "$0" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=--full ;;
-    --rounds | --hf-rounds | --reencode-runs | --model | --sample-mb | --adversarial-mb)
+    --rounds | --hf-rounds | --reencode-runs | --model | --peers | --sample-mb | --adversarial-mb)
       [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --rounds) rounds=$2 ;;
@@ -55,6 +57,7 @@ while [ $# -gt 0 ]; do
           IFS=, read -r -a more <<<"$2,"
           [ ${#more[@]} -gt 0 ] || more=("")
           models+=("${more[@]}") ;;
+        --peers) IFS=, read -r -a peer_list <<<"$2," ;;
         --sample-mb) sample=$2 ;;
         --adversarial-mb) adv=$2 ;;
       esac
@@ -78,6 +81,16 @@ if [ "$rounds" -lt 1 ]; then
   echo "run.sh: --rounds must be at least 1" >&2
   exit 2
 fi
+for p in "${peer_list[@]}"; do
+  case "$p" in
+    tiktoken-rs | tiktoken | hf) ;;
+    *)
+      echo "run.sh: --peers takes a comma list of tiktoken-rs, tiktoken and hf, got '$p'" >&2
+      exit 2
+      ;;
+  esac
+done
+[ ${#peer_list[@]} -gt 0 ] || peers=0
 for m in "${models[@]}"; do
   if [[ ! $m =~ ^[A-Za-z0-9_.-]+$ ]]; then
     echo "run.sh: --model takes encoding names such as gpt2 or cl100k_base, got '$m'" >&2
@@ -151,8 +164,10 @@ for model in "${models[@]}"; do
   for set in "${sets[@]}"; do
     if [ -d "$work/$set" ]; then files=("$work/$set"/*); else files=("$work/$set"); fi
     label="$model ${set#adversarial/}"
-    live=(tiktoken-rs tiktoken)
-    [ "$model" = gpt2 ] && live+=(hf)
+    live=()
+    for p in "${peer_list[@]}"; do
+      if [ "$p" != hf ] || [ "$model" = gpt2 ]; then live+=("$p"); fi
+    done
     for round in $(seq 1 "$rounds"); do
       echo "# $label, round $round of $rounds" >&2
       "$build/bench/bench_encode" --tsv -r 1 -m "$model" "$label" "${files[@]}" >>"$results"
@@ -162,7 +177,7 @@ for model in "${models[@]}"; do
         "$build/bench/bench_encode" --tsv --warm -r "$reencode" -m "$model" "$label" "${files[@]}" |
           awk -F '\t' -v OFS='\t' '{ $2 = "simdbpe-reencode"; print }' >>"$results"
       fi
-      [ "$peers" = 1 ] || continue
+      [ "$peers" = 1 ] && [ ${#live[@]} -gt 0 ] || continue
       still=()
       for peer in "${live[@]}"; do
         if [ "$peer" = hf ] && [ "$round" -gt "$hf_rounds" ]; then

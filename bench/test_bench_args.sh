@@ -44,6 +44,8 @@ expect "--rounds needs a value" bash "$here/run.sh" --rounds
 expect "--model takes encoding names such as gpt2 or cl100k_base, got ''" bash "$here/run.sh" --model ''
 expect "--model takes encoding names such as gpt2 or cl100k_base, got 'a b'" \
   bash "$here/run.sh" --model 'gpt2,a b'
+expect "--peers takes a comma list of tiktoken-rs, tiktoken and hf, got 'tiktok'" \
+  bash "$here/run.sh" --peers tiktoken-rs,tiktok
 expect "the benchmark: simdbpe and its peers" bash "$here/run.sh" --runs 3
 
 [ "$fails" -eq 0 ] && echo "test_bench_args: all refused as expected"
