@@ -1,19 +1,23 @@
-// peers.mjs - times one peer tokenizer on files, for bench/run.sh.
+// peers.mjs - times one peer tokenizer on one pass over files, for bench/run.sh.
 //
-//   node peers.mjs PEER RUNS FILE...
+//   node peers.mjs PEER ENCODING FILE...
 //
-// PEER is tiktoken-rs (npm tiktoken-rs-node-linux-x64-gnu, native Rust),
-// tiktoken (npm tiktoken, WASM, encode_ordinary) or hf (npm tokenizers,
-// native Rust, GPT-2 vocab.json + merges.txt from src/model/gpt2 with the
-// GPT-2 tokenizer.json settings). Each FILE is one document, read and
-// decoded before timing; the first documents (up to 1 MB) are encoded once
-// untimed, as a warm-up (tiktoken's WASM, V8's JIT: run.sh starts a fresh
-// process for every run); then every document is encoded on one thread,
-// RUNS times, and the medians are printed as one JSON line:
-//   {"peer", "bytes", "tokens", "seconds", "cpu_seconds"}
-// (cpu_seconds: the process's user + system CPU time, all threads).
-// A peer that throws or crashes on an input (tiktoken-rs panics on long
-// pieces) makes this process fail; run.sh reports that as a crash.
+// PEER is tiktoken-rs (npm tiktoken-rs-node-linux-x64-gnu, native Rust, `encode`),
+// tiktoken (npm tiktoken, WASM, `encode_ordinary`) or hf (npm tokenizers, native Rust;
+// ENCODING gpt2 only: GPT-2's vocab.json + merges.txt from src/model/gpt2 with the GPT-2
+// tokenizer.json settings). ENCODING is a tiktoken encoding name (gpt2, cl100k_base,
+// o200k_base, ...), the same one simdbpe is timed with.
+//
+// Each FILE is one document, read and decoded to a string before timing. The peer is
+// built and encodes one fixed sentence that is not in any corpus, untimed (it loads its
+// tables, V8 compiles the calls, tiktoken's WASM starts), so that the timed part is the
+// encoding and nothing in the peer has seen the documents: HF keeps a cache of the words
+// it encoded, and a warm-up on the documents would fill it. Then every document is
+// encoded once, in order, on one thread. run.sh starts a fresh process for each pass.
+// Prints one JSON line: {"peer", "encoding", "bytes", "tokens", "seconds", "cpu_seconds"}
+// (cpu_seconds: the process's user + system CPU time during the pass, all threads).
+// A peer that throws or crashes on an input (tiktoken-rs panics on long pieces) makes
+// this process fail; run.sh reports that as a crash.
 import { createRequire } from 'node:module';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -21,10 +25,10 @@ import path from 'node:path';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [peer, runsArg, ...files] = process.argv.slice(2);
-const runs = Number(runsArg);
+const [peer, encoding, ...files] = process.argv.slice(2);
 
 function hfTokenizer() {
+  if (encoding !== 'gpt2') throw new Error(`hf: no tokenizer files for encoding ${encoding}`);
   const { Tokenizer } = require('tokenizers');
   const dir = path.join(here, '..', 'src', 'model', 'gpt2');
   const vocab = JSON.parse(readFileSync(path.join(dir, 'vocab.json'), 'utf8'));
@@ -45,13 +49,11 @@ function hfTokenizer() {
 
 async function encoderFor(name) {
   if (name === 'tiktoken-rs') {
-    const m = require('tiktoken-rs-node-linux-x64-gnu');
-    const enc = m.getEncoding('gpt2');
+    const enc = require('tiktoken-rs-node-linux-x64-gnu').getEncoding(encoding);
     return async (t) => enc.encode(t).length;
   }
   if (name === 'tiktoken') {
-    const { get_encoding } = require('tiktoken');
-    const enc = get_encoding('gpt2');
+    const enc = require('tiktoken').get_encoding(encoding);
     return async (t) => enc.encode_ordinary(t).length;
   }
   if (name === 'hf') {
@@ -61,31 +63,20 @@ async function encoderFor(name) {
   throw new Error(`unknown peer ${name}`);
 }
 
+if (!peer || !encoding || files.length === 0) {
+  console.error('usage: node peers.mjs PEER ENCODING FILE...');
+  process.exit(2);
+}
 const docs = files.map((f) => readFileSync(f));
 const texts = docs.map((b) => b.toString('utf8'));
 const bytes = docs.reduce((s, b) => s + b.length, 0);
 const encode = await encoderFor(peer);
-// The warm-up: the first documents, up to 1 MB (at least one).
-for (let i = 0, warm = 0; i < texts.length && (i === 0 || warm < 1e6); i++) {
-  await encode(texts[i]);
-  warm += docs[i].length;
-}
-const times = [];
-const cpus = [];
+await encode('Warm-up: a sentence of no corpus, 12 words and digits 3.14.');
+const t0 = process.hrtime.bigint();
+const c0 = process.cpuUsage();
 let tokens = 0;
-for (let r = 0; r < runs; r++) {
-  const t0 = process.hrtime.bigint();
-  const c0 = process.cpuUsage();
-  let n = 0;
-  for (const t of texts) n += await encode(t);
-  const c = process.cpuUsage(c0);
-  times.push(Number(process.hrtime.bigint() - t0) / 1e9);
-  cpus.push((c.user + c.system) / 1e6);
-  tokens = n;
-}
-const median = (v) => {
-  v.sort((a, b) => a - b);
-  const mid = v.length >> 1;
-  return v.length % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-};
-console.log(JSON.stringify({ peer, bytes, tokens, seconds: median(times), cpu_seconds: median(cpus) }));
+for (const t of texts) tokens += await encode(t);
+const c = process.cpuUsage(c0);
+const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+const cpu_seconds = (c.user + c.system) / 1e6;
+console.log(JSON.stringify({ peer, encoding, bytes, tokens, seconds, cpu_seconds }));

@@ -37,10 +37,16 @@ mkdir -p "$tmp/b" && : >"$tmp/b/libsimdbpe.so"
 expect "$tmp/b/bench/bench_pair is not built" TMPDIR="$tmp" bash "$here/pair.sh" code 2 "$tmp/b" "$tmp/b"
 expect "compare two builds of simdbpe" bash "$here/pair.sh" code 2
 
-expect "--hf-runs must be a whole number, got 'x'" bash "$here/run.sh" --hf-runs x
-expect "--peer-runs must be a whole number, got '-1'" bash "$here/run.sh" --peer-runs -1
-expect "--runs and --peer-runs must be at least 1" bash "$here/run.sh" --runs 0
-expect "the benchmark: simdbpe and its peers" bash "$here/run.sh" --no-such-option
+expect "--hf-rounds must be a whole number, got 'x'" bash "$here/run.sh" --hf-rounds x
+expect "--reencode-runs must be a whole number, got '-1'" bash "$here/run.sh" --reencode-runs -1
+expect "--rounds must be at least 1" bash "$here/run.sh" --rounds 0
+expect "--rounds needs a value" bash "$here/run.sh" --rounds
+expect "--model takes encoding names such as gpt2 or cl100k_base, got ''" bash "$here/run.sh" --model ''
+expect "--model takes encoding names such as gpt2 or cl100k_base, got 'a b'" \
+  bash "$here/run.sh" --model 'gpt2,a b'
+expect "--peers takes a comma list of tiktoken-rs, tiktoken and hf, got 'tiktok'" \
+  bash "$here/run.sh" --peers tiktoken-rs,tiktok
+expect "the benchmark: simdbpe and its peers" bash "$here/run.sh" --runs 3
 
 [ "$fails" -eq 0 ] && echo "test_bench_args: all refused as expected"
 exit $((fails != 0))

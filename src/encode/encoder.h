@@ -3,21 +3,20 @@
  * encoder.c (creating encoders; UTF-8, special tokens) and the piece path
  * (pieces.inc.h), which encodes the pre-tokens of a stretch of text.
  *
- * The hot tables are 2.5 MB, a little over the L2; every access beyond them
- * (warm tables, whole-token map, caches) is a likely cache miss, so
- * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch those accesses
- * for all of the chunk's pieces before any of them is needed (see
- * encode_chunk). Pieces are keyed by their first 16 bytes as two
+ * The hot tables are 2.5 MB, about the size of an L2; every access beyond
+ * them (warm tables, whole-token map, caches) is a likely cache miss, so
+ * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch
+ * those accesses for all of the chunk's pieces before any of them is
+ * needed (see encode_chunk). Pieces are keyed by their first 16 bytes as two
  * zero-padded words plus the length, hashed with one multiply. The cache
  * holds pieces of up to 16 bytes that are not whole tokens and encode to
  * at most 11 ids, one per cache line; a second one holds pieces of up to
  * 48 bytes and 16 ids, and a third (the big cache) longer pieces and
  * those pushed out of the second. The hot tables and caches are
  * direct-mapped and bounded (2, 0.5, 1, 0.25 and 2.25 MB); a new entry
- * replaces the one in its slot. The caches were 8 and 2 MB before the
- * hot tables took most of their hits; smaller measured as fast on one
- * thread and faster on two (two threads' tables compete for the shared
- * cache and memory).
+ * replaces the one in its slot. The caches are small because the hot
+ * tables take most of their hits, and because the tables of encoders on
+ * several threads compete for the shared cache and memory.
  *
  * The warm tables (8 + 16 MB by default; 0.5 + 1 MB until the encoder
  * has put as many entries in them as those hold) are the second level of
@@ -27,25 +26,19 @@
  * so a burst of pieces seen once pushes out only the oldest of a line, or
  * two 32-byte ones, which may go to a second line and keep their first
  * entry when full (see warm_put); the 32-byte entries also hold pieces of
- * 4-6 ids, as the hot ones do. On the 100 MB English corpus they take most of the 1.5 M hot
- * misses of a first pass, and BPE runs about 250 K times instead of 542 K
- * (294 K distinct pieces need it at least once; the pieces cut at places
- * no merge spans go part by part). On a second pass over the same 100 MB,
- * BPE ran 148 K times with 4 + 2 MB and no 4-6-id entries, 81 K times
- * with 8 + 4 MB (multilingual 119 K -> 107 K), 33 K at 16 + 8 MB. English
- * has 184 K distinct pieces of up to 8 bytes and 122 K of 9-16,
- * multilingual 230 K and 273 K; 2^17 entries of 32 bytes in lines of two
- * were nearly full with English alone, hence the 16 MB for those.
+ * 4-6 ids, as the hot ones do. They take most of the hot misses, so BPE
+ * runs mostly for pieces the encoder meets for the first time (and for
+ * the parts of pieces cut at places no merge spans). The 32-byte entries
+ * get twice the memory of the 16-byte ones: a corpus has about as many
+ * distinct pieces of 9-16 bytes as of up to 8, and each takes twice the
+ * room.
  *
  * How large is a trade-off, which simdbpe_encoder_options.cache_mb lets
- * the caller make (3 to 96 MB). Text the encoder sees again gains: with
- * 8 + 16 MB instead of 4 + 8, repeated passes over English were about 10%
- * faster and over multilingual 11% (code the same). One pass of a fresh
- * encoder, which sees its text once, was 1.5% slower. And encoders on
- * several threads compete for the CPU's shared cache: one pass of the
- * command-line tool over the 100 MB English corpus on two threads was 7%
- * slower with 24 MB each than with 12 (on one thread, the same). The
- * tool therefore gives each encoder 12 MB when it runs more than one.
+ * the caller make (3 to 96 MB). Larger tables make text the encoder sees
+ * again faster; they make a fresh encoder's single pass a little slower
+ * (more fresh pages), and encoders on several threads compete for the
+ * CPU's shared cache. The command-line tool therefore gives each encoder
+ * 12 MB when it runs more than one. bench/README.md has the figures.
  */
 #ifndef SIMDBPE_ENCODER_H
 #define SIMDBPE_ENCODER_H
@@ -68,8 +61,8 @@
  * two-line entries: the whole key up to 48 bytes, up to 16 ids. A piece
  * of up to 16 bytes is looked up there only if its slot in the first
  * cache says so (CACHE_IN_LONG): the line is not prefetched for such
- * pieces, and reading it on every miss of the first cache cost 8% of the
- * multilingual samples. */
+ * pieces, and reading it on every miss of the first cache showed in
+ * profiles of multilingual text. */
 #define LONG_BITS 11
 #define LONG_KEY 48
 #define LONG_IDS 16
@@ -90,10 +83,9 @@ typedef struct long_slot {
  * then its ids are. The arena is filled in order; when the next entry
  * does not fit, every slot is emptied and it is filled again from its
  * start. Such pieces (runs of dashes and table borders in English, long
- * comment rules and runs of symbols in code) ran BPE again on every pass
- * over a corpus: per pass over English 2.1 K calls for pieces over 48
- * bytes and 1.5 K for pieces of 17-48, over code 2.8 K and 12 K, each
- * 0.6-1.5 us (3% of English's time, 10% of code's); now 80 and 3 K. */
+ * comment rules and runs of symbols in code) would otherwise run BPE
+ * again on every pass over a corpus, each call far dearer than a
+ * lookup. */
 #define BIG_BITS 14
 #define BIG_SLOTS ((size_t)1 << BIG_BITS)
 #define BIG_KEY 1024
@@ -108,18 +100,10 @@ typedef struct big_slot {
 
 /* The hot tables: pieces of 1..8 bytes (keyed by their inverted bytes,
  * see hot_lo; 16 bytes a slot) and of 9..16 bytes (two words, 32 bytes a
- * slot) that encode to up to three ids, in 2 MB + 512 KB. 512 + 512 KB
- * measured faster until session 9; with keys that need one compare, 1 MB
- * for the short pieces made repeated passes over English 4% and code 7%
- * faster, one English pass 3%, and one pass of code or multilingual the
- * same (2 MB for the longer pieces too: English faster, multilingual
- * slower). In session 12, 2 MB for the short pieces made repeated passes
- * over English 5% faster (three sets of alternating rounds), code and
- * multilingual and the tool on one or two threads the same within the
- * noise; English has 184 K distinct pieces of up to 8 bytes. (Slots of
- * 8 bytes, twice as many in 1 MB, for pieces of one id, keyed by the
- * rest of a bijective hash of the piece, cost pass 1 ten instructions
- * a piece more and were 10% slower.) Their value packs the ids (each < 2^16,
+ * slot) that encode to up to three ids, in 2 MB + 512 KB. A larger table
+ * misses less and a smaller one stays nearer the core; these sizes were
+ * the fastest measured (bench/README.md lists the others). Their value
+ * packs the ids (each < 2^16,
  * as all of GPT-2's are; a piece with a larger id is not kept here), the
  * length (for moving entries; lookups need only the key) and the number
  * of ids:
@@ -157,9 +141,7 @@ typedef struct big_slot {
  * (3..96 MB) as simdbpe_encoder_options.cache_mb asks. An encoder starts
  * with b = WARM_START_BITS (0.5 + 1 MB) and moves to the full tables once
  * it has put as many entries in them as they hold: a short job does not
- * pay for zeroing pages it barely uses (a 27 KB document in a fresh
- * process took 4.6 ms with 16 + 8 MB tables from the start, 3.8 ms with
- * 4 + 2 MB, 1.9 ms with 0.5 + 1 MB). */
+ * pay for faulting in pages it barely uses. */
 #define WARM_BITS 19
 #define WARM_MIN_BITS 16
 #define WARM_MAX_BITS 21
@@ -305,7 +287,7 @@ void simdbpe__unmap_tables(void *base, size_t mapped);
  * (pieces.c), and for AVX2 with BMI1 and BMI2 (pieces_avx2.c, x86 builds
  * only), which an encoder uses when its kernel set is the AVX2 one: the
  * same code, with gcc free to use tzcnt, blsr, andn, shlx and three-operand
- * vector instructions (4-5% fewer instructions a piece).
+ * vector instructions (fewer instructions a piece).
  */
 simdbpe_status simdbpe__encode_pieces(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n);
 #if defined(SIMDBPE_HAVE_X86_KERNELS)

@@ -234,9 +234,7 @@ static inline void prepare_piece(const simdbpe_encoder *e, const uint8_t *s, pie
             __builtin_prefetch(&e->long_cache[k->h >> (64 - LONG_BITS)]);
         /* Pieces of up to 48 bytes too: one pushed out of its long slot
          * is looked for there (long_put), a miss a profile of
-         * multilingual text showed in big_find. Multilingual +1.6%
-         * (bench/pair.sh, 6 processes, all above 1), English and code
-         * the same. */
+         * multilingual text showed in big_find. */
         if (len <= BIG_KEY)
             __builtin_prefetch(&e->big[k->h >> (64 - BIG_BITS)]);
     }
@@ -457,13 +455,10 @@ static void grow_warm(simdbpe_encoder *e);
  * room, or one time in eight; otherwise it replaces the line's second
  * entry and the first stays. Lines of two overflow on multilingual text
  * (273 K distinct pieces of 9-16 bytes for 512 K entries), and pieces
- * that kept pushing each other out of a line all missed. Keeping the
- * first entry: a second multilingual pass ran BPE 34 K times instead of
- * 42 K, English 16 K instead of 19 K; repeated multilingual passes
- * +2-4%, English and code the same. The second line: multilingual
- * another +2-4%, English +2%, code the same. (Keeping the first entry in
- * the 16-byte lines too, one time in sixteen and with 4 + 8 MB tables,
- * made English 8% slower.) */
+ * that kept pushing each other out of a line all missed; keeping the
+ * first entry and the second line let a later pass find them and run BPE
+ * less. The 16-byte lines do not keep their first entry: there that was
+ * slower (bench/README.md). */
 static inline void warm_put(simdbpe_encoder *e, const piece_key *k, size_t len, uint64_t v,
                             uint64_t more)
 {
@@ -593,12 +588,9 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  *   3. the others get a value from the general path (warm table, whole
  *      token, caches, BPE), whose memory has had the rest of the chunk's
  *      time to arrive; then every piece's value is written out in order.
- * Pass 3 used to take the pieces in order and branch on which kind each
- * was: a mispredicted branch per general-path piece, on top of pass 1's.
- * Splitting it made repeated passes over English 7% faster, code 5%,
- * multilingual 2% (one pass: 2-3%). Pass 1 also branched on each lookup;
- * listing the misses instead made English and multilingual another 4%
- * faster (code 1%).
+ * Taking the pieces in order and branching on which kind each is would
+ * cost a mispredicted branch per general-path piece; so would branching
+ * on each of pass 1's lookups, hence the list of misses.
  */
 
 /*
@@ -610,11 +602,7 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
  * piece instead of 29 (with the key compared in memory and the 0 read
  * from keep_lo[0], which spares two registers: short of them, gcc
  * reloaded two constants every piece), and a hit's value is ready two
- * instructions after its slot is read instead of five. Alternating
- * rounds (bench/ab.sh, medians of 10-12): English +2.5%, +7% and +5.5%
- * (once -4%, in a noisy set), code +5%, multilingual +7% and +2%; with
- * the operands in memory, again English +4% and -0.5%, code +2% and +3%,
- * multilingual the same.
+ * instructions after its slot is read instead of five.
  */
 
 /* v if key == lo, else 0, with no branch. */
@@ -653,7 +641,7 @@ static inline uint64_t first_pass(const hot_slot *hot, const hot16_slot *hot16, 
     /* With `safe`, the loads of hot_key and piece_words without their
      * bounds checks, written out: the same functions with a `safe ||`
      * in the check gave gcc a loop of one instruction more per piece
-     * (1.2% of English's instructions, register allocation). */
+     * (register allocation). */
     if (SIMDBPE_LIKELY(len <= HOT_LEN)) {
         uint64_t lo;
         if (safe) {
@@ -738,10 +726,8 @@ static inline void miss_pass(const simdbpe_encoder *e, const uint8_t *s, size_t 
  * where it has none), and only the values whose ids come from the bytes
  * or from elsewhere in `out` branch. Dense: more than one piece in
  * MORE_SHARE took the general path, which is cheap to know and goes with
- * such text (multilingual: 15% of its pieces, English 3%); counting the
- * values with ids in `more` took a pass over the chunk that cost code 3%.
- * 10 alternating rounds of a second multilingual pass: 214.0 -> 226.5
- * MB/s; English and code the same.
+ * such text (many of multilingual's pieces, few of English's); counting
+ * the values with ids in `more` would take a pass over the chunk.
  */
 #define MORE_SHARE 8
 

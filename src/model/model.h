@@ -346,11 +346,11 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
  * The byte pairs: entry a << 8 | b of a table of 65536 is the merge of the
  * single-byte tokens of bytes a and b, as rank + 1 (0: none) and the new
  * id. Every pair a word starts with in BPE is such a pair, and the table
- * answers it with one load: no hash, compare or branch (BPE calls 7-10%
- * faster than through the pair cache). An encoder keeps one in its lazily
- * zeroed huge-page mapping and fills it when it is created; a model does
- * not, because 512 KB of fresh pages, or even a compact 30 KB form, cost a
- * fresh process 0.4-1.3 ms of page faults at every load.
+ * answers it with one load: no hash, compare or branch (faster than the
+ * pair cache). An encoder keeps one in its lazily zeroed huge-page mapping
+ * and fills it when it is created; a model does not, because 512 KB of
+ * fresh pages, or even a compact 30 KB form, would cost every model load
+ * in a fresh process its page faults.
  */
 typedef struct simdbpe__byte_pair {
     uint32_t rank1, id;
@@ -395,9 +395,9 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
 /* ---- large temporary arrays (mph.c) ---- */
 
 /* malloc/calloc for arrays of hundreds of KB built while loading a model:
- * on Linux they ask for transparent huge pages, because fresh 4 KB pages
- * cost ~10 us each in faults on virtual machines (a model load touches
- * ~12 MB). Free with free(). */
+ * on Linux they ask for transparent huge pages, because a model load
+ * touches megabytes of fresh memory and each 4 KB page's first touch is a
+ * fault (dear on virtual machines). Free with free(). */
 void *simdbpe__model_alloc(size_t bytes);
 void *simdbpe__model_calloc(size_t n, size_t size);
 
@@ -452,11 +452,10 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out);
  * the checks of every table entry: for images this library wrote, the
  * embedded one at build time (whose bytes a test compares with what the
  * loader writes, and opens untrusted) or one the loader just built.
- * Hashing the embedded image's 3.5 MB cost a fresh process about 1 ms,
- * most of it the first touch of its pages. A trusted image may come with
- * its `joins` (else NULL: they are built in a pass over the rules, which
- * cost a fresh process another 1.2 ms, most of it the first touch of the
- * rules' and tokens' pages): the model then owns them as it owns the image
+ * Hashing the embedded image's 3.5 MB would make a fresh process touch all
+ * of its pages. A trusted image may come with its `joins` (else NULL: they
+ * are built in a pass over the rules, which touches the rules' and
+ * tokens' pages): the model then owns them as it owns the image
  * (STATIC: never freed), and on failure the caller keeps them. */
 simdbpe_status simdbpe__image_open(const uint8_t *image, size_t len, int kind, int trusted,
                                    const uint64_t *joins, simdbpe_model **out,
