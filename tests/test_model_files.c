@@ -379,3 +379,26 @@ Test(model_files, a_directory_prefers_its_tokenizer_json)
     }
     rmdir(dir);
 }
+
+Test(model_files, ids_past_two_to_the_twenty_go_through)
+{
+    /* Ids are 32-bit everywhere: a merge whose token has id 2^20 + 7 and
+     * an added token at 2^22 (ids need not be dense). */
+    json_t *j = small_json(MERGES, 4);
+    json_t *vocab = json_object_get(json_object_get(j, "model"), "vocab");
+    json_object_set_new(vocab, "hell", json_integer((1 << 20) + 7));
+    json_array_append_new(json_object_get(j, "added_tokens"),
+                          json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 1 << 22,
+                                    "content", "<big>", "single_word", 0, "lstrip", 0,
+                                    "rstrip", 0, "normalized", 0, "special", 0));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_vocab_size(m), (1u << 22) + 1);
+    /* "hello": hell (now 2^20 + 7), o; then the added token. */
+    uint32_t want[] = {(1u << 20) + 7, byte_id('o'), 1u << 22};
+    expect_encode(m, "hello<big>", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3);
+    expect_encode(m, "hello<big>", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3); /* from the caches */
+    simdbpe_model_free(m);
+    json_decref(j);
+}

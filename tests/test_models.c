@@ -18,6 +18,8 @@
  */
 #include "corpus_util.h"
 
+#include <unistd.h>
+
 #include <jansson.h>
 #include <utf8proc.h>
 
@@ -248,3 +250,56 @@ Test(models, llama3, .timeout = 900) { model_parity("llama3"); }
 Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
 Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
 Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
+
+/* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
+ * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the
+ * vocab.json + merges.txt pair alone, read with GPT-2's pre-tokenizer,
+ * would give 84641 6 51 2936 400 14990). */
+Test(models, a_directory_with_tokenizer_json_encodes_as_its_model)
+{
+    dirs d;
+    find_dirs(&d, "english.txt.zst", "edge.jsonl");
+    char path[1300];
+    snprintf(path, sizeof path, "%s/../models/qwen3/tokenizer.json.zst", d.golden);
+    if (!is_file(path)) {
+        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+        cr_skip_test("model not available: %s", path);
+    }
+    size_t len;
+    char *json = read_zst(path, &len);
+    char dir[] = "/tmp/simdbpe-qwen3-dir-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char file[256];
+    snprintf(file, sizeof file, "%s/tokenizer.json", dir);
+    tu_write(file, json, len);
+    free(json);
+    const char *names[] = {"vocab.json", "merges.txt"};
+    for (int i = 0; i < 2; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "%s/%s", TU_GPT2_DIR, names[i]);
+        char *data = tu_read(src, &len);
+        snprintf(file, sizeof file, "%s/%s", dir, names[i]);
+        tu_write(file, data, len);
+        free(data);
+    }
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open(dir, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "qwen2");
+    simdbpe_encoder *e = tu_encoder(m);
+    uint32_t want[] = {84641, 17323, 2936, 400, 14990};
+    const uint32_t *ids;
+    size_t n;
+    const char *text = "DON'T stop $hello";
+    cr_assert_eq(simdbpe_encode(e, text, strlen(text), NULL, &ids, &n, &err), SIMDBPE_OK);
+    char msg[200];
+    cr_assert(!tu_ids_differ(ids, n, want, 5, msg, sizeof msg), "%s", msg);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(m);
+    const char *all[] = {"tokenizer.json", "vocab.json", "merges.txt"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, all[i]);
+        unlink(file);
+    }
+    rmdir(dir);
+}
