@@ -170,7 +170,8 @@ static void check_fold(const char *line)
         count++;
         cr_assert(cp <= SIMDBPE__UCD_MAX_CP, "FOLD %s %s: bad code point", contraction, part);
         if (strcmp(part, "0") == 0) {
-            cr_expect_eq(cp, 0x27ul, "FOLD %s 0: U+%04lX accepted as the apostrophe", contraction, cp);
+            cr_expect_eq(cp, 0x27ul, "FOLD %s 0: U+%04lX accepted as the apostrophe", contraction,
+                         cp);
             continue;
         }
         cr_expect(simdbpe__ucd_props((uint32_t)cp) & SIMDBPE__UCD_L,
