@@ -23,6 +23,9 @@ packages=(
 
 install_packages() {
   local missing=()
+  # The checks against HF tokenizers and tiktoken (tests/hf) run them with
+  # node: Debian's, unless the machine has a node already.
+  command -v node >/dev/null && command -v npm >/dev/null || packages+=(nodejs npm)
   for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
