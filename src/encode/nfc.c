@@ -27,6 +27,7 @@
 #include <utf8proc.h>
 
 #include "encoder.h"
+#include "utf8.h"
 
 #define BLOCKS (0x110000 / 64)
 static uint64_t safe_bits[BLOCKS];      /* bit cp & 63 of word cp >> 6 */
@@ -103,23 +104,6 @@ static int is_new(uint32_t cp)
     return __atomic_load_n(&new_bits[cp >> 6], __ATOMIC_RELAXED) >> (cp & 63) & 1;
 }
 
-/* The code point at s[i] (valid UTF-8) and its length. */
-static uint32_t cp_at(const uint8_t *s, size_t i, size_t *len)
-{
-    uint8_t c = s[i];
-    if (c < 0xE0) {
-        *len = 2;
-        return (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-    }
-    if (c < 0xF0) {
-        *len = 3;
-        return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-    }
-    *len = 4;
-    return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
-           (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
-}
-
 /* Appends s[0..n) to e->norm (length *used). */
 static simdbpe_status append(simdbpe_encoder *e, size_t *used, const uint8_t *s, size_t n)
 {
@@ -145,7 +129,7 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
             continue;
         }
         size_t l;
-        uint32_t cp = cp_at(s, i, &l);
+        uint32_t cp = simdbpe__utf8_decode(s, i, &l);
         if (safe(cp)) {
             starter = is_new(cp) ? i + l : i;
             i += l;
@@ -157,7 +141,7 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
             if (s[end] < 0xCC)
                 break;
             size_t l2;
-            uint32_t c2 = cp_at(s, end, &l2);
+            uint32_t c2 = simdbpe__utf8_decode(s, end, &l2);
             if (safe(c2))
                 break;
             end += l2;

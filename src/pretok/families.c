@@ -41,6 +41,7 @@
 
 #include "pretok.h"
 #include "ucd.h"
+#include "utf8.h"
 
 
 /* Classes of a code point, as bits: ucd.h's properties, and two more. */
@@ -80,27 +81,6 @@ static void init_ascii(void)
     __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
 }
 
-/* The code point at s[i] (valid UTF-8), its length in *len. */
-static inline uint32_t decode(const uint8_t *s, size_t i, size_t *len)
-{
-    uint8_t c = s[i];
-    if (c < 0x80) {
-        *len = 1;
-        return c;
-    }
-    if (c < 0xE0) {
-        *len = 2;
-        return (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-    }
-    if (c < 0xF0) {
-        *len = 3;
-        return (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-    }
-    *len = 4;
-    return (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
-           (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
-}
-
 static inline int is_cjk(uint32_t cp)
 {
     return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
@@ -118,7 +98,7 @@ static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *le
         *len = 1;
         return ascii_props[s[i]];
     }
-    uint32_t cp = decode(s, i, len);
+    uint32_t cp = simdbpe__utf8_decode(s, i, len);
     return cjk && is_cjk(cp) ? C_CJK : props_of(cp);
 }
 
@@ -254,6 +234,32 @@ static inline size_t ascii_other(const uint8_t *s, size_t n, size_t i, int slash
     return e - 1;
 }
 
+/* \p{N}{1,max} at s[i], a number. */
+static size_t numbers(const uint8_t *s, size_t n, size_t i, unsigned max)
+{
+    size_t j = i, len;
+    for (unsigned d = 0; d < max && (cls_at(s, n, j, &len) & C_N); d++)
+        j += len;
+    return j;
+}
+
+/* At s[i] (classes c), which is no letter or number (or a letter
+ * alternative did not match): " ?[^\s\p{L}\p{N}]+[\r\n]*" (with `slash`,
+ * o200k's "[\r\n/]*"), else a whitespace run. */
+static size_t other_or_whitespace(const uint8_t *s, size_t n, size_t i, unsigned c, int slash)
+{
+    size_t j = i, l2;
+    if (s[i] == ' ' && (cls_at(s, n, i + 1, &l2) & C_X))
+        j = i + 1;
+    if (j > i || !(c & C_WS)) {
+        j = run(s, n, j, C_X);
+        while (j < n && (is_break(s[j]) || (slash && s[j] == '/')))
+            j++;
+        return j;
+    }
+    return whitespace(s, n, i, 0);
+}
+
 /* cl100k's pieces that the ASCII paths tell: the end, or 0. */
 static inline size_t cl100k_fast(const uint8_t *s, size_t n, size_t i)
 {
@@ -279,31 +285,9 @@ static size_t cl100k_slow(const uint8_t *s, size_t n, size_t i, unsigned digits)
         if (cls_at(s, n, i + len, &len2) & C_L)
             return run(s, n, i + len + len2, C_L);
     }
-    if (c & C_N) {
-        size_t j = i + len;
-        for (unsigned d = 1; d < digits; d++) {
-            size_t l2;
-            if (!(cls_at(s, n, j, &l2) & C_N))
-                break;
-            j += l2;
-        }
-        return j;
-    }
-    /*  ?[^\s\p{L}\p{N}]+[\r\n]* */
-    size_t j = i;
-    if (s[i] == ' ') {
-        size_t l2;
-        unsigned d = cls_at(s, n, i + 1, &l2);
-        if (l2 && !(d & (C_WS | C_L | C_N)))
-            j = i + 1;
-    }
-    if (j > i || !(c & C_WS)) {
-        j = run(s, n, j, C_X);
-        while (j < n && is_break(s[j]))
-            j++;
-        return j;
-    }
-    return whitespace(s, n, i, 0);
+    if (c & C_N)
+        return numbers(s, n, i, digits);
+    return other_or_whitespace(s, n, i, c, 0);
 }
 
 /* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p: the end, or 0. */
@@ -388,31 +372,9 @@ static size_t o200k_slow(const uint8_t *s, size_t n, size_t i)
         if ((e = o200k_letters(s, n, i, w_plus)) != 0)
             return e;
     }
-    if (c & C_N) {
-        size_t j = i + len;
-        for (int d = 1; d < 3; d++) {
-            size_t l2;
-            if (!(cls_at(s, n, j, &l2) & C_N))
-                break;
-            j += l2;
-        }
-        return j;
-    }
-    /*  ?[^\s\p{L}\p{N}]+[\r\n/]* */
-    size_t j = i;
-    if (s[i] == ' ') {
-        size_t l2;
-        unsigned d = cls_at(s, n, i + 1, &l2);
-        if (l2 && !(d & (C_WS | C_L | C_N)))
-            j = i + 1;
-    }
-    if (j > i || !(c & C_WS)) {
-        j = run(s, n, j, C_X);
-        while (j < n && (is_break(s[j]) || s[j] == '/'))
-            j++;
-        return j;
-    }
-    return whitespace(s, n, i, 0);
+    if (c & C_N)
+        return numbers(s, n, i, 3);
+    return other_or_whitespace(s, n, i, c, 1);
 }
 
 /* ---- DeepSeek-V3 ---- */
@@ -460,16 +422,8 @@ static size_t deepseek_end(const uint8_t *s, size_t n, size_t i)
 {
     size_t len;
     unsigned c = cls_at_k(s, n, i, &len, 1);
-    if (c & C_N) {
-        size_t j = i + len;
-        for (int d = 1; d < 3; d++) {
-            size_t l2;
-            if (!(cls_at(s, n, j, &l2) & C_N))
-                break;
-            j += l2;
-        }
-        return j;
-    }
+    if (c & C_N)
+        return numbers(s, n, i, 3);
     if (c & C_CJK)
         return run_k(s, n, i + len, C_CJK, 1);
     size_t e = ds_match(s, n, i);

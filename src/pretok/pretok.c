@@ -10,6 +10,7 @@
 
 #include "common.h"
 #include "ucd.h"
+#include "utf8.h"
 
 #define L SIMDBPE__CP_LETTER
 #define N SIMDBPE__CP_NUMBER
@@ -32,24 +33,11 @@ const uint8_t simdbpe__ascii_class[128] = {
  * *len to its length in bytes. */
 static inline unsigned class_at(const uint8_t *s, size_t i, size_t *len)
 {
-    uint8_t c = s[i];
-    uint32_t cp;
-    if (c < 0x80) {
+    if (s[i] < 0x80) {
         *len = 1;
-        return simdbpe__ascii_class[c];
+        return simdbpe__ascii_class[s[i]];
     }
-    if (c < 0xE0) {
-        *len = 2;
-        cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-    } else if (c < 0xF0) {
-        *len = 3;
-        cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
-    } else {
-        *len = 4;
-        cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
-             (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
-    }
-    return simdbpe__ucd_class(cp);
+    return simdbpe__ucd_class(simdbpe__utf8_decode(s, i, len));
 }
 
 /* The end of the run of code points of class `cls` starting at s[i]. For
