@@ -32,3 +32,8 @@ target_link_libraries(test_nfc PRIVATE PkgConfig::UTF8PROC)
 pkg_check_modules(TESTS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 simdbpe_tests_add(test_pretok_families test_pretok_families.c)
 target_link_libraries(test_pretok_families PRIVATE PkgConfig::TESTS_PCRE2)
+
+# The family scanners against HF's own pieces (tests/data/pretok/, zstd).
+pkg_check_modules(PRETOK_TESTS_ZSTD REQUIRED IMPORTED_TARGET libzstd)
+simdbpe_tests_add(test_pretok_hf test_pretok_hf.c)
+target_link_libraries(test_pretok_hf PRIVATE PkgConfig::PRETOK_TESTS_ZSTD)

@@ -14,7 +14,8 @@
  * class the regexes ask about: letters of each case class, marks,
  * numbers of each kind, whitespace of each kind (line breaks included),
  * punctuation, symbols, format and control characters, unassigned and
- * private-use code points, the CJK and kana of DeepSeek's second Split,
+ * private-use code points, the CJK and kana of DeepSeek's second Split
+ * (letters, and the punctuation, symbols, marks and gaps of its ranges),
  * and the letters of the contractions with U+017F (long s).
  */
 #ifndef SIMDBPE_TESTS_PRETOK_REF_H
@@ -37,7 +38,7 @@ static const uint32_t REF_ALPHABET[] = {
     0x1C5, 0x2B0, 0x5D0, 0x3B1, 0x391, 0x436, 0x416, 0x301, 0x308, 0x903, 0x20DD, 0x663, 0xBD,
     0x216B, 0xFF11, 0xA0, 0x3000, 0x2028, 0x85, 0x200D, 0xFEFF, 0x2014, 0x2018, 0x2019, 0x2212,
     0x263A, 0x2C2, 0x4E00, 0x4E8C, 0x9FA5, 0x9FA6, 0x3042, 0x30A2, 0x30FC, 0x3007, 0xE000,
-    0x1F600, 0x10FFFD, 0xAC00, 0x1100};
+    0x1F600, 0x10FFFD, 0xAC00, 0x1100, 0x30FB, 0x309B, 0x30A0, 0x3040, 0x3099, 0x309F};
 #define REF_ALPHABET_N (sizeof REF_ALPHABET / sizeof REF_ALPHABET[0])
 
 typedef struct ref_family {

@@ -86,9 +86,19 @@ static inline int is_cjk(uint32_t cp)
     return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
 }
 
+/* DeepSeek-V3's third Split sees the pieces of its second one, runs of
+ * CJK characters and what is between them; its classes then mark where
+ * such a piece ends with C_CJK (a number ends one too, and is in no class
+ * it runs over): */
+enum {
+    K_PLAIN = 0,   /* no such pieces (every other family) */
+    K_OUTSIDE = 1, /* in a piece between CJK runs: CJK characters are C_CJK only */
+    K_INSIDE = 2   /* in a CJK run: every other character is C_CJK only */
+};
+
 /* The classes of the code point at s[i] and its length; 0 classes past n.
- * With `cjk`, DeepSeek-V3's CJK characters are C_CJK only. */
-static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *len, int cjk)
+ * `k` is K_*. */
+static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *len, int k)
 {
     if (i >= n) {
         *len = 0;
@@ -96,10 +106,14 @@ static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *le
     }
     if (s[i] < 0x80) {
         *len = 1;
-        return ascii_props[s[i]];
+        return k == K_INSIDE ? C_CJK : ascii_props[s[i]];
     }
     uint32_t cp = simdbpe__utf8_decode(s, i, len);
-    return cjk && is_cjk(cp) ? C_CJK : props_of(cp);
+    if (k == K_PLAIN)
+        return props_of(cp);
+    if (k == K_OUTSIDE)
+        return is_cjk(cp) ? C_CJK : props_of(cp);
+    return is_cjk(cp) ? props_of(cp) : C_CJK;
 }
 
 static inline unsigned cls_at(const uint8_t *s, size_t n, size_t i, size_t *len)
@@ -112,7 +126,7 @@ static inline unsigned cls_at(const uint8_t *s, size_t n, size_t i, size_t *len)
 static inline size_t run_k(const uint8_t *s, size_t lim, size_t i, unsigned mask, int cjk)
 {
     while (i < lim) {
-        if (s[i] < 0x80) {
+        if (s[i] < 0x80 && cjk != K_INSIDE) {
             if (!(ascii_props[s[i]] & mask))
                 break;
             i++;
@@ -165,7 +179,7 @@ static size_t whitespace(const uint8_t *s, size_t n, size_t i, int cjk)
         if (is_break(s[j - 1]))
             return j; /* after the last line break */
     size_t len;
-    if (e == n || (cjk && (cls_at_k(s, n, e, &len, 1) & (C_N | C_CJK))))
+    if (e == n || (cjk && (cls_at_k(s, n, e, &len, cjk) & (C_N | C_CJK))))
         return e;
     size_t last = e - 1;
     while ((s[last] & 0xC0) == 0x80)
@@ -379,16 +393,15 @@ static size_t o200k_slow(const uint8_t *s, size_t n, size_t i)
 
 /* ---- DeepSeek-V3 ---- */
 
-/* The third regex at s[i] (a code point that is no number and no CJK
- * character): where its match ends, or 0 if none starts here. Its
- * classes see CJK characters as C_CJK, so no run crosses into the next
- * piece of the earlier Splits (numbers are in no class it runs over). */
-static size_t ds_match(const uint8_t *s, size_t n, size_t i)
+/* The third regex at s[i], in a piece of the second Split (k: K_OUTSIDE
+ * or K_INSIDE a CJK run): where its match ends, or 0 if none starts here.
+ * No run crosses the piece's end (C_CJK, see cls_at_k). */
+static size_t ds_match(const uint8_t *s, size_t n, size_t i, int k)
 {
     size_t len, len2;
-    unsigned c = cls_at_k(s, n, i, &len, 1);
+    unsigned c = cls_at_k(s, n, i, &len, k);
     uint8_t b = s[i];
-    /* [!-/:-@[-`{-~][A-Za-z]+ */
+    /* [!-/:-@[-`{-~][A-Za-z]+ (ASCII: never inside a CJK run) */
     int ascii_punct = (b >= '!' && b <= '/') || (b >= ':' && b <= '@') ||
                       (b >= '[' && b <= '`') || (b >= '{' && b <= '~');
     if (ascii_punct && i + 1 < n && (s[i + 1] | 0x20) >= 'a' && (s[i + 1] | 0x20) <= 'z') {
@@ -398,46 +411,50 @@ static size_t ds_match(const uint8_t *s, size_t n, size_t i)
         return j;
     }
     /* [^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+ */
-    if (!(c & (C_L | C_P | C_S)) && !is_break(b) &&
-        (cls_at_k(s, n, i + len, &len2, 1) & (C_L | C_M)))
-        return run_k(s, n, i + len, C_L | C_M, 1);
+    if (!(c & (C_L | C_P | C_S | C_CJK)) && !is_break(b) &&
+        (cls_at_k(s, n, i + len, &len2, k) & (C_L | C_M)))
+        return run_k(s, n, i + len, C_L | C_M, k);
     if (c & (C_L | C_M))
-        return run_k(s, n, i, C_L | C_M, 1);
+        return run_k(s, n, i, C_L | C_M, k);
     /*  ?[\p{P}\p{S}]+[\r\n]* */
     size_t j = i;
-    if (b == ' ' && (cls_at_k(s, n, i + 1, &len2, 1) & (C_P | C_S)))
+    if (b == ' ' && (cls_at_k(s, n, i + 1, &len2, k) & (C_P | C_S)))
         j = i + 1;
     if (j > i || (c & (C_P | C_S))) {
-        j = run_k(s, n, j, C_P | C_S, 1);
-        while (j < n && is_break(s[j]))
+        j = run_k(s, n, j, C_P | C_S, k);
+        while (k != K_INSIDE && j < n && is_break(s[j])) /* line breaks end a CJK run */
             j++;
         return j;
     }
     if (c & C_WS)
-        return whitespace(s, n, i, 1);
+        return whitespace(s, n, i, k);
     return 0;
+}
+
+/* The third regex's piece at s[i] (k as for ds_match): its match, or the
+ * gap up to where one starts or the second Split's piece ends. */
+static size_t ds_piece(const uint8_t *s, size_t n, size_t i, size_t len, int k)
+{
+    size_t e = ds_match(s, n, i, k);
+    if (e)
+        return e;
+    size_t j = i + len;
+    while (j < n) {
+        size_t l2;
+        if ((cls_at_k(s, n, j, &l2, k) & (C_N | C_CJK)) || ds_match(s, n, j, k))
+            break;
+        j += l2;
+    }
+    return j;
 }
 
 static size_t deepseek_end(const uint8_t *s, size_t n, size_t i)
 {
     size_t len;
-    unsigned c = cls_at_k(s, n, i, &len, 1);
+    unsigned c = cls_at_k(s, n, i, &len, K_OUTSIDE);
     if (c & C_N)
         return numbers(s, n, i, 3);
-    if (c & C_CJK)
-        return run_k(s, n, i + len, C_CJK, 1);
-    size_t e = ds_match(s, n, i);
-    if (e)
-        return e;
-    /* A gap: up to where a match starts, or a number or CJK character. */
-    size_t j = i + len;
-    while (j < n) {
-        size_t l2;
-        if ((cls_at_k(s, n, j, &l2, 1) & (C_N | C_CJK)) || ds_match(s, n, j))
-            break;
-        j += l2;
-    }
-    return j;
+    return ds_piece(s, n, i, len, c & C_CJK ? K_INSIDE : K_OUTSIDE);
 }
 
 static size_t cl100k_piece(const uint8_t *s, size_t n, size_t i)
