@@ -10,7 +10,7 @@
  * them RUNS times (default 5) with one scratch, set up as an encoder sets
  * up its own (with the byte-pair table), and prints the median time
  * per piece, so a change to src/model/bpe.c can be timed without the rest
- * of the encoder around it (see "BPE, measured" in bench/README.md).
+ * of the encoder around it (bench/README.md).
  * Prints a checksum of the ids so two builds can be checked to agree.
  *
  * The pieces are copied, in order, into one array before they are timed:

@@ -1,6 +1,6 @@
 /*
  * machine_probe.c - what this machine's memory costs, to read benchmark
- * runs by (see bench/README.md, "Session 15").
+ * runs by.
  *
  *   machine_probe latency [KB...]     load-to-load latency of a random
  *                                     pointer chase over each working set

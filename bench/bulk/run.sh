@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh - end-to-end bulk encoding throughput, 1 vs 2 threads (issue 4).
+# run.sh - end-to-end bulk encoding throughput, 1 vs 2 threads.
 #
 #   bench/bulk/run.sh [--runs N] [--no-peer] [--boost]
 #
