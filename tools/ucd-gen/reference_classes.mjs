@@ -38,9 +38,10 @@
 // Writes tests/data/ucd_reference.txt (or the path given as first argument).
 
 import { createRequire } from 'node:module';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { MAX_CP, isSurrogate, packageVersion, hex, runLines } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -52,13 +53,6 @@ const PROBES = [
   { prefix: '!', cls: 'OTHER' },
   { prefix: '\t', cls: 'SPACE' },
 ];
-const MAX_CP = 0x10ffff;
-const isSurrogate = (cp) => cp >= 0xd800 && cp <= 0xdfff;
-
-function packageVersion(name) {
-  const file = path.join(here, 'node_modules', name, 'package.json');
-  return JSON.parse(readFileSync(file, 'utf8')).version;
-}
 
 // Returns (text) => number of pre-tokens, using HF's ByteLevel pre-tokenizer
 // (add_prefix_space = false, use_regex = true: the GPT-2 configuration).
@@ -101,10 +95,6 @@ function classify(countPieces, cp) {
   return hits[0].cls;
 }
 
-function hex(cp) {
-  return cp.toString(16).toUpperCase().padStart(4, '0');
-}
-
 // Checks the method on code points whose class is not in doubt.
 function selfTest(countPieces, name) {
   const known = {
@@ -138,18 +128,6 @@ function allClasses(hf, tt) {
     throw new Error(`HF and tiktoken disagree on ${disagreements.length} code points:\n${disagreements.slice(0, 50).join('\n')}`);
   }
   return classes;
-}
-
-// Maximal runs of one class as "START END CLASS" lines (hex, inclusive).
-function runLines(classes) {
-  const lines = [];
-  let start = 0;
-  for (let cp = 1; cp <= MAX_CP + 1; cp++) {
-    if (cp <= MAX_CP && classes[cp] === classes[start]) continue;
-    lines.push(`${hex(start)} ${hex(cp - 1)} ${classes[start]}`);
-    start = cp;
-  }
-  return lines;
 }
 
 function countsLine(classes) {

@@ -34,7 +34,10 @@
 // the pieces, so a shorter match such as 's inside "'se" is told apart)
 // and against the single contraction, e.g. (?i:'re)|[\s\S]; tiktoken, which
 // only returns token ids, runs the single contraction, where a probe is
-// either one piece or all single characters. All must agree.
+// either one piece or all single characters; it also runs the exact group
+// and cl100k's own spelling '(?i:[sdmt]|ll|ve|re) on the probe shapes
+// where a shorter contraction cannot be a prefix ('X, 'rX, 'vX, 'lX).
+// All must agree.
 //
 // References (pinned in package.json):
 //   - HF `tokenizers` (native Rust binding, Oniguruma): a Tokenizer made
@@ -57,17 +60,16 @@
 // Writes tests/data/ucd_props_reference.txt (or the path given as first argument).
 
 import { createRequire } from 'node:module';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { MAX_CP, isSurrogate, packageVersion, hex, runLines } from './common.mjs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const defaultOutput = path.join(here, '..', '..', 'tests', 'data', 'ucd_props_reference.txt');
 
-const MAX_CP = 0x10ffff;
 const CHUNK = 8192;
-const isSurrogate = (cp) => cp >= 0xd800 && cp <= 0xdfff;
 const ALL_CPS = [];
 for (let cp = 0; cp <= MAX_CP; cp++) if (!isSurrogate(cp)) ALL_CPS.push(cp);
 
@@ -132,14 +134,9 @@ const GROUP_SHAPES = [
   { name: 'Xs', text: (c) => c + 's', slots: ["apostrophe of 's"] },
 ];
 
-function packageVersion(name) {
-  const file = path.join(here, 'node_modules', name, 'package.json');
-  return JSON.parse(readFileSync(file, 'utf8')).version;
-}
-
-function hex(cp) {
-  return cp.toString(16).toUpperCase().padStart(4, '0');
-}
+// tiktoken's cl100k_base pat_str begins with this (openai_public.py).
+const TIKTOKEN_CL100K_GROUP = "'(?i:[sdmt]|ll|ve|re)";
+const TIKTOKEN_GROUP_SHAPES = ["'X", "'rX", "'vX", "'lX"];
 
 // HF: (pattern) => (texts) => for each text, whether it is exactly one piece
 // of the concatenation of all texts.
@@ -299,18 +296,22 @@ function probeContractions() {
     if (diff.length) throw new Error(`${GROUP} on ${name}: not the union of the single contractions:\n${diff.join('\n')}`);
     console.log(`  ${GROUP} on ${name}: ${countOf(hf)} accepted, = union of ${slots.length} single contraction(s)`);
   }
-  return accepted;
-}
-
-function runLines(props) {
-  const lines = [];
-  let start = 0;
-  for (let cp = 1; cp <= MAX_CP + 1; cp++) {
-    if (cp <= MAX_CP && props[cp] === props[start]) continue;
-    lines.push(`${hex(start)} ${hex(cp - 1)} ${props[start].toString(16).toUpperCase().padStart(2, '0')}`);
-    start = cp;
+  // tiktoken with whole groups, on the shapes where "'" and the next
+  // character share a piece only if the whole probe matched (no shorter
+  // contraction is a prefix of 'X, 'rX, 'vX, 'lX): the family group, and
+  // cl100k's spelling in tiktoken's own pat_str.
+  for (const g of [GROUP, TIKTOKEN_CL100K_GROUP]) {
+    const prober = tiktokenProber(`${g}|[\\s\\S]`, { first: "'", at: () => 0 });
+    for (const { name, text, slots } of GROUP_SHAPES.filter((s) => TIKTOKEN_GROUP_SHAPES.includes(s.name))) {
+      const tt = sweep(prober, text);
+      const expect = new Uint8Array(MAX_CP + 1);
+      for (const slot of slots) for (const cp of accepted.get(slot)) expect[cp] = 1;
+      const diff = firstDifferences(tt, expect, 'group', 'single');
+      if (diff.length) throw new Error(`tiktoken ${g} on ${name}: not the union of the single contractions:\n${diff.join('\n')}`);
+      console.log(`  tiktoken ${g} on ${name}: ${countOf(tt)} accepted, = union of ${slots.length} single contraction(s)`);
+    }
   }
-  return lines;
+  return accepted;
 }
 
 function countsLine(props) {
@@ -337,7 +338,8 @@ function header(props, composites) {
     ...composites.map((c) => `#   ${c}`),
     `# After the runs, FOLD lines list the code points ${GROUP} accepts in place of`,
     '# one part of a contraction (every code point probed; HF with the exact group and with the',
-    '# single contraction, tiktoken with the single contraction, all agree):',
+    '# single contraction, tiktoken with the single contraction and, where its token ids tell,',
+    `# with the exact group and with cl100k's pat_str spelling ${TIKTOKEN_CL100K_GROUP}: all agree):`,
     '#   FOLD <contraction> <part> CP...   (part "1"/"2": first/second letter, "12": both letters',
     '#   as one code point, "0": the apostrophe)',
   ];
@@ -359,7 +361,9 @@ function main() {
   const output = process.argv[2] ?? defaultOutput;
   const { props, composites } = probeProps();
   const accepted = probeContractions();
-  const text = [...header(props, composites), ...runLines(props), ...foldLines(accepted)].join('\n') + '\n';
+  const propsHex = (p) => p.toString(16).toUpperCase().padStart(2, '0');
+  const lines = [...header(props, composites), ...runLines(props, propsHex), ...foldLines(accepted)];
+  const text = lines.join('\n') + '\n';
   writeFileSync(output, text);
   console.log(`wrote ${output}: ${countsLine(props)}`);
 }
