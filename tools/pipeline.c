@@ -356,7 +356,7 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
     }
     if (s->failed) {
         const char *msg = b->msgs[s->msg - 1];
-        if (!p->j->skip_errors) {
+        if (!p->j->skip_errors || s->fatal) {
             set_fatal(p, msg);
             return -1;
         }
