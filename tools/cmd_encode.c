@@ -449,6 +449,53 @@ static void run_free(run *r)
     free(r->o.args);
 }
 
+/* 1 (after the message) when `path` is one of the inputs, of any rank. */
+static int is_an_input(const run *r, const char *path, const char *what)
+{
+    long i = path ? inputs_find_same(&r->files, path) : -1;
+    if (i < 0)
+        return 0;
+    cli_error("%s %s is the input %s: writing it would destroy the input; choose another",
+              what, path, r->files.paths[i]);
+    return 1;
+}
+
+/* Refuses, before any work, an output that is one of the inputs (by device
+ * and inode): `encode -o a.txt a.txt`, Megatron `-o e` reading e.bin, a
+ * summary or marker over an input. The output names are the writers'. */
+static int outputs_not_inputs(const run *r)
+{
+    static const char *const suffixes[][3] = {
+        [FMT_TEXT] = {""}, [FMT_U16] = {""}, [FMT_U32] = {""}, [FMT_COUNT] = {""},
+        [FMT_MEGATRON] = {".bin", ".idx"}, [FMT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
+    int bad = is_an_input(r, r->o.summary, "--summary") ||
+              is_an_input(r, r->marker_path, "the rank's marker");
+    const char *base = r->cfg.output;
+    if (!base || !strcmp(base, "-"))
+        return bad ? EXIT_USAGE : 0;
+    size_t n = strlen(base);
+    char *path = malloc(n + 32);
+    if (!path)
+        return cli_error("out of memory"), EXIT_FAIL;
+    if (r->cfg.format == FMT_LLMC) {
+        /* Shards that exist now: _val_000000, then _train_000001, ... */
+        for (size_t k = 0; !bad; k++) {
+            snprintf(path, n + 32, "%s_%s_%06zu.bin", base, k ? "train" : "val", k);
+            if (access(path, F_OK) != 0)
+                break;
+            bad = is_an_input(r, path, "-o");
+        }
+    } else {
+        int ds = r->cfg.format == FMT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
+        for (int k = 0; !bad && k < 3 && suffixes[r->cfg.format][k]; k++) {
+            snprintf(path, n + 32, "%s%s", base, suffixes[r->cfg.format][k] + (ds ? 3 : 0));
+            bad = is_an_input(r, path, "-o");
+        }
+    }
+    free(path);
+    return bad ? EXIT_USAGE : 0;
+}
+
 /* Inputs, rank selection and output names. Returns 0, -1 (nothing to do),
  * or an exit code. */
 static int prepare(run *r)
@@ -468,20 +515,25 @@ static int prepare(run *r)
         if (!strcmp(r->files.paths[i], "-"))
             return cli_usage_error("standard input cannot be shared by %ld ranks; name files",
                                    r->rank.world);
-    if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
-        return cli_error("out of memory"), EXIT_FAIL;
     if (r->cfg.output && strcmp(r->cfg.output, "-")) {
         r->base = rank_base(&r->rank, r->cfg.output);
         if (!r->base)
             return cli_error("out of memory"), EXIT_FAIL;
         r->cfg.output = r->base;
     }
+    if (r->rank.active) {
+        r->marker_path = malloc(strlen(r->base) + 8);
+        if (!r->marker_path)
+            return cli_error("out of memory"), EXIT_FAIL;
+        sprintf(r->marker_path, "%s.done", r->base);
+    }
+    rc = outputs_not_inputs(r);
+    if (rc)
+        return rc;
+    if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
+        return cli_error("out of memory"), EXIT_FAIL;
     if (!r->rank.active)
         return 0;
-    r->marker_path = malloc(strlen(r->base) + 8);
-    if (!r->marker_path)
-        return cli_error("out of memory"), EXIT_FAIL;
-    sprintf(r->marker_path, "%s.done", r->base);
     int done = already_done(r->marker_path, &r->rank, &r->cfg, r->total_files);
     if (done < 0)
         return EXIT_FAIL;

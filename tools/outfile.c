@@ -113,8 +113,17 @@ int outfile_open(outfile *o, const char *path)
         }
         return 0;
     }
+    /* A symbolic link is written through, as a shell's '>' does: its
+     * target gets the output, the link stays. */
+    char *target = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        target = realpath(path, NULL);
+    if (target)
+        path = target;
     size_t n = strlen(path);
     o->final_path = strdup(path);
+    free(target);
+    path = o->final_path;
     o->tmp_path = malloc(n + 16);
     if (!o->final_path || !o->tmp_path) {
         outfile_discard(o);

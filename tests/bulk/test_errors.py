@@ -170,6 +170,42 @@ def broken_stream_fails_the_run_even_with_skip():
         os.unlink(path)
 
 
+def output_that_is_an_input_is_refused():
+    """An output that is one of the inputs (same device and inode) is
+    refused before any work, and the input is left as it was; -o through a
+    symbolic link writes the link's target and keeps the link."""
+    d = fresh_dir()
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hello world\n")
+    os.symlink("a.txt", os.path.join(d, "alias.txt"))
+    e_bin = os.path.join(d, "e.bin")
+    write_bytes(e_bin, b"some text that is not ids\n")
+    for args, victim in ((["-o", a, a], a),
+                         (["-o", os.path.join(d, "alias.txt"), a], a),
+                         (["-o", a, os.path.join(d, "alias.txt")], a),
+                         (["--summary", a, "-o", os.path.join(d, "x"), a], a),
+                         (["--output-format", "megatron", "-o", os.path.join(d, "e"), e_bin],
+                          e_bin)):
+        with open(victim, "rb") as f:
+            before = f.read()
+        names = entries(d)
+        _, err, rc = run(["encode"] + args, expect=None)
+        check(rc == 2 and "is the input" in err, "%s: exit %d, stderr %s" % (args, rc, err))
+        with open(victim, "rb") as f:
+            check(f.read() == before, "%s: input changed" % args)
+        check(entries(d) == names, "%s: files left: %s" % (args, entries(d)))
+    # Through a link to a file that is not an input: the target is written.
+    t = os.path.join(d, "target.out")
+    write_bytes(t, b"old")
+    link = os.path.join(d, "link.out")
+    os.symlink("target.out", link)
+    run(["encode", "-q", "-o", link, a])
+    check(os.path.islink(link), "-o link replaced the symbolic link itself")
+    with open(t, "rb") as f:
+        out = f.read()
+    check(out != b"old" and out.endswith(b"\n"), "target holds %r" % out)
+
+
 def open_fifo_writer(fifo, proc, timeout=30):
     """Opens the FIFO for writing once `proc` has opened it for reading
     (never blocking forever if it died first)."""
@@ -305,5 +341,6 @@ def vocabulary_over_65536_ids():
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
+          output_that_is_an_input_is_refused,
           interrupted_run_leaves_nothing,
           output_that_cannot_be_written, usage_errors, vocabulary_over_65536_ids])
