@@ -194,6 +194,21 @@ def output_that_is_an_input_is_refused():
         with open(victim, "rb") as f:
             check(f.read() == before, "%s: input changed" % args)
         check(entries(d) == names, "%s: files left: %s" % (args, entries(d)))
+    # merge onto one of its parts (data or index).
+    run(["encode", "-q", "--output-format", "megatron", "-o", os.path.join(d, "p1"), a])
+    run(["encode", "-q", "--output-format", "u16", "-o", os.path.join(d, "p2.u16"), a])
+    for fmt, out, parts, victim in (
+            ("megatron", "p1", ["p1"], "p1.bin"),
+            ("u16", "p2.u16", ["p2.u16"], "p2.u16")):
+        with open(os.path.join(d, victim), "rb") as f:
+            before = f.read()
+        names = entries(d)
+        _, err, rc = run(["merge", "--output-format", fmt, "-o", os.path.join(d, out)]
+                         + [os.path.join(d, p) for p in parts], expect=None)
+        check(rc == 2 and "destroy the part" in err, "merge -o %s: exit %d, %s" % (out, rc, err))
+        with open(os.path.join(d, victim), "rb") as f:
+            check(f.read() == before, "merge -o %s: part changed" % out)
+        check(entries(d) == names, "merge -o %s: files left: %s" % (out, entries(d)))
     # Through a link to a file that is not an input: the target is written.
     t = os.path.join(d, "target.out")
     write_bytes(t, b"old")
