@@ -372,7 +372,7 @@ static int already_done(const char *path, const rank_info *r, const writer_confi
 }
 
 static int print_summary(const encode_opts *o, const job *j, const writer_config *cfg,
-                         const run_totals *t, const rank_info *r)
+                         const run_totals *t, const rank_info *r, outfile *out)
 {
     json_t *skips = json_array();
     for (size_t i = 0; skips && i < t->n_skips; i++)
@@ -401,10 +401,13 @@ static int print_summary(const encode_opts *o, const job *j, const writer_config
     }
     int rc = 0;
     if (o->summary) {
-        size_t len = strlen(text);
-        text[len] = '\n';
-        int e = outfile_write_whole(o->summary, text, len + 1);
-        text[len] = '\0';
+        /* `out` was opened before the encode, so that a summary path that
+         * cannot be written fails before any work. */
+        outfile_write(out, text, strlen(text));
+        outfile_write(out, "\n", 1);
+        int e = outfile_close(out);
+        if (!e)
+            e = outfile_commit(out);
         if (e) {
             cli_error("%s: %s", o->summary, strerror(e));
             rc = EXIT_FAIL;
@@ -432,11 +435,13 @@ typedef struct run {
     uint64_t total_files;
     char *base, *marker_path;
     writer *w;
+    outfile summary; /* --summary FILE, opened before the encode */
     run_totals t;
 } run;
 
 static void run_free(run *r)
 {
+    outfile_discard(&r->summary); /* removes it unless it was committed */
     writer_free(r->w);
     run_totals_free(&r->t);
     free(r->base);
@@ -580,6 +585,11 @@ static int execute(run *r)
         cli_error("%s: %s", err_path, strerror(e));
         return EXIT_FAIL;
     }
+    if (r->o.summary && (e = outfile_open(&r->summary, r->o.summary)) != 0) {
+        cli_error("%s: %s", r->o.summary, strerror(e));
+        writer_discard(r->w);
+        return EXIT_FAIL;
+    }
     /* No progress line over ids printed to the same terminal. */
     int ids_on_tty = (!r->cfg.output || !strcmp(r->cfg.output, "-")) && isatty(STDOUT_FILENO);
     progress *prog = progress_new(!r->o.quiet && !ids_on_tty, inputs_total_size(&r->files));
@@ -591,7 +601,7 @@ static int execute(run *r)
     }
     rc = complete(r);
     if (!rc)
-        rc = print_summary(&r->o, &r->j, &r->cfg, &r->t, &r->rank);
+        rc = print_summary(&r->o, &r->j, &r->cfg, &r->t, &r->rank, &r->summary);
     return rc;
 }
 
@@ -599,6 +609,7 @@ int cmd_encode(const char *name, int argc, char **argv)
 {
     run r;
     memset(&r, 0, sizeof r);
+    r.summary.fd = r.summary.slot = -1;
     int rc = parse_args(&r.o, !strcmp(name, "count"), argc, argv);
     if (rc == OPT_HELP) {
         run_free(&r);

@@ -270,6 +270,32 @@ def output_that_cannot_be_written():
                       os.path.join(d, "no", "such", "dir", "x"), os.path.join(d, "a.txt")],
                      expect=None)
     check(rc == 1 and "x.bin" in err and "No such file" in err, "stderr: %s" % err)
+    # Every output path is checked before the encode: a summary or a
+    # Megatron index that cannot be written fails at once, with nothing
+    # committed (a slow FIFO input shows that no input was read).
+    os.mkdir(os.path.join(d, "busy.idx"))
+    os.mkdir(os.path.join(d, "busy.ds.metadata"))
+    for args, needle in (
+            (["--summary", os.path.join(d, "no", "s.json"), "-o", os.path.join(d, "o1")],
+             "s.json"),
+            (["--output-format", "megatron", "-o", os.path.join(d, "busy")], "busy.idx"),
+            (["--output-format", "datatrove", "-o", os.path.join(d, "busy")],
+             "busy.ds.metadata")):
+        names = entries(d)
+        fifo = os.path.join(d, "in.fifo")
+        os.mkfifo(fifo)
+        proc = subprocess.Popen([cli_path(), "encode"] + args + [fifo], stderr=subprocess.PIPE)
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            check(False, "%s: the output path was not checked before reading the input" % args)
+        os.unlink(fifo)
+        err = err.decode()
+        check(proc.returncode == 1 and needle in err, "%s: exit %d, %s" % (args, proc.returncode,
+                                                                           err))
+        check(entries(d) == names, "%s: files left: %s" % (args, entries(d)))
     _, err, rc = run(["encode", os.path.join(d, "missing.txt"), os.path.join(d, "a.txt")],
                      expect=None)
     check(rc == 1 and "missing.txt" in err, "stderr: %s" % err)
