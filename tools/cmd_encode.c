@@ -436,6 +436,7 @@ typedef struct run {
     char *base, *marker_path;
     writer *w;
     outfile summary; /* --summary FILE, opened before the encode */
+    outlock lock;    /* on the output name, held from open to commit */
     run_totals t;
 } run;
 
@@ -452,6 +453,7 @@ static void run_free(run *r)
     free((void *)r->j.sep);
     simdbpe_model_free(r->model);
     free(r->o.args);
+    outlock_release(&r->lock); /* last: after every output is committed or removed */
 }
 
 /* 1 (after the message) when `path` is one of the inputs, of any rank. */
@@ -580,9 +582,24 @@ static int execute(run *r)
     r->j.n_files = r->files.n;
     r->cfg.files = r->files.paths;
     char err_path[512];
-    int e = writer_open(&r->w, &r->cfg, err_path, sizeof err_path);
+    int e = outlock_take(&r->lock, r->cfg.output, r->o.quiet);
+    if (e == EBUSY) {
+        cli_error("another run is writing %s (it holds %s.lock): wait for it to end, or choose "
+                  "another -o",
+                  r->cfg.output, r->cfg.output);
+        return EXIT_FAIL;
+    }
+    /* Another failure (a missing directory) is reported by the writer,
+     * which names its own file; the lock's is said only if it alone fails. */
+    int lock_err = e;
+    e = writer_open(&r->w, &r->cfg, err_path, sizeof err_path);
     if (e) {
         cli_error("%s: %s", err_path, strerror(e));
+        return EXIT_FAIL;
+    }
+    if (lock_err) {
+        cli_error("%s.lock: %s", r->cfg.output, strerror(lock_err));
+        writer_discard(r->w);
         return EXIT_FAIL;
     }
     if (r->o.summary && (e = outfile_open(&r->summary, r->o.summary)) != 0) {
@@ -610,6 +627,7 @@ int cmd_encode(const char *name, int argc, char **argv)
     run r;
     memset(&r, 0, sizeof r);
     r.summary.fd = r.summary.slot = -1;
+    r.lock = (outlock)OUTLOCK_INIT;
     int rc = parse_args(&r.o, !strcmp(name, "count"), argc, argv);
     if (rc == OPT_HELP) {
         run_free(&r);

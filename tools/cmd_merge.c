@@ -542,9 +542,19 @@ static int run_merge(merge *m, char **names, int n_names)
     if (rc)
         return rc;
     outfile_signals_install();
-    int e = open_outputs(m);
+    outlock lock = OUTLOCK_INIT;
+    int e = outlock_take(&lock, m->output, m->quiet);
+    if (e == EBUSY) {
+        cli_error("merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
+                  "choose another -o",
+                  m->output, m->output);
+        return EXIT_FAIL;
+    }
+    if (!e)
+        e = open_outputs(m);
     if (e) {
         cli_error("merge: %s: %s", m->data_path ? m->data_path : m->output, strerror(e));
+        outlock_release(&lock);
         return EXIT_FAIL;
     }
     rc = with ? merge_in_file_order(m) : concatenate(m);
@@ -556,6 +566,7 @@ static int run_merge(merge *m, char **names, int n_names)
         outfile_discard(&m->data);
         outfile_discard(&m->idx);
     }
+    outlock_release(&lock);
     if (!rc && !m->quiet)
         cli_error("merged %zu part%s into %s: %llu documents, %llu tokens%s", m->n,
                   m->n == 1 ? "" : "s", m->output, (unsigned long long)m->documents,

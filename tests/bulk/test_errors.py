@@ -8,6 +8,7 @@ reason, and leaves no file under a final name (nor a temporary one); with
 the middle of a run leaves nothing either. Expected ids come from
 tests/data/golden (stress.jsonl, utf8.jsonl).
 """
+import fcntl
 import gzip
 import json
 import os
@@ -221,6 +222,83 @@ def output_that_is_an_input_is_refused():
     check(out != b"old" and out.endswith(b"\n"), "target holds %r" % out)
 
 
+def one_run_per_output_name():
+    """A run holds OUT.lock while it writes OUT's files, so two runs can
+    never mix their .bin and .idx: the second is refused, and what is
+    committed is one run's whole set."""
+    d = fresh_dir()
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hello world\n")
+    out = os.path.join(d, "out")
+    # Held by someone else: refused before anything is written.
+    with open(out + ".lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        _, err, rc = run(["encode", "--output-format", "megatron", "-o", out, a], expect=None)
+        check(rc == 1 and "another run is writing" in err and "out.lock" in err,
+              "exit %d, stderr %s" % (rc, err))
+        check(entries(d) == ["a.txt", "out.lock"], "files: %s" % entries(d))
+    os.unlink(out + ".lock")
+    # Runs at once on different inputs: each either wins whole or is refused.
+    texts = {"x.jsonl": [t for t, _ in STRESS[:40]], "y.jsonl": [t for t, _ in STRESS[40:]]}
+    want = {}
+    for name, t in texts.items():
+        write_bytes(os.path.join(d, name), jsonl_bytes(t))
+        run(["encode", "-q", "--input-format", "jsonl", "--output-format", "megatron", "-o",
+             os.path.join(d, "ref_" + name), os.path.join(d, name)])
+        want[name] = [list(x) for x in read_megatron(os.path.join(d, "ref_" + name))[1]]
+    for _ in range(8):
+        procs = [subprocess.Popen([cli_path(), "encode", "-q", "--input-format", "jsonl",
+                                   "--output-format", "megatron", "-o", out,
+                                   os.path.join(d, name)], stderr=subprocess.PIPE)
+                 for name in texts]
+        for p in procs:
+            _, err = p.communicate(timeout=60)
+            check(p.returncode == 0 or b"another run is writing" in err,
+                  "exit %d: %s" % (p.returncode, err))
+        got = [list(x) for x in read_megatron(out)[1]]
+        check(got in want.values(), "out.bin and out.idx do not come from one run")
+        check(not os.path.exists(out + ".lock"), "lock left behind")
+
+
+def killed_run_leftovers_removed():
+    """A run killed with SIGKILL cannot remove its temporaries; the next run
+    under the same output name removes exactly those (not another name's)
+    and says so."""
+    d = fresh_dir()
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hello world\n")
+    ours = ["out.bin.tmp.abc123", "out.idx.tmp.Q1w2E3", "out_train_000001.bin.tmp.zzzzzz",
+            "out.ds.metadata.tmp.a1b2c3", "out.done.tmp.XXXXXX"]
+    theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt"]
+    for n in ours + theirs:
+        write_bytes(os.path.join(d, n), b"x")
+    _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"), a])
+    check("removed 5 temporary files left by an interrupted run" in err, "stderr: %s" % err)
+    check(entries(d) == sorted(["a.txt", "out.bin", "out.idx"] + theirs), "files: %s"
+          % entries(d))
+    # A real SIGKILL in the middle of a run, then a rerun: nothing stale.
+    d = fresh_dir()
+    fifo = os.path.join(d, "in.fifo")
+    os.mkfifo(fifo)
+    args = [cli_path(), "encode", "-q", "--input-format", "jsonl", "--batch-bytes", "4096",
+            "--shard-tokens", "100", "--output-format", "llmc", "-o", os.path.join(d, "out"), fifo]
+    proc = subprocess.Popen(args, stderr=subprocess.PIPE)
+    with open_fifo_writer(fifo, proc) as w:
+        w.write(jsonl_bytes([t for t, _ in STRESS]))
+        w.flush()
+        time.sleep(0.5)
+        proc.kill()
+        proc.wait(timeout=30)
+    check(any(".tmp." in n for n in entries(d)), "nothing left by SIGKILL: %s" % entries(d))
+    os.unlink(fifo)
+    write_bytes(os.path.join(d, "b.jsonl"), jsonl_bytes(["hello"]))
+    _, err, _ = run(["encode", "--input-format", "jsonl", "--output-format", "llmc", "-o",
+                     os.path.join(d, "out"), os.path.join(d, "b.jsonl")])
+    check("left by an interrupted run" in err, "stderr: %s" % err)
+    check(not any(".tmp." in n or n.endswith(".lock") for n in entries(d)),
+          "left: %s" % entries(d))
+
+
 def open_fifo_writer(fifo, proc, timeout=30):
     """Opens the FIFO for writing once `proc` has opened it for reading
     (never blocking forever if it died first)."""
@@ -382,6 +460,7 @@ def vocabulary_over_65536_ids():
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
-          output_that_is_an_input_is_refused,
+          output_that_is_an_input_is_refused, one_run_per_output_name,
+          killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
           output_that_cannot_be_written, usage_errors, vocabulary_over_65536_ids])
