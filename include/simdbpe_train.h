@@ -161,9 +161,11 @@ simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, s
 
 /*
  * Writes DIR/vocab.json, DIR/merges.txt and, when there are special tokens,
- * DIR/special_tokens (one per line), each under a temporary name renamed
- * into place when complete. Creates DIR if it does not exist (not its
- * parents). The result loads with simdbpe_model_open(DIR).
+ * DIR/special_tokens (one per line), all under temporary names first, then
+ * renamed into place, so that a failed write (a full disk) leaves an older
+ * model in DIR as it was; an older special_tokens is removed when there are
+ * none. Creates DIR if it does not exist (not its parents). The result
+ * loads with simdbpe_model_open(DIR).
  */
 simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
                                     simdbpe_error *err);

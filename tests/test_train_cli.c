@@ -147,3 +147,58 @@ Test(cli, missing_file)
     cr_assert(strstr(err, "/nonexistent/file.txt: No such file or directory") != NULL, "%s",
               err);
 }
+
+/* A model directory is replaced whole or not at all: a retrain that fails
+ * part way (here the last file's name is taken by a directory) leaves the
+ * older model's files as they were, and a retrain without --special
+ * removes the older model's special_tokens. */
+Test(cli, model_directory_replaced_whole)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    size_t vl, ml;
+    snprintf(path, sizeof path, "%s/m/vocab.json", dir);
+    char *old_vocab = tt_read(path, &vl);
+    snprintf(path, sizeof path, "%s/m/merges.txt", dir);
+    char *old_merges = tt_read(path, &ml);
+    snprintf(path, sizeof path, "%s/m/special_tokens", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    snprintf(args, sizeof args,
+             "train --vocab-size 400 --special '<|endoftext|>' -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 1, "a failed save exited 0: %s", err);
+    cr_assert(strstr(err, "special_tokens") != NULL, "message: %s", err);
+    size_t gl;
+    snprintf(path, sizeof path, "%s/m/vocab.json", dir);
+    char *got = tt_read(path, &gl);
+    tt_assert_same("vocab.json after a failed retrain", got, gl, old_vocab, vl);
+    free(got);
+    snprintf(path, sizeof path, "%s/m/merges.txt", dir);
+    got = tt_read(path, &gl);
+    tt_assert_same("merges.txt after a failed retrain", got, gl, old_merges, ml);
+    free(got);
+    free(old_vocab);
+    free(old_merges);
+    snprintf(args, sizeof args, "ls -A '%s/m' | grep -c tmp", dir);
+    FILE *p = popen(args, "r");
+    int leftovers = -1;
+    cr_assert(p && fscanf(p, "%d", &leftovers) == 1);
+    pclose(p);
+    cr_assert_eq(leftovers, 0, "temporary files left");
+    /* With specials, then without: no stale special_tokens. */
+    snprintf(path, sizeof path, "%s/m/special_tokens", dir);
+    cr_assert_eq(rmdir(path), 0);
+    snprintf(args, sizeof args,
+             "train --vocab-size 400 --special '<|endoftext|>' -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert(exists(path));
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert(!exists(path), "a stale special_tokens survived a retrain without --special");
+    tt_rmdir(dir);
+}
