@@ -202,3 +202,24 @@ Test(cli, model_directory_replaced_whole)
     cr_assert(!exists(path), "a stale special_tokens survived a retrain without --special");
     tt_rmdir(dir);
 }
+
+/* `train -o DIR` where DIR/merges.txt is the corpus: refused before any
+ * work, the corpus untouched. */
+Test(cli, model_file_that_is_the_corpus_refused)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/merges.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("some corpus text, some corpus text\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --vocab-size 260 -q -o '%s' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 2, "%s", err);
+    cr_assert(strstr(err, "is the input") != NULL, "message: %s", err);
+    size_t len;
+    char *text = tt_read(path, &len);
+    cr_assert_str_eq(text, "some corpus text, some corpus text\n");
+    free(text);
+    tt_rmdir(dir);
+}
