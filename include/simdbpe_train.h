@@ -21,7 +21,11 @@
  *     the merged token: merges alone never make the same token twice);
  *   - training stops when the vocabulary (bytes + merged tokens + special
  *     tokens) reaches vocab_size, when no pair is left, or when the best
- *     pair occurs fewer than min_frequency times.
+ *     pair occurs fewer than min_frequency times;
+ *   - no token is longer than 1024 bytes, the limit simdbpe_model_open()
+ *     enforces (one constant for both, SIMDBPE__MAX_TOKEN_BYTES): a pair
+ *     whose merge would be longer is never chosen, so every trained model
+ *     loads (HF's trainer has no default limit and would merge on).
  *
  * Use:
  *

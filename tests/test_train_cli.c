@@ -223,3 +223,34 @@ Test(cli, model_file_that_is_the_corpus_refused)
     free(text);
     tt_rmdir(dir);
 }
+
+/* The trainer and the loader share one token-length limit
+ * (SIMDBPE__MAX_TOKEN_BYTES, 1024 bytes): 3,000 bytes of 'a' trained to
+ * 300 ids make no token longer than that, so encode loads the result and
+ * its ids decode back to the text. */
+Test(cli, trained_model_with_long_runs_loads)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 3000; i++)
+        fputc('a', f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    snprintf(args, sizeof args,
+             "encode -q -m '%s/m' -o '%s/ids' '%s' && '%s' decode -m '%s/m' -o '%s/back' '%s/ids'",
+             dir, dir, path, SIMDBPE_CLI_PATH, dir, dir, dir);
+    cr_assert_eq(run(args, err, sizeof err), 0, "the trained model does not load: %s", err);
+    size_t a_len, b_len;
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    char *a = tt_read(path, &a_len);
+    snprintf(path, sizeof path, "%s/back", dir);
+    char *b = tt_read(path, &b_len);
+    tt_assert_same("decode(encode(a.txt))", b, b_len, a, a_len);
+    free(a);
+    free(b);
+    tt_rmdir(dir);
+}

@@ -554,7 +554,7 @@ done:
 static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simdbpe_error *err)
 {
     simdbpe_model *m = ld->m;
-    uint8_t buf[1024];
+    uint8_t buf[2 * SIMDBPE__MAX_TOKEN_BYTES]; /* byte-level text: <= 2 bytes a byte */
     char q[96];
     /* HF reads merges.txt as one UTF-8 string and refuses it otherwise; so
      * do we, rather than read a stray lead byte together with the next
@@ -599,6 +599,11 @@ static simdbpe_status parse_merges(loader *ld, const char *txt, size_t len, simd
         uint32_t bad = 0;
         long na = decode_bytelevel(ld, a, alen, buf, &bad);
         long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
+        if (na >= 0 && nb >= 0 && (size_t)(na + nb) > SIMDBPE__MAX_TOKEN_BYTES)
+            return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
+                                 "merges.txt line %llu: the merged token has %ld bytes, more "
+                                 "than the limit of %d",
+                                 (unsigned long long)line, na + nb, SIMDBPE__MAX_TOKEN_BYTES);
         if (na < 0 || nb < 0) {
             simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
             return simdbpe__fail(err, SIMDBPE_ERR_MERGES, start, line,
