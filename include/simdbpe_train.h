@@ -21,7 +21,11 @@
  *     the merged token: merges alone never make the same token twice);
  *   - training stops when the vocabulary (bytes + merged tokens + special
  *     tokens) reaches vocab_size, when no pair is left, or when the best
- *     pair occurs fewer than min_frequency times.
+ *     pair occurs fewer than min_frequency times;
+ *   - no token is longer than 1024 bytes, the limit simdbpe_model_open()
+ *     enforces (one constant for both, SIMDBPE__MAX_TOKEN_BYTES): a pair
+ *     whose merge would be longer is never chosen, so every trained model
+ *     loads (HF's trainer has no default limit and would merge on).
  *
  * Use:
  *
@@ -173,10 +177,12 @@ simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *ou
 
 /*
  * Writes DIR/vocab.json, DIR/merges.txt, DIR/tokenizer.json and, when
- * there are special tokens, DIR/special_tokens (one per line), each under
- * a temporary name renamed
- * into place when complete. Creates DIR if it does not exist (not its
- * parents). The result loads with simdbpe_model_open(DIR).
+ * there are special tokens, DIR/special_tokens (one per line), all under
+ * temporary names first, then renamed into place, so that a failed write
+ * (a full disk) leaves an older model in DIR as it was; an older
+ * special_tokens is removed when there are none. Creates DIR if it does
+ * not exist (not its parents). The result loads with
+ * simdbpe_model_open(DIR).
  */
 simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
                                     simdbpe_error *err);

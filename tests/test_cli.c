@@ -191,6 +191,22 @@ Test(cli, encode_several_files_in_order_with_an_empty_one)
     run_free(&r);
 }
 
+/* A batch of nothing but empty (or skipped) documents has no ids at all:
+ * walking it must not add 0 to a null pointer (UBSan, in the sanitizer
+ * build, stops the run if it does). */
+Test(cli, encode_only_empty_or_skipped_documents)
+{
+    puts_file("empty.txt", "");
+    run_result r = run_cli(NULL, ARGS("encode", at("empty.txt")));
+    expect_out(&r, "\n");
+    run_free(&r);
+    puts_file("bad.jsonl", "{\"text\": 5}\n");
+    r = run_cli(NULL, ARGS("encode", "-q", "--input-format", "jsonl", "--on-error", "skip",
+                           at("bad.jsonl")));
+    expect_out(&r, "");
+    run_free(&r);
+}
+
 Test(cli, encode_stdin)
 {
     puts_file("in.txt", HELLO);

@@ -147,3 +147,110 @@ Test(cli, missing_file)
     cr_assert(strstr(err, "/nonexistent/file.txt: No such file or directory") != NULL, "%s",
               err);
 }
+
+/* A model directory is replaced whole or not at all: a retrain that fails
+ * part way (here the last file's name is taken by a directory) leaves the
+ * older model's files as they were, and a retrain without --special
+ * removes the older model's special_tokens. */
+Test(cli, model_directory_replaced_whole)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    size_t vl, ml;
+    snprintf(path, sizeof path, "%s/m/vocab.json", dir);
+    char *old_vocab = tt_read(path, &vl);
+    snprintf(path, sizeof path, "%s/m/merges.txt", dir);
+    char *old_merges = tt_read(path, &ml);
+    snprintf(path, sizeof path, "%s/m/special_tokens", dir);
+    cr_assert_eq(mkdir(path, 0777), 0);
+    snprintf(args, sizeof args,
+             "train --vocab-size 400 --special '<|endoftext|>' -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 1, "a failed save exited 0: %s", err);
+    cr_assert(strstr(err, "special_tokens") != NULL, "message: %s", err);
+    size_t gl;
+    snprintf(path, sizeof path, "%s/m/vocab.json", dir);
+    char *got = tt_read(path, &gl);
+    tt_assert_same("vocab.json after a failed retrain", got, gl, old_vocab, vl);
+    free(got);
+    snprintf(path, sizeof path, "%s/m/merges.txt", dir);
+    got = tt_read(path, &gl);
+    tt_assert_same("merges.txt after a failed retrain", got, gl, old_merges, ml);
+    free(got);
+    free(old_vocab);
+    free(old_merges);
+    snprintf(args, sizeof args, "ls -A '%s/m' | grep -c tmp", dir);
+    FILE *p = popen(args, "r");
+    int leftovers = -1;
+    cr_assert(p && fscanf(p, "%d", &leftovers) == 1);
+    pclose(p);
+    cr_assert_eq(leftovers, 0, "temporary files left");
+    /* With specials, then without: no stale special_tokens. */
+    snprintf(path, sizeof path, "%s/m/special_tokens", dir);
+    cr_assert_eq(rmdir(path), 0);
+    snprintf(args, sizeof args,
+             "train --vocab-size 400 --special '<|endoftext|>' -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert(exists(path));
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir,
+             TT_CORPUS("taylorswift"));
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    cr_assert(!exists(path), "a stale special_tokens survived a retrain without --special");
+    tt_rmdir(dir);
+}
+
+/* `train -o DIR` where DIR/merges.txt is the corpus: refused before any
+ * work, the corpus untouched. */
+Test(cli, model_file_that_is_the_corpus_refused)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/merges.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    fputs("some corpus text, some corpus text\n", f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --vocab-size 260 -q -o '%s' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 2, "%s", err);
+    cr_assert(strstr(err, "is the input") != NULL, "message: %s", err);
+    size_t len;
+    char *text = tt_read(path, &len);
+    cr_assert_str_eq(text, "some corpus text, some corpus text\n");
+    free(text);
+    tt_rmdir(dir);
+}
+
+/* The trainer and the loader share one token-length limit
+ * (SIMDBPE__MAX_TOKEN_BYTES, 1024 bytes): 3,000 bytes of 'a' trained to
+ * 300 ids make no token longer than that, so encode loads the result and
+ * its ids decode back to the text. */
+Test(cli, trained_model_with_long_runs_loads)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert(f);
+    for (int i = 0; i < 3000; i++)
+        fputc('a', f);
+    fclose(f);
+    snprintf(args, sizeof args, "train --vocab-size 300 -q -o '%s/m' '%s'", dir, path);
+    cr_assert_eq(run(args, err, sizeof err), 0, "%s", err);
+    snprintf(args, sizeof args,
+             "encode -q -m '%s/m' -o '%s/ids' '%s' && '%s' decode -m '%s/m' -o '%s/back' '%s/ids'",
+             dir, dir, path, SIMDBPE_CLI_PATH, dir, dir, dir);
+    cr_assert_eq(run(args, err, sizeof err), 0, "the trained model does not load: %s", err);
+    size_t a_len, b_len;
+    snprintf(path, sizeof path, "%s/a.txt", dir);
+    char *a = tt_read(path, &a_len);
+    snprintf(path, sizeof path, "%s/back", dir);
+    char *b = tt_read(path, &b_len);
+    tt_assert_same("decode(encode(a.txt))", b, b_len, a, a_len);
+    free(a);
+    free(b);
+    tt_rmdir(dir);
+}

@@ -375,7 +375,7 @@ static int already_done(const char *path, const rank_info *r, const writer_confi
 }
 
 static int print_summary(const encode_opts *o, const job *j, const writer_config *cfg,
-                         const run_totals *t, const rank_info *r)
+                         const run_totals *t, const rank_info *r, outfile *out)
 {
     json_t *skips = json_array();
     for (size_t i = 0; skips && i < t->n_skips; i++)
@@ -404,10 +404,13 @@ static int print_summary(const encode_opts *o, const job *j, const writer_config
     }
     int rc = 0;
     if (o->summary) {
-        size_t len = strlen(text);
-        text[len] = '\n';
-        int e = outfile_write_whole(o->summary, text, len + 1);
-        text[len] = '\0';
+        /* `out` was opened before the encode, so that a summary path that
+         * cannot be written fails before any work. */
+        outfile_write(out, text, strlen(text));
+        outfile_write(out, "\n", 1);
+        int e = outfile_close(out);
+        if (!e)
+            e = outfile_commit(out);
         if (e) {
             cli_error("%s: %s", o->summary, strerror(e));
             rc = EXIT_FAIL;
@@ -435,11 +438,14 @@ typedef struct run {
     uint64_t total_files;
     char *base, *marker_path;
     writer *w;
+    outfile summary; /* --summary FILE, opened before the encode */
+    outlock lock;    /* on the output name, held from open to commit */
     run_totals t;
 } run;
 
 static void run_free(run *r)
 {
+    outfile_discard(&r->summary); /* removes it unless it was committed */
     writer_free(r->w);
     run_totals_free(&r->t);
     free(r->base);
@@ -450,6 +456,54 @@ static void run_free(run *r)
     free((void *)r->j.sep);
     simdbpe_model_free(r->model);
     free(r->o.args);
+    outlock_release(&r->lock); /* last: after every output is committed or removed */
+}
+
+/* 1 (after the message) when `path` is one of the inputs, of any rank. */
+static int is_an_input(const run *r, const char *path, const char *what)
+{
+    long i = path ? inputs_find_same(&r->files, path) : -1;
+    if (i < 0)
+        return 0;
+    cli_error("%s %s is the input %s: writing it would destroy the input; choose another",
+              what, path, r->files.paths[i]);
+    return 1;
+}
+
+/* Refuses, before any work, an output that is one of the inputs (by device
+ * and inode): `encode -o a.txt a.txt`, Megatron `-o e` reading e.bin, a
+ * summary or marker over an input. The output names are the writers'. */
+static int outputs_not_inputs(const run *r)
+{
+    static const char *const suffixes[][3] = {
+        [FMT_TEXT] = {""}, [FMT_U16] = {""}, [FMT_U32] = {""}, [FMT_COUNT] = {""},
+        [FMT_MEGATRON] = {".bin", ".idx"}, [FMT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
+    int bad = is_an_input(r, r->o.summary, "--summary") ||
+              is_an_input(r, r->marker_path, "the rank's marker");
+    const char *base = r->cfg.output;
+    if (!base || !strcmp(base, "-"))
+        return bad ? EXIT_USAGE : 0;
+    size_t n = strlen(base);
+    char *path = malloc(n + 32);
+    if (!path)
+        return cli_error("out of memory"), EXIT_FAIL;
+    if (r->cfg.format == FMT_LLMC) {
+        /* Shards that exist now: _val_000000, then _train_000001, ... */
+        for (size_t k = 0; !bad; k++) {
+            snprintf(path, n + 32, "%s_%s_%06zu.bin", base, k ? "train" : "val", k);
+            if (access(path, F_OK) != 0)
+                break;
+            bad = is_an_input(r, path, "-o");
+        }
+    } else {
+        int ds = r->cfg.format == FMT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
+        for (int k = 0; !bad && k < 3 && suffixes[r->cfg.format][k]; k++) {
+            snprintf(path, n + 32, "%s%s", base, suffixes[r->cfg.format][k] + (ds ? 3 : 0));
+            bad = is_an_input(r, path, "-o");
+        }
+    }
+    free(path);
+    return bad ? EXIT_USAGE : 0;
 }
 
 /* Inputs, rank selection and output names. Returns 0, -1 (nothing to do),
@@ -471,20 +525,25 @@ static int prepare(run *r)
         if (!strcmp(r->files.paths[i], "-"))
             return cli_usage_error("standard input cannot be shared by %ld ranks; name files",
                                    r->rank.world);
-    if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
-        return cli_error("out of memory"), EXIT_FAIL;
     if (r->cfg.output && strcmp(r->cfg.output, "-")) {
         r->base = rank_base(&r->rank, r->cfg.output);
         if (!r->base)
             return cli_error("out of memory"), EXIT_FAIL;
         r->cfg.output = r->base;
     }
+    if (r->rank.active) {
+        r->marker_path = malloc(strlen(r->base) + 8);
+        if (!r->marker_path)
+            return cli_error("out of memory"), EXIT_FAIL;
+        sprintf(r->marker_path, "%s.done", r->base);
+    }
+    rc = outputs_not_inputs(r);
+    if (rc)
+        return rc;
+    if (inputs_select_rank(&r->files, (int)r->rank.rank, (int)r->rank.world, &r->index))
+        return cli_error("out of memory"), EXIT_FAIL;
     if (!r->rank.active)
         return 0;
-    r->marker_path = malloc(strlen(r->base) + 8);
-    if (!r->marker_path)
-        return cli_error("out of memory"), EXIT_FAIL;
-    sprintf(r->marker_path, "%s.done", r->base);
     int done = already_done(r->marker_path, &r->rank, &r->cfg, r->total_files);
     if (done < 0)
         return EXIT_FAIL;
@@ -526,9 +585,29 @@ static int execute(run *r)
     r->j.n_files = r->files.n;
     r->cfg.files = r->files.paths;
     char err_path[512];
-    int e = writer_open(&r->w, &r->cfg, err_path, sizeof err_path);
+    int e = outlock_take(&r->lock, r->cfg.output, r->o.quiet);
+    if (e == EBUSY) {
+        cli_error("another run is writing %s (it holds %s.lock): wait for it to end, or choose "
+                  "another -o",
+                  r->cfg.output, r->cfg.output);
+        return EXIT_FAIL;
+    }
+    /* Another failure (a missing directory) is reported by the writer,
+     * which names its own file; the lock's is said only if it alone fails. */
+    int lock_err = e;
+    e = writer_open(&r->w, &r->cfg, err_path, sizeof err_path);
     if (e) {
         cli_error("%s: %s", err_path, strerror(e));
+        return EXIT_FAIL;
+    }
+    if (lock_err) {
+        cli_error("%s.lock: %s", r->cfg.output, strerror(lock_err));
+        writer_discard(r->w);
+        return EXIT_FAIL;
+    }
+    if (r->o.summary && (e = outfile_open(&r->summary, r->o.summary)) != 0) {
+        cli_error("%s: %s", r->o.summary, strerror(e));
+        writer_discard(r->w);
         return EXIT_FAIL;
     }
     /* No progress line over ids printed to the same terminal. */
@@ -542,7 +621,7 @@ static int execute(run *r)
     }
     rc = complete(r);
     if (!rc)
-        rc = print_summary(&r->o, &r->j, &r->cfg, &r->t, &r->rank);
+        rc = print_summary(&r->o, &r->j, &r->cfg, &r->t, &r->rank, &r->summary);
     return rc;
 }
 
@@ -550,6 +629,8 @@ int cmd_encode(const char *name, int argc, char **argv)
 {
     run r;
     memset(&r, 0, sizeof r);
+    r.summary.fd = r.summary.slot = -1;
+    r.lock = (outlock)OUTLOCK_INIT;
     int rc = parse_args(&r.o, !strcmp(name, "count"), argc, argv);
     if (rc == OPT_HELP) {
         run_free(&r);

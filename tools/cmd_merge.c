@@ -469,6 +469,53 @@ static int check_dtype(merge *m)
     return 0;
 }
 
+/* Whether `a` and `b` name the same existing file (device and inode). */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* Refuses, before anything is written, an output that is one of the parts'
+ * files (data, index or marker): writing it would destroy the part. */
+static int outputs_not_parts(const merge *m)
+{
+    size_t n = strlen(m->output);
+    char *out = malloc(n + 8), *in = NULL;
+    int rc = out ? 0 : EXIT_FAIL;
+    for (int o = 0; !rc && o < (m->format == M_MEGATRON ? 2 : 1); o++) {
+        snprintf(out, n + 8, "%s%s", m->output,
+                 m->format != M_MEGATRON ? "" : o ? ".idx" : ".bin");
+        for (size_t k = 0; !rc && k < m->n; k++) {
+            const part *p = &m->parts[k];
+            free(in);
+            in = malloc(strlen(p->base) + 8);
+            if (!in) {
+                rc = EXIT_FAIL;
+                break;
+            }
+            static const char *const sfx[] = {".idx", ".done"};
+            const char *hit = same_file(out, p->data_path) ? p->data_path : NULL;
+            for (int i = 0; !hit && i < 2; i++) {
+                sprintf(in, "%s%s", p->base, sfx[i]);
+                hit = same_file(out, in) ? in : NULL;
+            }
+            if (hit) {
+                cli_error("merge: the output %s is the part's file %s: writing it would destroy "
+                          "the part; choose another -o",
+                          out, hit);
+                rc = EXIT_USAGE;
+            }
+        }
+    }
+    if (rc == EXIT_FAIL)
+        cli_error("merge: out of memory");
+    free(out);
+    free(in);
+    return rc;
+}
+
 static int run_merge(merge *m, char **names, int n_names)
 {
     m->parts = calloc((size_t)n_names, sizeof *m->parts);
@@ -490,12 +537,24 @@ static int run_merge(merge *m, char **names, int n_names)
         rc = check_markers(m);
     if (!rc)
         rc = check_dtype(m);
+    if (!rc)
+        rc = outputs_not_parts(m);
     if (rc)
         return rc;
     outfile_signals_install();
-    int e = open_outputs(m);
+    outlock lock = OUTLOCK_INIT;
+    int e = outlock_take(&lock, m->output, m->quiet);
+    if (e == EBUSY) {
+        cli_error("merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
+                  "choose another -o",
+                  m->output, m->output);
+        return EXIT_FAIL;
+    }
+    if (!e)
+        e = open_outputs(m);
     if (e) {
         cli_error("merge: %s: %s", m->data_path ? m->data_path : m->output, strerror(e));
+        outlock_release(&lock);
         return EXIT_FAIL;
     }
     rc = with ? merge_in_file_order(m) : concatenate(m);
@@ -507,6 +566,7 @@ static int run_merge(merge *m, char **names, int n_names)
         outfile_discard(&m->data);
         outfile_discard(&m->idx);
     }
+    outlock_release(&lock);
     if (!rc && !m->quiet)
         cli_error("merged %zu part%s into %s: %llu documents, %llu tokens%s", m->n,
                   m->n == 1 ? "" : "s", m->output, (unsigned long long)m->documents,

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -185,6 +186,30 @@ static int parse_args(int argc, char **argv, train_args *a)
     return 0;
 }
 
+/* The model's files must not be one of the inputs (by device and inode):
+ * `train -o DIR DIR/merges.txt` would replace its own corpus. Returns 0 or
+ * an exit code after the message. */
+static int output_not_input(const train_args *a)
+{
+    static const char *const names[] = {"vocab.json", "merges.txt", "special_tokens"};
+    for (int k = 0; k < 3; k++) {
+        char path[4096];
+        struct stat out, in;
+        snprintf(path, sizeof path, "%s/%s", a->output, names[k]);
+        if (stat(path, &out) != 0)
+            continue;
+        for (int i = 0; i < a->n_files; i++)
+            if (strcmp(a->files[i], "-") && stat(a->files[i], &in) == 0 &&
+                in.st_dev == out.st_dev && in.st_ino == out.st_ino) {
+                fprintf(stderr, "simdbpe train: %s is the input %s: writing the model would "
+                                "destroy the input; choose another -o\n",
+                        path, a->files[i]);
+                return EXIT_BAD_USAGE;
+            }
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------- progress */
 
 typedef struct progress_state {
@@ -332,6 +357,8 @@ int simdbpe_cmd_train(int argc, char **argv)
     train_args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(argc, argv, &a);
+    if (rc == 0)
+        rc = output_not_input(&a);
     if (rc == 0)
         rc = run(&a);
     else if (rc == OPT_HELP)

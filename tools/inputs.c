@@ -109,8 +109,12 @@ int inputs_check(file_list *l)
 {
     int stdin_uses = 0;
     free(l->sizes);
+    free(l->dev);
+    free(l->ino);
     l->sizes = malloc((l->n ? l->n : 1) * sizeof *l->sizes);
-    if (!l->sizes) {
+    l->dev = calloc(l->n ? l->n : 1, sizeof *l->dev);
+    l->ino = calloc(l->n ? l->n : 1, sizeof *l->ino);
+    if (!l->sizes || !l->dev || !l->ino) {
         cli_error("out of memory");
         return EXIT_FAIL;
     }
@@ -133,12 +137,26 @@ int inputs_check(file_list *l)
         }
         if (S_ISREG(st.st_mode))
             l->sizes[i] = (uint64_t)st.st_size;
+        l->dev[i] = (uint64_t)st.st_dev;
+        l->ino[i] = (uint64_t)st.st_ino;
     }
     if (stdin_uses > 1) {
         cli_error("standard input ('-') can be read only once");
         return EXIT_USAGE;
     }
     return 0;
+}
+
+long inputs_find_same(const file_list *l, const char *path)
+{
+    struct stat st;
+    if (!l->dev || stat(path, &st) != 0)
+        return -1;
+    for (size_t i = 0; i < l->n; i++)
+        if (l->dev[i] == (uint64_t)st.st_dev && l->ino[i] == (uint64_t)st.st_ino &&
+            strcmp(l->paths[i], "-") != 0)
+            return (long)i;
+    return -1;
 }
 
 uint64_t inputs_total_size(const file_list *l)
@@ -163,6 +181,10 @@ int inputs_select_rank(file_list *l, int rank, int world, uint64_t **index)
             (*index)[k] = i;
             if (l->sizes)
                 l->sizes[k] = l->sizes[i];
+            if (l->dev) {
+                l->dev[k] = l->dev[i];
+                l->ino[k] = l->ino[i];
+            }
             l->paths[k++] = l->paths[i];
         } else {
             free(l->paths[i]);
@@ -178,5 +200,7 @@ void inputs_free(file_list *l)
         free(l->paths[i]);
     free(l->paths);
     free(l->sizes);
+    free(l->dev);
+    free(l->ino);
     memset(l, 0, sizeof *l);
 }

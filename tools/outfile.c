@@ -9,6 +9,8 @@
  */
 #include "outfile.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -113,8 +116,17 @@ int outfile_open(outfile *o, const char *path)
         }
         return 0;
     }
+    /* A symbolic link is written through, as a shell's '>' does: its
+     * target gets the output, the link stays. */
+    char *target = NULL;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode))
+        target = realpath(path, NULL);
+    if (target)
+        path = target;
     size_t n = strlen(path);
     o->final_path = strdup(path);
+    free(target);
+    path = o->final_path;
     o->tmp_path = malloc(n + 16);
     if (!o->final_path || !o->tmp_path) {
         outfile_discard(o);
@@ -263,4 +275,116 @@ int outfile_write_whole(const char *path, const void *data, size_t len)
     else
         outfile_free(&o);
     return e;
+}
+
+/* ----------------------------------------------------------------- locks */
+
+/* Whether `rest` (an output name with the base cut off) is a suffix one of
+ * the writers or merge gives an output: "", .bin, .idx, .ds, .ds.index,
+ * .ds.metadata, .index, .metadata, .done, _val_NNNNNN.bin,
+ * _train_NNNNNN.bin. */
+static int output_suffix(const char *rest, size_t n)
+{
+    static const char *const fixed[] = {"", ".bin", ".idx", ".ds", ".ds.index", ".ds.metadata",
+                                        ".index", ".metadata", ".done", NULL};
+    for (int i = 0; fixed[i]; i++)
+        if (strlen(fixed[i]) == n && !memcmp(rest, fixed[i], n))
+            return 1;
+    size_t k = n >= 15 && !memcmp(rest, "_val_", 5) ? 5 : n >= 17 && !memcmp(rest, "_train_", 7) ? 7 : 0;
+    if (!k || n != k + 10 || memcmp(rest + k + 6, ".bin", 4))
+        return 0;
+    for (size_t i = k; i < k + 6; i++)
+        if (!isdigit((unsigned char)rest[i]))
+            return 0;
+    return 1;
+}
+
+/* Whether `name` is NAME.tmp.XXXXXX (mkstemp's six characters) for one of
+ * `file`'s output names. */
+static int stale_temporary(const char *name, const char *file)
+{
+    size_t n = strlen(name), f = strlen(file);
+    if (n < f + 11 || memcmp(name, file, f) || memcmp(name + n - 11, ".tmp.", 5))
+        return 0;
+    for (size_t i = n - 6; i < n; i++)
+        if (!isalnum((unsigned char)name[i]))
+            return 0;
+    return output_suffix(name + f, n - 11 - f);
+}
+
+static void remove_stale(const char *base, int quiet)
+{
+    const char *slash = strrchr(base, '/');
+    char *dir = slash ? strndup(base, (size_t)(slash - base) + 1) : strdup(".");
+    const char *file = slash ? slash + 1 : base;
+    DIR *d = dir ? opendir(dir) : NULL;
+    size_t removed = 0;
+    char first[512] = "";
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL) {
+        if (!stale_temporary(e->d_name, file) || unlinkat(dirfd(d), e->d_name, 0) != 0)
+            continue;
+        if (!removed++)
+            snprintf(first, sizeof first, "%s%s", slash ? dir : "", e->d_name);
+    }
+    if (d)
+        closedir(d);
+    free(dir);
+    if (removed && !quiet)
+        fprintf(stderr, "simdbpe: removed %zu temporary file%s left by an interrupted run "
+                        "(%s%s)\n",
+                removed, removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "");
+}
+
+int outlock_take(outlock *l, const char *base, int quiet)
+{
+    l->fd = l->slot = -1;
+    l->path = NULL;
+    struct stat st;
+    if (!base || !strcmp(base, "-") || (stat(base, &st) == 0 && !S_ISREG(st.st_mode)))
+        return 0;
+    l->path = malloc(strlen(base) + 6);
+    if (!l->path)
+        return ENOMEM;
+    sprintf(l->path, "%s.lock", base);
+    for (;;) {
+        int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            break;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            free(l->path);
+            l->path = NULL;
+            return e == EWOULDBLOCK ? EBUSY : e;
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) == 0 && stat(l->path, &named) == 0 && held.st_dev == named.st_dev &&
+            held.st_ino == named.st_ino) {
+            l->fd = fd;
+            break;
+        }
+        close(fd); /* its previous holder removed it: take the new one */
+    }
+    if (l->fd < 0) {
+        int e = errno;
+        free(l->path);
+        l->path = NULL;
+        return e;
+    }
+    l->slot = registry_add(l->path);
+    remove_stale(base, quiet);
+    return 0;
+}
+
+void outlock_release(outlock *l)
+{
+    if (l->fd >= 0) {
+        registry_remove(l->slot);
+        unlink(l->path);
+        close(l->fd);
+    }
+    free(l->path);
+    l->fd = l->slot = -1;
+    l->path = NULL;
 }

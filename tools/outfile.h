@@ -70,4 +70,33 @@ void outfile_signals_install(void);
  * Returns 0 or an errno. */
 int outfile_write_whole(const char *path, const void *data, size_t len);
 
+/*
+ * A run's claim on an output name. Outputs made of several files
+ * (Megatron's .bin + .idx, datatrove's three, llm.c's shards) must never
+ * mix two runs, so a run writing -o BASE first takes an exclusive flock on
+ * BASE.lock (created, and removed when released or on a fatal signal; its
+ * inode is checked after locking, so a lock file removed meanwhile by its
+ * previous holder is not trusted). A second run gets EBUSY.
+ *
+ * Under the lock no other run can be writing BASE's outputs, so the
+ * temporaries of BASE's output names (BASE[SUFFIX].tmp.XXXXXX for every
+ * output suffix any format uses) are what a killed run (SIGKILL, power
+ * loss) left behind: outlock_take removes them and says which.
+ */
+typedef struct outlock {
+    int fd; /* -1: no lock held */
+    int slot;
+    char *path;
+} outlock;
+
+#define OUTLOCK_INIT {-1, -1, NULL}
+
+/* Takes the lock for `base` (nothing to take for standard output or an
+ * existing path that is not a regular file). Returns 0, EBUSY (another
+ * run holds it) or an errno. `quiet`: do not report removed leftovers. */
+int outlock_take(outlock *l, const char *base, int quiet);
+
+/* Removes the lock file and releases the lock; safe on an unheld one. */
+void outlock_release(outlock *l);
+
 #endif

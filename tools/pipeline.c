@@ -356,7 +356,7 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
     }
     if (s->failed) {
         const char *msg = b->msgs[s->msg - 1];
-        if (!p->j->skip_errors) {
+        if (!p->j->skip_errors || s->fatal) {
             set_fatal(p, msg);
             return -1;
         }
@@ -388,7 +388,8 @@ static int write_batch(pipeline *p, batch *b)
     for (size_t i = 0; i < b->nsegs; i++) {
         if (write_seg(p, b, &b->segs[i], ids))
             return -1;
-        ids += b->segs[i].ntok;
+        if (b->segs[i].ntok) /* ids is NULL in a batch without any */
+            ids += b->segs[i].ntok;
     }
     p->t->in_bytes += b->in_bytes;
     progress_update(p->prog, b->raw_pos, p->t->in_bytes, p->t->docs);

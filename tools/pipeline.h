@@ -62,6 +62,8 @@ typedef struct seg {
     uint8_t begin;     /* first piece of its document */
     uint8_t end;       /* last piece of its document */
     uint8_t failed;    /* set by the worker (or SEG_FAIL) */
+    uint8_t fatal;     /* SEG_FAIL of a whole file (a broken compressed
+                        * stream): ends the run even with --on-error skip */
     uint32_t msg;      /* 1 + index in batch->msgs when failed */
     size_t ntok;       /* its ids in batch->ids, in segment order */
     uint64_t text_bytes; /* bytes of document text it encoded */

@@ -187,13 +187,15 @@ static void carry_tail(reader *r, batch *b, size_t ustart)
     b->len = ustart;
 }
 
-static int fail_seg(reader *r, batch *b, size_t at, const char *reason)
+static int fail_seg(reader *r, batch *b, size_t at, const char *reason, int fatal)
 {
     char msg[700];
     snprintf(msg, sizeof msg, "%s: line %llu, byte offset %llu: %s",
              cli_display_name(r->j->files[r->cur]), (unsigned long long)r->line,
              (unsigned long long)r->file_off, reason);
     seg *s = add_piece(r, b, at, at, SEG_FAIL, 1);
+    if (s)
+        s->fatal = (uint8_t)fatal;
     return s ? batch_fail_seg(b, s, msg) : -1;
 }
 
@@ -205,12 +207,15 @@ static int finish_file(reader *r, batch *b, size_t ustart)
     int rc = 0;
     if (r->failed) {
         /* The rest is cut short: drop it and report the document it ends,
-         * where that document starts and where the data stopped. */
+         * where that document starts and where the data stopped. A stream
+         * that fails its check fails the whole file: what was decoded
+         * before the check (CRC, frame end) may already be garbage, so
+         * the run stops even with --on-error skip. */
         char reason[600];
         snprintf(reason, sizeof reason, "%s (after %llu bytes of decompressed data)", r->fail_msg,
                  (unsigned long long)(r->file_off + n));
         b->len = ustart;
-        rc = fail_seg(r, b, ustart, reason);
+        rc = fail_seg(r, b, ustart, reason, 1);
     } else if (j->mode == IN_TEXT && !j->sep) {
         rc = add_piece(r, b, ustart, b->len, SEG_TEXT, 1) ? 0 : -1;
     } else if (n > 0 || r->in_doc) {
@@ -237,7 +242,7 @@ static int open_next(reader *r, batch *b)
     if (e) {
         char reason[300];
         snprintf(reason, sizeof reason, "cannot open: %s", strerror(e));
-        return fail_seg(r, b, b->len, reason);
+        return fail_seg(r, b, b->len, reason, 0);
     }
     r->has_file = 1;
     return 0;

@@ -13,9 +13,7 @@
  */
 #include "reader_jsonl.h"
 
-#include <errno.h>
 #include <jansson.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,8 +177,8 @@ static int read_escape(parser *p, int mode, jsonl_buf *dst)
                 p->surrogate = 1;
             cp = 0xFFFD;
         }
-        if (cp == 0 && mode == STR_KEY)
-            p->unusual = 1; /* jansson refuses NUL in keys */
+        /* A NUL in a key (\u0000) is valid JSON too; jansson refuses it,
+         * the fast path reads it. */
         if (dst) {
             if (buf_reserve(dst, 4))
                 return -2;
@@ -295,25 +293,25 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
 }
 
 /*
- * A number per RFC 8259. Numbers that jansson might refuse (an integer
- * beyond 64 bits, a real that overflows a double) are left to jansson.
+ * A number per RFC 8259, which sets no limit on range or precision: an
+ * integer beyond 64 bits or a real beyond a double is valid JSON, and a
+ * record holding one (an "id" of 18446744073709551615) is read, although
+ * jansson, which stores numbers as int64/double, would refuse it.
  */
 static int read_number(parser *p)
 {
     const unsigned char *s = p->s;
-    size_t start = p->i, i = p->i, digits = 0;
-    int real = 0, has_exp = 0;
+    size_t i = p->i;
     if (i < p->n && s[i] == '-')
         i++;
     if (i < p->n && s[i] == '0')
-        i++, digits++;
+        i++;
     else if (i < p->n && s[i] >= '1' && s[i] <= '9')
         while (i < p->n && s[i] >= '0' && s[i] <= '9')
-            i++, digits++;
+            i++;
     else
         return -1;
     if (i < p->n && s[i] == '.') {
-        real = 1;
         size_t d0 = ++i;
         while (i < p->n && s[i] >= '0' && s[i] <= '9')
             i++;
@@ -321,7 +319,6 @@ static int read_number(parser *p)
             return -1;
     }
     if (i < p->n && (s[i] == 'e' || s[i] == 'E')) {
-        real = has_exp = 1;
         i++;
         if (i < p->n && (s[i] == '+' || s[i] == '-'))
             i++;
@@ -332,19 +329,6 @@ static int read_number(parser *p)
             return -1;
     }
     p->i = i;
-    if (!real && digits > 18)
-        p->unusual = 1;
-    else if (real && (i - start > 60 || digits > 300))
-        p->unusual = 1;
-    else if (has_exp) {
-        char tmp[64];
-        memcpy(tmp, s + start, i - start);
-        tmp[i - start] = '\0';
-        errno = 0;
-        double v = strtod(tmp, NULL);
-        if (errno == ERANGE && isinf(v))
-            p->unusual = 1; /* jansson: "real number overflow" */
-    }
     return 0;
 }
 

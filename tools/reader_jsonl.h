@@ -9,12 +9,14 @@
  *   - for the message when a record is malformed (jansson's own words and
  *     byte position);
  *   - for anything the fast path does not handle itself: nesting deeper
- *     than 64 levels, numbers that may not fit a double or a 64-bit integer,
- *     NUL in a key, a record that is not an object.
+ *     than 64 levels, a record that is not an object.
  * Both agree on everything else (tests/bulk/test_jsonl.c checks this),
  * including duplicate keys, where the last one wins as in jansson.
  *
- * Two deliberate differences, both about the extracted text only:
+ * Deliberate differences: valid JSON that jansson refuses is read (RFC 8259
+ * sets no limit on numbers, and allows \u0000 in a key): a number beyond a
+ * 64-bit integer or a double, a NUL in a key. And two about the extracted
+ * text only:
  *   - its raw bytes are not checked for UTF-8 here: the encoder does that
  *     and either reports the byte offset or, with --errors replace,
  *     substitutes U+FFFD, as for text files. Elsewhere in the record,

@@ -88,9 +88,6 @@ static int dw_finish(writer *w)
     e = outfile_close(&d->index);
     if (e)
         return writer_fail(w, d->index_path, e);
-    e = writer_open_file(w, &d->meta, d->meta_path);
-    if (e)
-        return e;
     char human[64], text[600];
     human_count(d->tokens, human, sizeof human);
     int k = snprintf(text, sizeof text, "%s|%u\n%llu\n%s", w->cfg.model_name, w->cfg.width,
@@ -156,5 +153,9 @@ writer *writer_datatrove_new(const writer_config *cfg)
     d->base.open_err = writer_open_file(&d->base, &d->ds, d->ds_path);
     if (!d->base.open_err)
         d->base.open_err = writer_open_file(&d->base, &d->index, d->index_path);
+    /* The metadata is opened now too, so that a path that cannot be
+     * written fails before the encode rather than after it. */
+    if (!d->base.open_err)
+        d->base.open_err = writer_open_file(&d->base, &d->meta, d->meta_path);
     return &d->base;
 }

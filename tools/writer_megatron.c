@@ -73,9 +73,6 @@ static int mw_finish(writer *w)
     int e = outfile_close(&m->bin);
     if (e)
         return writer_fail(w, m->bin_path, e);
-    e = writer_open_file(w, &m->idx, m->idx_path);
-    if (e)
-        return e;
     e = megatron_idx_write(&m->idx, w->cfg.width == 2 ? MEGATRON_DTYPE_U16 : MEGATRON_DTYPE_I32,
                            w->cfg.width, m->lens, m->n);
     int e2 = outfile_close(&m->idx);
@@ -129,5 +126,9 @@ writer *writer_megatron_new(const writer_config *cfg)
         m->base.open_err = writer_fail(&m->base, cfg->output, ENOMEM);
     else
         m->base.open_err = writer_open_file(&m->base, &m->bin, m->bin_path);
+    /* The index is opened now too, so that a path that cannot be written
+     * fails before the encode rather than after it. */
+    if (!m->base.open_err)
+        m->base.open_err = writer_open_file(&m->base, &m->idx, m->idx_path);
     return &m->base;
 }

@@ -59,4 +59,9 @@ static inline uint64_t simdbpe__hash_u64(uint64_t x)
     return x;
 }
 
+/* The longest token, in bytes, a model may have: the loader refuses a
+ * merge that makes a longer one, and the trainer makes none (a pair whose
+ * merge would be longer is never chosen), so every trained model loads. */
+#define SIMDBPE__MAX_TOKEN_BYTES 1024
+
 #endif

@@ -27,7 +27,7 @@
 #include <utf8proc.h>
 
 #include "encoder.h"
-#include "utf8.h"
+#include "utf8_valid.h"
 
 #define BLOCKS (0x110000 / 64)
 static uint64_t safe_bits[BLOCKS];      /* bit cp & 63 of word cp >> 6 */

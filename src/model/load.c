@@ -578,10 +578,6 @@ done:
 
 /* ---- merges.txt ---- */
 
-/* The longest token, in bytes, a merge may make: one limit for the
- * loaders and the trainer (simdbpe_train.h). */
-#define MERGE_MAX_BYTES 1024
-
 /*
  * Adds the merge of the byte-level strings a and b (the next rank). `what`,
  * `line` and `close` say where it was read ("merges.txt line " 3 "",
@@ -593,17 +589,21 @@ static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const
                                 uint64_t at, const char *vocab_name, simdbpe_error *err)
 {
     simdbpe_model *m = ld->m;
-    uint8_t buf[MERGE_MAX_BYTES];
+    uint8_t buf[2 * SIMDBPE__MAX_TOKEN_BYTES]; /* byte-level text: <= 2 bytes a byte */
     char q[96];
     uint64_t err_line = at == SIMDBPE_NO_POSITION ? 0 : line;
     if (alen + blen > sizeof buf)
-        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
-                             "%s%llu%s: tokens too long (over %d bytes together)", what,
-                             (unsigned long long)line, close, MERGE_MAX_BYTES);
+        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line, "%s%llu%s: tokens too long",
+                             what, (unsigned long long)line, close);
     /* buf = bytes of a, then bytes of b: the merged token is all of it. */
     uint32_t bad = 0;
     long na = decode_bytelevel(ld, a, alen, buf, &bad);
     long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
+    if (na >= 0 && nb >= 0 && (size_t)(na + nb) > SIMDBPE__MAX_TOKEN_BYTES)
+        return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
+                             "%s%llu%s: the merged token has %ld bytes, more than the limit of %d",
+                             what, (unsigned long long)line, close, na + nb,
+                             SIMDBPE__MAX_TOKEN_BYTES);
     if (na < 0 || nb < 0) {
         simdbpe__quote(q, sizeof q, na < 0 ? a : b, na < 0 ? alen : blen);
         return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,

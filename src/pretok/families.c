@@ -41,7 +41,7 @@
 
 #include "pretok.h"
 #include "ucd.h"
-#include "utf8.h"
+#include "utf8_valid.h"
 
 
 /* Classes of a code point, as bits: ucd.h's properties, and two more. */

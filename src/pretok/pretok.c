@@ -10,7 +10,7 @@
 
 #include "common.h"
 #include "ucd.h"
-#include "utf8.h"
+#include "utf8_valid.h"
 
 #define L SIMDBPE__CP_LETTER
 #define N SIMDBPE__CP_NUMBER

@@ -738,6 +738,11 @@ static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *t
         if (cur < min_count)
             break;
         uint32_t a = (uint32_t)(top.key >> 32), b = (uint32_t)top.key;
+        size_t la, lb;
+        tok_bytes(s, a, &la);
+        tok_bytes(s, b, &lb);
+        if (la + lb > SIMDBPE__MAX_TOKEN_BYTES)
+            continue; /* a token no model may hold: never chosen */
         uint32_t x = name_token(s, cfg, taken, a, b, vocab, &tmp, &tmp_cap);
         if (x == UINT32_MAX ||
             simdbpe__grow((void **)&s->merges, &s->cap_merges, s->n_merges + 1,

@@ -359,21 +359,18 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Writes DIR/NAME through a temporary file and a rename. */
-static simdbpe_status write_file(const char *dir, const char *name, const char *data, size_t len,
-                                 simdbpe_error *err)
+/* Writes DIR/NAME's content under a temporary name in DIR, returned in
+ * *tmp (malloc'ed) for a later rename. */
+static simdbpe_status write_temp(const char *dir, const char *name, const char *data, size_t len,
+                                 char **tmp, simdbpe_error *err)
 {
     size_t n = strlen(dir) + strlen(name) + 32;
-    char *final = malloc(n), *tmp = malloc(n);
-    if (!final || !tmp) {
-        free(final);
-        free(tmp);
+    *tmp = malloc(n);
+    if (!*tmp)
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    }
-    snprintf(final, n, "%s/%s", dir, name);
-    snprintf(tmp, n, "%s/.%s.tmp.XXXXXX", dir, name);
+    snprintf(*tmp, n, "%s/.%s.tmp.XXXXXX", dir, name);
     int e = 0;
-    int fd = mkstemp(tmp);
+    int fd = mkstemp(*tmp);
     if (fd < 0) {
         e = errno;
     } else {
@@ -382,18 +379,25 @@ static simdbpe_status write_file(const char *dir, const char *name, const char *
             e = errno;
         if (close(fd) != 0 && !e)
             e = errno;
-        if (!e && rename(tmp, final) != 0)
-            e = errno;
         if (e)
-            unlink(tmp);
+            unlink(*tmp);
     }
-    simdbpe_status st = SIMDBPE_OK;
-    if (e)
-        st = simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", final,
-                           strerror(e));
-    free(final);
-    free(tmp);
-    return st;
+    if (!e)
+        return SIMDBPE_OK;
+    free(*tmp);
+    *tmp = NULL;
+    return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s/%s: %s", dir, name,
+                         strerror(e));
+}
+
+/* DIR/NAME, malloc'ed, or NULL. */
+static char *join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
 }
 
 simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
@@ -410,24 +414,56 @@ simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                              "%s is not a directory", dir);
+    /* A model directory is replaced whole or not at all: every file is
+     * written under a temporary name first (a full disk fails here, with
+     * the old model untouched), the final names are checked, and only then
+     * are they renamed; a special_tokens file of an older model is removed
+     * when this one has none, so it cannot survive a retrain. */
     static const char *const names[4] = {"vocab.json", "merges.txt", "tokenizer.json",
                                          "special_tokens"};
     const render_fn fns[4] = {simdbpe_trainer_vocab_json, simdbpe_trainer_merges_txt,
                               simdbpe_trainer_tokenizer_json, special_tokens_txt};
     size_t files = t->n_specials ? 4 : 3;
-    for (size_t i = 0; i < files; i++) {
+    char *tmp[4] = {NULL, NULL, NULL, NULL}, *final = NULL;
+    simdbpe_status st = SIMDBPE_OK;
+    for (size_t i = 0; i < files && st == SIMDBPE_OK; i++) {
         char *buf = NULL;
         size_t len = 0;
-        simdbpe_status st = render(t, fns[i], &buf, &len);
-        if (st != SIMDBPE_OK) {
-            free(buf);
-            return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s: %s", names[i],
-                                 simdbpe_strerror(st));
-        }
-        st = write_file(dir, names[i], buf, len, err);
-        free(buf);
+        st = render(t, fns[i], &buf, &len);
         if (st != SIMDBPE_OK)
-            return st;
+            st = simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s: %s", names[i],
+                               simdbpe_strerror(st));
+        else
+            st = write_temp(dir, names[i], buf, len, &tmp[i], err);
+        free(buf);
     }
-    return SIMDBPE_OK;
+    for (size_t i = 0; i < 4 && st == SIMDBPE_OK; i++) {
+        free(final);
+        final = join(dir, names[i]);
+        if (!final)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        else if (lstat(final, &sb) == 0 && S_ISDIR(sb.st_mode))
+            st = simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
+                               "%s is a directory; the model was not written", final);
+    }
+    for (size_t i = 0; i < 4 && st == SIMDBPE_OK; i++) {
+        free(final);
+        final = join(dir, names[i]);
+        if (!final)
+            st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+        else if (i < files ? rename(tmp[i], final) != 0 : unlink(final) != 0 && errno != ENOENT)
+            st = simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", final,
+                               strerror(errno));
+        else if (i < files) {
+            free(tmp[i]);
+            tmp[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < 4; i++) {
+        if (tmp[i])
+            unlink(tmp[i]);
+        free(tmp[i]);
+    }
+    free(final);
+    return st;
 }

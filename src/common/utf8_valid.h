@@ -1,11 +1,11 @@
 /*
- * utf8.h - decoding one code point of text already known to be valid
+ * utf8_valid.h - decoding one code point of text already known to be valid
  * UTF-8 (the kernels' validate_utf8 checks it first): the library's one
  * decoder for the scanners and the normalizer. No bounds or validity
  * checks: a valid sequence never runs past its text.
  */
-#ifndef SIMDBPE_UTF8_H
-#define SIMDBPE_UTF8_H
+#ifndef SIMDBPE_UTF8_VALID_H
+#define SIMDBPE_UTF8_VALID_H
 
 #include <stddef.h>
 #include <stdint.h>
