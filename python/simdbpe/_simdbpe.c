@@ -145,13 +145,22 @@ static PyObject *buffer_item(Buffer *b, Py_ssize_t i)
     return PyLong_FromUnsignedLongLong(buffer_at(b, i));
 }
 
-static PyObject *ids_to_list(const uint32_t *ids, size_t n)
+/* A list of ids; `ints` (may be NULL) holds a Python int for each id below
+ * n_ints, shared by every list instead of one new int per token. */
+static PyObject *ids_to_list_cached(const uint32_t *ids, size_t n, PyObject *const *ints,
+                                    size_t n_ints)
 {
     PyObject *list = PyList_New((Py_ssize_t)n);
     if (!list)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        PyObject *v = PyLong_FromUnsignedLong(ids[i]);
+        PyObject *v;
+        if (ids[i] < n_ints) {
+            v = ints[ids[i]];
+            Py_INCREF(v);
+        } else {
+            v = PyLong_FromUnsignedLong(ids[i]);
+        }
         if (!v) {
             Py_DECREF(list);
             return NULL;
@@ -159,6 +168,11 @@ static PyObject *ids_to_list(const uint32_t *ids, size_t n)
         PyList_SET_ITEM(list, (Py_ssize_t)i, v);
     }
     return list;
+}
+
+static PyObject *ids_to_list(const uint32_t *ids, size_t n)
+{
+    return ids_to_list_cached(ids, n, NULL, 0);
 }
 
 static PyObject *buffer_tolist(Buffer *b, PyObject *unused)
@@ -234,7 +248,31 @@ typedef struct {
     int n_idle_enc;
     simdbpe_batch *idle_batch[IDLE_BATCHES];
     int n_idle_batch;
+    PyObject **ints; /* a Python int per id, made on first use */
+    size_t n_ints;
 } Model;
+
+/* The model's ids as Python ints, made once (NULL with an error set). */
+static PyObject *const *model_ints(Model *self)
+{
+    if (self->ints)
+        return self->ints;
+    size_t n = simdbpe_model_vocab_size(self->model);
+    PyObject **ints = PyMem_Calloc(n ? n : 1, sizeof *ints);
+    if (!ints)
+        return (PyObject *const *)PyErr_NoMemory();
+    for (size_t i = 0; i < n; i++) {
+        if (!(ints[i] = PyLong_FromSize_t(i))) {
+            while (i--)
+                Py_DECREF(ints[i]);
+            PyMem_Free(ints);
+            return NULL;
+        }
+    }
+    self->ints = ints;
+    self->n_ints = n;
+    return ints;
+}
 
 static int model_init(Model *self, PyObject *args, PyObject *kw)
 {
@@ -261,6 +299,9 @@ static void model_dealloc(Model *self)
         simdbpe_encoder_free(self->idle_enc[i]);
     for (int i = 0; i < self->n_idle_batch; i++)
         simdbpe_batch_free(self->idle_batch[i]);
+    for (size_t i = 0; i < self->n_ints; i++)
+        Py_DECREF(self->ints[i]);
+    PyMem_Free(self->ints);
     simdbpe_model_free(self->model);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -341,8 +382,8 @@ static PyObject *model_encode(Model *self, PyObject *args, PyObject *kw)
             } else {
                 PyErr_NoMemory();
             }
-        } else {
-            res = ids_to_list(ids, n);
+        } else if (model_ints(self)) {
+            res = ids_to_list_cached(ids, n, self->ints, self->n_ints);
         }
         give_encoder(self, e);
     }
@@ -427,11 +468,14 @@ static int texts_collect(PyObject *seq, texts *t)
 }
 
 /* (ids, offsets) as a list of lists. */
-static PyObject *batch_lists(const uint32_t *ids, const size_t *off, size_t n_docs)
+static PyObject *batch_lists(Model *self, const uint32_t *ids, const size_t *off, size_t n_docs)
 {
+    if (!model_ints(self))
+        return NULL;
     PyObject *out = PyList_New((Py_ssize_t)n_docs);
     for (size_t d = 0; out && d < n_docs; d++) {
-        PyObject *l = ids_to_list(ids + off[d], off[d + 1] - off[d]);
+        PyObject *l = ids_to_list_cached(ids + off[d], off[d + 1] - off[d], self->ints,
+                                         self->n_ints);
         if (!l) {
             Py_DECREF(out);
             return NULL;
@@ -480,7 +524,7 @@ static PyObject *model_encode_batch(Model *self, PyObject *args, PyObject *kw)
         Py_XDECREF(pi);
         Py_XDECREF(po);
     } else {
-        res = batch_lists(ids, off, t.n);
+        res = batch_lists(self, ids, off, t.n);
         simdbpe_free(ids);
         simdbpe_free(off);
     }
