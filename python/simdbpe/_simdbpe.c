@@ -559,8 +559,11 @@ static uint32_t *ids_arg(PyObject *o, size_t *n, Py_buffer *view, int *owned)
         return NULL;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        unsigned long long v = PyLong_AsUnsignedLongLong(PySequence_Fast_GET_ITEM(fast, i));
-        if (PyErr_Occurred() || v > UINT32_MAX) {
+        /* PyNumber_Index: numpy integers and other int-like objects too. */
+        PyObject *num = PyNumber_Index(PySequence_Fast_GET_ITEM(fast, i));
+        unsigned long long v = num ? PyLong_AsUnsignedLongLong(num) : 0;
+        Py_XDECREF(num);
+        if (!num || PyErr_Occurred() || v > UINT32_MAX) {
             PyErr_Clear();
             PyErr_Format(PyExc_ValueError, "ids[%zd] is not a token id", i);
             PyMem_Free(ids);

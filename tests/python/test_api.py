@@ -93,6 +93,9 @@ def test_decode_takes_a_buffer(enc):
     buf = enc.encode_to_buffer("round trip through a buffer")
     assert enc.decode(buf) == "round trip through a buffer"
     assert enc.decode(np.asarray(buf)) == "round trip through a buffer"
+    assert enc.decode(np.asarray(buf, dtype=np.int64)) == "round trip through a buffer"
+    with pytest.raises(ValueError):
+        enc.decode([1, -1])
 
 
 def test_empty_inputs(enc):
