@@ -19,6 +19,7 @@ packages=(
   libjansson-dev libxxhash-dev libzstd-dev zlib1g-dev libssl-dev libutf8proc-dev libpcre2-dev
   libsimde-dev libcriterion-dev
   clang libclang-rt-14-dev python3 python3-distributed zstd
+  python3-dev python3-setuptools python3-venv python3-pip python3-wheel python3-pytest python3-numpy
 )
 
 install_packages() {
@@ -41,6 +42,11 @@ install_packages() {
 build() {
   cmake -S "$here" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
   ninja -C "$build_dir" >/dev/null
+  # The Python package's extension, in place in python/simdbpe/, linked
+  # against the library just built (ctest's "python" test installs it into
+  # a virtual environment of its own).
+  (cd "$here/python" && SIMDBPE_BUILD_DIR=$build_dir python3 setup.py -q build_ext \
+    --inplace --build-temp "$build_dir/python-ext" >/dev/null)
 }
 
 case "${1:-}" in

@@ -1,0 +1,270 @@
+"""simdbpe: exact, fast byte-level BPE tokenization, shaped like tiktoken.
+
+    import simdbpe
+    enc = simdbpe.get_encoding("gpt2")          # as tiktoken.get_encoding
+    enc.encode("hello world")                    # [31373, 995]
+    enc.encode_batch(texts, num_threads=4)       # list of id lists
+    ids, offsets = enc.encode_batch_to_buffer(texts, num_threads=4)  # uint32 + offsets
+
+Every method of tiktoken's Encoding that simdbpe can honour has the same
+name, arguments, defaults and errors; the buffer methods add ids without
+one Python int per token (numpy.asarray(buf) shares the memory). Encoding
+runs in C with the GIL released, on encoders kept per calling thread, so
+many Python threads can encode at once. Library failures raise
+simdbpe.Error, a ValueError with `status`, `byte_offset`, `document` and
+`index` attributes.
+"""
+import re
+import threading
+
+from ._simdbpe import Buffer, Error, Model, ids_buffer, version
+
+__all__ = ["Buffer", "Encoding", "EncodeError", "Error", "Tokenizer", "get_encoding",
+           "list_encoding_names", "version"]
+
+EncodeError = Error
+
+# Library options (simdbpe.h): special-token policy and UTF-8 policy.
+_TEXT, _ALLOW, _ERROR = 0, 1, 2
+_STRICT, _REPLACE = 0, 1
+
+# Names tiktoken gives the same model. Other names go to simdbpe_model_open,
+# which knows every model the library has.
+_ALIASES = {"r50k_base": "gpt2"}
+
+
+def _fix_surrogates(text):
+    """tiktoken's treatment of str that UTF-8 cannot hold (lone surrogates)."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _as_frozenset(x):
+    return x if isinstance(x, frozenset) else frozenset(x)
+
+
+def _disallowed_error(token, document=None, byte_offset=None):
+    # tiktoken's message, word for word.
+    e = Error(
+        f"Encountered text corresponding to disallowed special token {token!r}.\n"
+        "If you want this text to be encoded as a special token, "
+        f"pass it to `allowed_special`, e.g. `allowed_special={{{token!r}, ...}}`.\n"
+        f"If you want this text to be encoded as normal text, disable the check for this token "
+        f"by passing `disallowed_special=(enc.special_tokens_set - {{{token!r}}})`.\n"
+        "To disable this check for all special tokens, pass `disallowed_special=()`.\n")
+    e.status, e.byte_offset, e.document, e.index = "ERR_SPECIAL_TOKEN", byte_offset, document, None
+    return e
+
+
+class Encoding:
+    """A tokenizer with tiktoken's Encoding interface over one simdbpe model."""
+
+    def __init__(self, model, name):
+        self._model = model
+        self.name = name
+        specials = model.specials()
+        self._special_ids = {t.decode("utf-8", "surrogateescape"): i for t, i in specials}
+        self.special_tokens_set = frozenset(self._special_ids)
+        self.n_vocab = model.vocab_size()
+        self.max_token_value = self.n_vocab - 1
+        self.eot_token = self._special_ids.get("<|endoftext|>")
+        self._regex_cache = {}
+
+    def __repr__(self):
+        return f"<Encoding {self.name!r}>"
+
+    # ------------------------------------------------------------ encoding
+    def _plan(self, allowed_special, disallowed_special):
+        """(library special policy or None for the general path, allowed, disallowed)."""
+        if allowed_special == "all":
+            allowed = self.special_tokens_set
+        else:
+            allowed = _as_frozenset(allowed_special) & self.special_tokens_set
+        if disallowed_special == "all":
+            disallowed = self.special_tokens_set - allowed
+        else:
+            disallowed = _as_frozenset(disallowed_special)
+        if not self.special_tokens_set or (not allowed and not disallowed):
+            return _TEXT, allowed, disallowed
+        if allowed == self.special_tokens_set and not disallowed:
+            return _ALLOW, allowed, disallowed
+        if not allowed and disallowed >= self.special_tokens_set:
+            return _ERROR, allowed, disallowed
+        return None, allowed, disallowed
+
+    def _regex(self, tokens):
+        r = self._regex_cache.get(tokens)
+        if r is None:
+            alts = sorted(tokens, key=len, reverse=True)
+            r = self._regex_cache[tokens] = re.compile("|".join(map(re.escape, alts)))
+        return r
+
+    def _special_at(self, text, byte_offset):
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        for tok in sorted(self._special_ids, key=len, reverse=True):
+            if data.startswith(tok.encode("utf-8", "surrogateescape"), byte_offset):
+                return tok
+        return None
+
+    def _call(self, fn, text, *args):
+        try:
+            return fn(text, *args)
+        except UnicodeEncodeError:
+            return fn(_fix_surrogates(text), *args)
+        except Error as e:
+            if e.status == "ERR_SPECIAL_TOKEN":
+                raise _disallowed_error(self._special_at(text, e.byte_offset),
+                                        byte_offset=e.byte_offset) from None
+            raise
+
+    def _general(self, text, allowed, disallowed):
+        """Subsets of the specials allowed or disallowed: split in Python."""
+        s = text if isinstance(text, str) else bytes(text).decode("utf-8", "surrogateescape")
+        if disallowed:
+            m = self._regex(_as_frozenset(disallowed)).search(s)
+            if m:
+                raise _disallowed_error(m.group())
+        ids = []
+        pos = 0
+        if allowed:
+            for m in self._regex(_as_frozenset(allowed)).finditer(s):
+                ids += self._encode_piece(s[pos:m.start()])
+                ids.append(self._special_ids[m.group()])
+                pos = m.end()
+        ids += self._encode_piece(s[pos:])
+        return ids
+
+    def _encode_piece(self, s):
+        if isinstance(s, str):
+            try:
+                return self._model.encode(s, _TEXT)
+            except UnicodeEncodeError:
+                # surrogateescape'd bytes input: back to the original bytes.
+                return self._model.encode(s.encode("utf-8", "surrogateescape"), _TEXT)
+        return self._model.encode(s, _TEXT)
+
+    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """Ids of `text` (str or bytes) as tiktoken's Encoding.encode gives them."""
+        mode, allowed, disallowed = self._plan(allowed_special, disallowed_special)
+        if mode is None:
+            return self._general(text, allowed, disallowed)
+        return self._call(self._model.encode, text, mode)
+
+    def encode_ordinary(self, text):
+        """Ids of `text` with special tokens treated as ordinary text."""
+        return self._call(self._model.encode, text, _TEXT)
+
+    def encode_to_buffer(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """As encode, but a simdbpe.Buffer of uint32 (buffer protocol) instead of a list."""
+        mode, allowed, disallowed = self._plan(allowed_special, disallowed_special)
+        if mode is None:
+            return ids_buffer(self._general(text, allowed, disallowed))
+        return self._call(self._model.encode, text, mode, _STRICT, True)
+
+    def encode_to_numpy(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+        """tiktoken's encode_to_numpy: a uint32 numpy array (needs numpy)."""
+        import numpy as np
+        return np.asarray(self.encode_to_buffer(text, allowed_special=allowed_special,
+                                                disallowed_special=disallowed_special))
+
+    def _batch(self, texts, mode, num_threads, buffer):
+        texts = list(texts)
+        try:
+            return self._model.encode_batch(texts, mode, _STRICT, num_threads, buffer)
+        except UnicodeEncodeError:
+            texts = [_fix_surrogates(t) if isinstance(t, str) else t for t in texts]
+            return self._batch(texts, mode, num_threads, buffer)
+        except Error as e:
+            if e.status == "ERR_SPECIAL_TOKEN":
+                raise _disallowed_error(self._special_at(texts[e.document], e.byte_offset),
+                                        document=e.document, byte_offset=e.byte_offset) from None
+            raise
+
+    def encode_batch(self, text, *, num_threads=8, allowed_special=frozenset(),
+                     disallowed_special="all"):
+        """encode for each text, on num_threads threads; a list of id lists."""
+        mode, allowed, disallowed = self._plan(allowed_special, disallowed_special)
+        if mode is None:
+            return [self._general(t, allowed, disallowed) for t in text]
+        return self._batch(text, mode, num_threads, False)
+
+    def encode_ordinary_batch(self, text, *, num_threads=8):
+        """encode_ordinary for each text, on num_threads threads."""
+        return self._batch(text, _TEXT, num_threads, False)
+
+    def encode_batch_to_buffer(self, text, *, num_threads=8, allowed_special=frozenset(),
+                               disallowed_special="all"):
+        """(ids, offsets): every text's ids in one uint32 Buffer, text i's being
+        ids[offsets[i]:offsets[i+1]]; offsets has len(text) + 1 entries."""
+        mode, allowed, disallowed = self._plan(allowed_special, disallowed_special)
+        if mode is None:
+            raise ValueError("encode_batch_to_buffer: allowed_special must be all of the "
+                             "specials or none of them")
+        return self._batch(text, mode, num_threads, True)
+
+    def encode_ordinary_batch_to_buffer(self, text, *, num_threads=8):
+        """encode_batch_to_buffer with special tokens as ordinary text."""
+        return self._batch(text, _TEXT, num_threads, True)
+
+    def encode_single_token(self, text_or_bytes):
+        """The id of a text that is exactly one token (special or not)."""
+        if isinstance(text_or_bytes, str) and text_or_bytes in self._special_ids:
+            return self._special_ids[text_or_bytes]
+        ids = self.encode_ordinary(text_or_bytes)
+        if len(ids) != 1 or self._model.token_bytes(ids[0]) != _utf8(text_or_bytes):
+            raise KeyError(text_or_bytes)
+        return ids[0]
+
+    # ------------------------------------------------------------ decoding
+    def decode_bytes(self, tokens):
+        """The bytes of a sequence of ids (a list, or any uint32 buffer)."""
+        return self._model.decode_bytes(tokens)
+
+    def decode(self, tokens, errors="replace"):
+        """The text of a sequence of ids; invalid UTF-8 handled by `errors`."""
+        return self._model.decode_bytes(tokens).decode("utf-8", errors=errors)
+
+    def decode_single_token_bytes(self, token):
+        return self._model.token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens):
+        return [self._model.token_bytes(t) for t in tokens]
+
+
+def _utf8(x):
+    return x.encode("utf-8") if isinstance(x, str) else bytes(x)
+
+
+class Tokenizer(Encoding):
+    """An Encoding over any model simdbpe_model_open accepts."""
+
+    @classmethod
+    def from_file(cls, path):
+        """A model directory (vocab.json + merges.txt [+ special_tokens]), a
+        compiled .sbpe file, or whatever else simdbpe_model_open opens."""
+        return cls(Model(str(path)), str(path))
+
+
+_cache = {}
+_cache_lock = threading.Lock()
+
+
+def get_encoding(encoding_name):
+    """The named encoding, as tiktoken.get_encoding; unknown names raise ValueError."""
+    with _cache_lock:
+        enc = _cache.get(encoding_name)
+        if enc is None:
+            lib_name = _ALIASES.get(encoding_name, encoding_name)
+            if "/" in lib_name or lib_name.endswith(".sbpe"):
+                raise ValueError(f"Unknown encoding {encoding_name!r} (for files use "
+                                 "simdbpe.Tokenizer.from_file)")
+            try:
+                model = Model(lib_name)
+            except Error as e:
+                raise ValueError(f"Unknown encoding {encoding_name!r}: {e}") from None
+            enc = _cache[encoding_name] = Encoding(model, encoding_name)
+        return enc
+
+
+def list_encoding_names():
+    """The names get_encoding is known to accept (others may work: see get_encoding)."""
+    return ["gpt2", "r50k_base"]

@@ -1,0 +1,747 @@
+/*
+ * _simdbpe.c - the CPython extension under the `simdbpe` package.
+ *
+ * A thin layer over the library's public API (simdbpe.h, simdbpe_batch.h);
+ * the tiktoken-shaped classes are Python, in __init__.py.
+ *
+ *   Model   one simdbpe_model, plus idle encoders and idle batch encoders
+ *           kept for reuse. A call takes one out of the idle list (or makes
+ *           one) while it holds the GIL, releases the GIL to encode, and
+ *           puts it back with the GIL held again, so calls from many Python
+ *           threads run at once, each on its own encoder, and the lists
+ *           need no lock of their own.
+ *   Buffer  a malloc'd array of uint32 ids or size_t offsets that exposes
+ *           the buffer protocol (numpy.asarray takes it without a copy).
+ *   Error   ValueError with status, byte_offset, document and index
+ *           attributes (None where they do not apply).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "simdbpe.h"
+#include "simdbpe_batch.h"
+
+_Static_assert(sizeof(unsigned int) == 4, "Buffer format 'I' must be 32 bits");
+
+/* Idle objects kept per model; more are freed when returned. */
+#define IDLE_ENCODERS 16
+#define IDLE_BATCHES 4
+/* Texts shorter than this are encoded without releasing the GIL: the
+ * release and re-acquisition would cost more than the encoding. */
+#define GIL_RELEASE_BYTES 512
+
+static PyObject *Error;
+
+/* ---------------------------------------------------------------- errors */
+
+static PyObject *position_or_none(uint64_t v)
+{
+    if (v == SIMDBPE_NO_POSITION)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLongLong(v);
+}
+
+/* Raises Error from a status and a simdbpe_error; `batch` says whether
+ * err->index is a document index. Returns NULL. */
+static PyObject *raise_error(simdbpe_status st, const simdbpe_error *err, int batch)
+{
+    const char *msg = err && err->message[0] ? err->message : simdbpe_strerror(st);
+    PyObject *exc = PyObject_CallFunction(Error, "s", msg);
+    if (!exc)
+        return NULL;
+    uint64_t none = SIMDBPE_NO_POSITION;
+    PyObject *status = PyUnicode_FromString(simdbpe_status_name(st));
+    PyObject *off = position_or_none(err ? err->byte_offset : none);
+    PyObject *doc = position_or_none(batch && err ? err->index : none);
+    PyObject *idx = position_or_none(!batch && err ? err->index : none);
+    if (status && off && doc && idx && PyObject_SetAttrString(exc, "status", status) == 0 &&
+        PyObject_SetAttrString(exc, "byte_offset", off) == 0 &&
+        PyObject_SetAttrString(exc, "document", doc) == 0 &&
+        PyObject_SetAttrString(exc, "index", idx) == 0)
+        PyErr_SetObject(Error, exc);
+    Py_XDECREF(status);
+    Py_XDECREF(off);
+    Py_XDECREF(doc);
+    Py_XDECREF(idx);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+static PyObject *raise_nomem(simdbpe_status st, const simdbpe_error *err)
+{
+    if (st == SIMDBPE_ERR_NOMEM)
+        return PyErr_NoMemory();
+    return raise_error(st, err, 0);
+}
+
+/* ---------------------------------------------------------------- Buffer */
+
+typedef struct {
+    PyObject_HEAD void *data;
+    Py_ssize_t n;
+    Py_ssize_t itemsize;
+    char format[2];
+} Buffer;
+
+static PyTypeObject BufferType;
+
+/* A Buffer taking ownership of `data` (malloc'd, n items of uint32 or size_t). */
+static PyObject *buffer_wrap(void *data, size_t n, int offsets)
+{
+    Buffer *b = PyObject_New(Buffer, &BufferType);
+    if (!b) {
+        free(data);
+        return NULL;
+    }
+    b->data = data;
+    b->n = (Py_ssize_t)n;
+    b->itemsize = offsets ? (Py_ssize_t)sizeof(size_t) : 4;
+    b->format[0] = offsets ? (sizeof(size_t) == 8 ? 'Q' : 'I') : 'I';
+    b->format[1] = '\0';
+    return (PyObject *)b;
+}
+
+static void buffer_dealloc(Buffer *b)
+{
+    free(b->data);
+    PyObject_Free(b);
+}
+
+static int buffer_getbuffer(Buffer *b, Py_buffer *view, int flags)
+{
+    if (PyBuffer_FillInfo(view, (PyObject *)b, b->data, b->n * b->itemsize, 1, flags) < 0)
+        return -1;
+    view->itemsize = b->itemsize;
+    if (flags & PyBUF_FORMAT)
+        view->format = b->format;
+    if (flags & PyBUF_ND) {
+        view->ndim = 1;
+        view->shape = &b->n;
+    }
+    if ((flags & PyBUF_STRIDES) == PyBUF_STRIDES)
+        view->strides = &view->itemsize;
+    return 0;
+}
+
+static Py_ssize_t buffer_len(Buffer *b)
+{
+    return b->n;
+}
+
+static unsigned long long buffer_at(const Buffer *b, Py_ssize_t i)
+{
+    return b->itemsize == 4 ? ((const uint32_t *)b->data)[i] : ((const size_t *)b->data)[i];
+}
+
+static PyObject *buffer_item(Buffer *b, Py_ssize_t i)
+{
+    if (i < 0 || i >= b->n) {
+        PyErr_SetString(PyExc_IndexError, "Buffer index out of range");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(buffer_at(b, i));
+}
+
+/* A list of ids; `ints` (may be NULL) holds a Python int for each id below
+ * n_ints, shared by every list instead of one new int per token. */
+static PyObject *ids_to_list_cached(const uint32_t *ids, size_t n, PyObject *const *ints,
+                                    size_t n_ints)
+{
+    PyObject *list = PyList_New((Py_ssize_t)n);
+    if (!list)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        PyObject *v;
+        if (ids[i] < n_ints) {
+            v = ints[ids[i]];
+            Py_INCREF(v);
+        } else {
+            v = PyLong_FromUnsignedLong(ids[i]);
+        }
+        if (!v) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, v);
+    }
+    return list;
+}
+
+static PyObject *ids_to_list(const uint32_t *ids, size_t n)
+{
+    return ids_to_list_cached(ids, n, NULL, 0);
+}
+
+static PyObject *buffer_tolist(Buffer *b, PyObject *unused)
+{
+    (void)unused;
+    if (b->itemsize == 4)
+        return ids_to_list(b->data, (size_t)b->n);
+    PyObject *list = PyList_New(b->n);
+    for (Py_ssize_t i = 0; list && i < b->n; i++) {
+        PyObject *v = PyLong_FromUnsignedLongLong(buffer_at(b, i));
+        if (!v) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, v);
+    }
+    return list;
+}
+
+static PyObject *buffer_repr(Buffer *b)
+{
+    return PyUnicode_FromFormat("<simdbpe.Buffer of %zd %s>", b->n,
+                                b->itemsize == 4 ? "uint32" : "offsets");
+}
+
+static PyBufferProcs buffer_as_buffer = {(getbufferproc)buffer_getbuffer, NULL};
+static PySequenceMethods buffer_as_sequence = {.sq_length = (lenfunc)buffer_len,
+                                               .sq_item = (ssizeargfunc)buffer_item};
+static PyMethodDef buffer_methods[] = {
+    {"tolist", (PyCFunction)buffer_tolist, METH_NOARGS, "The values as a list of ints."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbpe.Buffer",
+    .tp_basicsize = sizeof(Buffer),
+    .tp_dealloc = (destructor)buffer_dealloc,
+    .tp_repr = (reprfunc)buffer_repr,
+    .tp_as_sequence = &buffer_as_sequence,
+    .tp_as_buffer = &buffer_as_buffer,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Read-only array of uint32 ids (format 'I') or of offsets (size_t), with the "
+              "buffer protocol: numpy.asarray(buf) shares its memory.",
+    .tp_methods = buffer_methods,
+};
+
+/* ------------------------------------------------------------------ text */
+
+/* The UTF-8 bytes of a str (cached in the str object) or of a bytes-like
+ * object (view held in *view, released by the caller when view->obj). */
+static int text_bytes(PyObject *o, const char **s, size_t *len, Py_buffer *view)
+{
+    view->obj = NULL;
+    if (PyUnicode_Check(o)) {
+        Py_ssize_t n;
+        *s = PyUnicode_AsUTF8AndSize(o, &n);
+        *len = (size_t)n;
+        return *s ? 0 : -1;
+    }
+    if (PyObject_GetBuffer(o, view, PyBUF_SIMPLE) < 0) {
+        PyErr_Format(PyExc_TypeError, "expected str or bytes, not %.100s", Py_TYPE(o)->tp_name);
+        return -1;
+    }
+    *s = view->buf;
+    *len = (size_t)view->len;
+    return 0;
+}
+
+/* ----------------------------------------------------------------- Model */
+
+typedef struct {
+    PyObject_HEAD simdbpe_model *model;
+    simdbpe_encoder *idle_enc[IDLE_ENCODERS];
+    int n_idle_enc;
+    simdbpe_batch *idle_batch[IDLE_BATCHES];
+    int n_idle_batch;
+    PyObject **ints; /* a Python int per id, made on first use */
+    size_t n_ints;
+} Model;
+
+/* The model's ids as Python ints, made once (NULL with an error set). */
+static PyObject *const *model_ints(Model *self)
+{
+    if (self->ints)
+        return self->ints;
+    size_t n = simdbpe_model_vocab_size(self->model);
+    PyObject **ints = PyMem_Calloc(n ? n : 1, sizeof *ints);
+    if (!ints)
+        return (PyObject *const *)PyErr_NoMemory();
+    for (size_t i = 0; i < n; i++) {
+        if (!(ints[i] = PyLong_FromSize_t(i))) {
+            while (i--)
+                Py_DECREF(ints[i]);
+            PyMem_Free(ints);
+            return NULL;
+        }
+    }
+    self->ints = ints;
+    self->n_ints = n;
+    return ints;
+}
+
+static int model_init(Model *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"name_or_path", NULL};
+    const char *name;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s", names, &name))
+        return -1;
+    if (self->model)
+        return 0;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_open(name, &self->model, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK)
+    {
+        raise_nomem(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+static void model_dealloc(Model *self)
+{
+    for (int i = 0; i < self->n_idle_enc; i++)
+        simdbpe_encoder_free(self->idle_enc[i]);
+    for (int i = 0; i < self->n_idle_batch; i++)
+        simdbpe_batch_free(self->idle_batch[i]);
+    for (size_t i = 0; i < self->n_ints; i++)
+        Py_DECREF(self->ints[i]);
+    PyMem_Free(self->ints);
+    simdbpe_model_free(self->model);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static int check_model(Model *self)
+{
+    if (self->model)
+        return 0;
+    PyErr_SetString(PyExc_ValueError, "simdbpe: model not opened");
+    return -1;
+}
+
+static simdbpe_encoder *take_encoder(Model *self)
+{
+    if (self->n_idle_enc > 0)
+        return self->idle_enc[--self->n_idle_enc];
+    simdbpe_encoder *e = NULL;
+    if (simdbpe_encoder_new(self->model, &e) != SIMDBPE_OK)
+        PyErr_NoMemory();
+    return e;
+}
+
+static void give_encoder(Model *self, simdbpe_encoder *e)
+{
+    if (self->n_idle_enc < IDLE_ENCODERS)
+        self->idle_enc[self->n_idle_enc++] = e;
+    else
+        simdbpe_encoder_free(e);
+}
+
+static int parse_options(int special, int errors, simdbpe_encode_options *o)
+{
+    if (special < 0 || special > 2 || errors < 0 || errors > 1) {
+        PyErr_SetString(PyExc_ValueError, "special must be 0-2 and errors 0-1");
+        return -1;
+    }
+    o->special = (simdbpe_special_policy)special;
+    o->errors = (simdbpe_utf8_policy)errors;
+    return 0;
+}
+
+/* encode(text, special=0, errors=0, buffer=False): one document. */
+static PyObject *model_encode(Model *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"text", "special", "errors", "buffer", NULL};
+    PyObject *text;
+    int special = 0, errors = 0, as_buffer = 0;
+    simdbpe_encode_options o;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iip", names, &text, &special, &errors,
+                                     &as_buffer) ||
+        check_model(self) || parse_options(special, errors, &o))
+        return NULL;
+    const char *s;
+    size_t len;
+    Py_buffer view;
+    if (text_bytes(text, &s, &len, &view) < 0)
+        return NULL;
+    simdbpe_encoder *e = take_encoder(self);
+    PyObject *res = NULL;
+    if (e) {
+        const uint32_t *ids;
+        size_t n;
+        simdbpe_error err;
+        simdbpe_status st;
+        if (len >= GIL_RELEASE_BYTES) {
+            Py_BEGIN_ALLOW_THREADS st = simdbpe_encode(e, s, len, &o, &ids, &n, &err);
+            Py_END_ALLOW_THREADS
+        } else {
+            st = simdbpe_encode(e, s, len, &o, &ids, &n, &err);
+        }
+        if (st != SIMDBPE_OK) {
+            raise_nomem(st, &err);
+        } else if (as_buffer) {
+            uint32_t *copy = malloc(n ? n * sizeof *copy : 1);
+            if (copy) {
+                memcpy(copy, ids, n * sizeof *copy);
+                res = buffer_wrap(copy, n, 0);
+            } else {
+                PyErr_NoMemory();
+            }
+        } else if (model_ints(self)) {
+            res = ids_to_list_cached(ids, n, self->ints, self->n_ints);
+        }
+        give_encoder(self, e);
+    }
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return res;
+}
+
+static simdbpe_batch *take_batch(Model *self, unsigned threads)
+{
+    for (int i = 0; i < self->n_idle_batch; i++) {
+        simdbpe_batch *b = self->idle_batch[i];
+        if (simdbpe_batch_threads(b) == threads) {
+            self->idle_batch[i] = self->idle_batch[--self->n_idle_batch];
+            return b;
+        }
+    }
+    simdbpe_batch_options bo = {threads, NULL, 0};
+    simdbpe_batch *b = NULL;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_batch_new(self->model, &bo, &b, &err);
+    if (st != SIMDBPE_OK)
+        raise_nomem(st, &err);
+    return b;
+}
+
+static void give_batch(Model *self, simdbpe_batch *b)
+{
+    if (self->n_idle_batch == IDLE_BATCHES) {
+        simdbpe_batch_free(self->idle_batch[0]);
+        memmove(self->idle_batch, self->idle_batch + 1,
+                (IDLE_BATCHES - 1) * sizeof *self->idle_batch);
+        self->n_idle_batch--;
+    }
+    self->idle_batch[self->n_idle_batch++] = b;
+}
+
+/* The texts of a batch: pointers and lengths, and the views to release.
+ * `items` is a tuple (a copy of the caller's sequence) holding every text
+ * alive while the GIL is released. */
+typedef struct texts {
+    PyObject *items;
+    const char **s;
+    size_t *len;
+    Py_buffer *views;
+    size_t n, n_views;
+} texts;
+
+static void texts_release(texts *t)
+{
+    for (size_t i = 0; i < t->n_views; i++)
+        PyBuffer_Release(&t->views[i]);
+    PyMem_Free(t->s);
+    PyMem_Free(t->len);
+    PyMem_Free(t->views);
+    Py_XDECREF(t->items);
+}
+
+static int texts_collect(PyObject *seq, texts *t)
+{
+    memset(t, 0, sizeof *t);
+    t->items = PySequence_Tuple(seq);
+    if (!t->items)
+        return -1;
+    t->n = (size_t)PyTuple_GET_SIZE(t->items);
+    size_t cap = t->n ? t->n : 1;
+    t->s = PyMem_Malloc(cap * sizeof *t->s);
+    t->len = PyMem_Malloc(cap * sizeof *t->len);
+    t->views = PyMem_Malloc(cap * sizeof *t->views);
+    if (!t->s || !t->len || !t->views) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t i = 0; i < t->n; i++) {
+        Py_buffer *v = &t->views[t->n_views];
+        if (text_bytes(PyTuple_GET_ITEM(t->items, (Py_ssize_t)i), &t->s[i], &t->len[i], v) < 0)
+            return -1;
+        if (v->obj)
+            t->n_views++;
+    }
+    return 0;
+}
+
+/* (ids, offsets) as a list of lists. */
+static PyObject *batch_lists(Model *self, const uint32_t *ids, const size_t *off, size_t n_docs)
+{
+    if (!model_ints(self))
+        return NULL;
+    PyObject *out = PyList_New((Py_ssize_t)n_docs);
+    for (size_t d = 0; out && d < n_docs; d++) {
+        PyObject *l = ids_to_list_cached(ids + off[d], off[d + 1] - off[d], self->ints,
+                                         self->n_ints);
+        if (!l) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)d, l);
+    }
+    return out;
+}
+
+/* encode_batch(texts, special=0, errors=0, threads=1, buffer=False). */
+static PyObject *model_encode_batch(Model *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"texts", "special", "errors", "threads", "buffer", NULL};
+    PyObject *seq;
+    int special = 0, errors = 0, threads = 1, as_buffer = 0;
+    simdbpe_encode_options o;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iiip", names, &seq, &special, &errors,
+                                     &threads, &as_buffer) ||
+        check_model(self) || parse_options(special, errors, &o))
+        return NULL;
+    if (threads < 1 || threads > 1024) {
+        PyErr_SetString(PyExc_ValueError, "num_threads must be between 1 and 1024");
+        return NULL;
+    }
+    texts t;
+    PyObject *res = NULL;
+    simdbpe_batch *b = NULL;
+    if (texts_collect(seq, &t) < 0 || !(b = take_batch(self, (unsigned)threads))) {
+        texts_release(&t);
+        return NULL;
+    }
+    uint32_t *ids;
+    size_t n_ids, *off;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st =
+        simdbpe_batch_encode(b, t.s, t.len, t.n, &o, 0, &ids, &n_ids, &off, &err);
+    Py_END_ALLOW_THREADS give_batch(self, b);
+    if (st != SIMDBPE_OK) {
+        st == SIMDBPE_ERR_NOMEM ? PyErr_NoMemory() : raise_error(st, &err, 1);
+    } else if (as_buffer) {
+        PyObject *pi = buffer_wrap(ids, n_ids, 0);
+        PyObject *po = buffer_wrap(off, t.n + 1, 1);
+        if (pi && po)
+            res = PyTuple_Pack(2, pi, po);
+        Py_XDECREF(pi);
+        Py_XDECREF(po);
+    } else {
+        res = batch_lists(self, ids, off, t.n);
+        simdbpe_free(ids);
+        simdbpe_free(off);
+    }
+    texts_release(&t);
+    return res;
+}
+
+/* The ids of a decode call as a uint32 array (a 'I' buffer is used in place). */
+static uint32_t *ids_arg(PyObject *o, size_t *n, Py_buffer *view, int *owned)
+{
+    *owned = 0;
+    view->obj = NULL;
+    if (PyObject_CheckBuffer(o) && PyObject_GetBuffer(o, view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) == 0) {
+        if (view->itemsize == 4 && view->format &&
+            (strcmp(view->format, "I") == 0 || strcmp(view->format, "<I") == 0 ||
+             strcmp(view->format, "=I") == 0)) {
+            *n = (size_t)(view->len / 4);
+            return view->buf;
+        }
+        PyBuffer_Release(view);
+        view->obj = NULL;
+    }
+    PyErr_Clear();
+    PyObject *fast = PySequence_Fast(o, "ids must be a sequence of ints");
+    if (!fast)
+        return NULL;
+    Py_ssize_t len = PySequence_Fast_GET_SIZE(fast);
+    uint32_t *ids = PyMem_Malloc((size_t)(len ? len : 1) * sizeof *ids);
+    if (!ids) {
+        Py_DECREF(fast);
+        PyErr_NoMemory();
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < len; i++) {
+        /* PyNumber_Index: numpy integers and other int-like objects too. */
+        PyObject *num = PyNumber_Index(PySequence_Fast_GET_ITEM(fast, i));
+        unsigned long long v = num ? PyLong_AsUnsignedLongLong(num) : 0;
+        Py_XDECREF(num);
+        if (!num || PyErr_Occurred() || v > UINT32_MAX) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "ids[%zd] is not a token id", i);
+            PyMem_Free(ids);
+            Py_DECREF(fast);
+            return NULL;
+        }
+        ids[i] = (uint32_t)v;
+    }
+    Py_DECREF(fast);
+    *n = (size_t)len;
+    *owned = 1;
+    return ids;
+}
+
+static PyObject *model_decode_bytes(Model *self, PyObject *arg)
+{
+    if (check_model(self))
+        return NULL;
+    size_t n, need = 0;
+    Py_buffer view;
+    int owned;
+    uint32_t *ids = ids_arg(arg, &n, &view, &owned);
+    if (!ids)
+        return NULL;
+    simdbpe_error err;
+    PyObject *res = NULL;
+    simdbpe_status st = simdbpe_decode(self->model, ids, n, NULL, 0, &need, &err);
+    if (st == SIMDBPE_OK || st == SIMDBPE_ERR_BUFFER_TOO_SMALL) {
+        res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)need);
+        if (res) {
+            size_t got;
+            st = simdbpe_decode(self->model, ids, n, (uint8_t *)PyBytes_AS_STRING(res), need,
+                                &got, &err);
+        }
+    }
+    if (st != SIMDBPE_OK) {
+        Py_CLEAR(res);
+        raise_nomem(st, &err);
+    }
+    if (owned)
+        PyMem_Free(ids);
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return res;
+}
+
+static PyObject *model_vocab_size(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    return PyLong_FromUnsignedLong(simdbpe_model_vocab_size(self->model));
+}
+
+static PyObject *model_token_bytes(Model *self, PyObject *arg)
+{
+    unsigned long id = PyLong_AsUnsignedLong(arg);
+    if (PyErr_Occurred() || check_model(self))
+        return NULL;
+    const uint8_t *b;
+    size_t len;
+    simdbpe_error err = {0};
+    simdbpe_status st = SIMDBPE_ERR_TOKEN_ID;
+    if (id <= UINT32_MAX)
+        st = simdbpe_model_token_bytes(self->model, (uint32_t)id, &b, &len);
+    if (st != SIMDBPE_OK) {
+        snprintf(err.message, sizeof err.message, "token id %lu is not in the vocabulary", id);
+        err.byte_offset = err.index = SIMDBPE_NO_POSITION;
+        return raise_error(st, &err, 0);
+    }
+    return PyBytes_FromStringAndSize((const char *)b, (Py_ssize_t)len);
+}
+
+/* specials() -> [(text: bytes, id: int)] */
+static PyObject *model_specials(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    size_t n = simdbpe_model_special_count(self->model);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    for (size_t i = 0; out && i < n; i++) {
+        uint32_t id;
+        const char *text;
+        size_t len;
+        simdbpe_model_special_at(self->model, i, &id, &text, &len);
+        PyObject *item = Py_BuildValue("(y#k)", text, (Py_ssize_t)len, (unsigned long)id);
+        if (!item) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, item);
+    }
+    return out;
+}
+
+static PyMethodDef model_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))model_encode, METH_VARARGS | METH_KEYWORDS,
+     "encode(text, special=0, errors=0, buffer=False): ids of one str or bytes text; "
+     "special 0 text, 1 allow, 2 error; errors 0 strict, 1 replace."},
+    {"encode_batch", (PyCFunction)(void (*)(void))model_encode_batch,
+     METH_VARARGS | METH_KEYWORDS,
+     "encode_batch(texts, special=0, errors=0, threads=1, buffer=False): a list of id lists, "
+     "or (ids, offsets) Buffers."},
+    {"decode_bytes", (PyCFunction)model_decode_bytes, METH_O, "The bytes of a sequence of ids."},
+    {"vocab_size", (PyCFunction)model_vocab_size, METH_NOARGS, "One more than the largest id."},
+    {"token_bytes", (PyCFunction)model_token_bytes, METH_O, "The bytes of one token."},
+    {"specials", (PyCFunction)model_specials, METH_NOARGS, "[(text bytes, id)] of specials."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject ModelType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbpe._simdbpe.Model",
+    .tp_basicsize = sizeof(Model),
+    .tp_dealloc = (destructor)model_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Model(name_or_path): a model opened with simdbpe_model_open.",
+    .tp_methods = model_methods,
+    .tp_init = (initproc)model_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------------- module */
+
+static PyObject *mod_version(PyObject *m, PyObject *unused)
+{
+    (void)m;
+    (void)unused;
+    return PyUnicode_FromString(simdbpe_version());
+}
+
+/* ids_buffer(ids) -> Buffer: a list of ids (or a uint32 buffer) packed. */
+static PyObject *mod_ids_buffer(PyObject *m, PyObject *arg)
+{
+    (void)m;
+    size_t n;
+    Py_buffer view;
+    int owned;
+    uint32_t *ids = ids_arg(arg, &n, &view, &owned);
+    if (!ids)
+        return NULL;
+    uint32_t *copy = malloc(n ? n * sizeof *copy : 1);
+    if (copy)
+        memcpy(copy, ids, n * sizeof *copy);
+    if (owned)
+        PyMem_Free(ids);
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return copy ? buffer_wrap(copy, n, 0) : PyErr_NoMemory();
+}
+
+static PyMethodDef module_methods[] = {
+    {"version", mod_version, METH_NOARGS, "The version of the linked library."},
+    {"ids_buffer", mod_ids_buffer, METH_O, "A Buffer holding a sequence of ids."},
+    {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_simdbpe",
+                                        "simdbpe's C extension (use the simdbpe package).", -1,
+                                        module_methods, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__simdbpe(void);
+PyMODINIT_FUNC PyInit__simdbpe(void)
+{
+    if (PyType_Ready(&BufferType) < 0 || PyType_Ready(&ModelType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (!m)
+        return NULL;
+    Error = PyErr_NewExceptionWithDoc(
+        "simdbpe.Error",
+        "A failure of the simdbpe library: a ValueError with `status` (the library's status "
+        "name), `byte_offset` (into the text), `document` (index in a batch) and `index` "
+        "(position of a bad id); None where they do not apply.",
+        PyExc_ValueError, NULL);
+    if (!Error || PyModule_AddObjectRef(m, "Error", Error) < 0 ||
+        PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0 ||
+        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# run.sh BUILD_DIR - installs the Python package into a fresh virtual
+# environment (offline: pip install --no-build-isolation --no-index, linking
+# BUILD_DIR/libsimdbpe.a) and runs its tests with pytest.
+#
+# The interpreter is $SIMDBPE_PYTHON, else Debian's /usr/bin/python3 (where
+# python3-pytest and python3-numpy put their modules; the environment sees
+# them through --system-site-packages), else python3.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+
+py=${SIMDBPE_PYTHON:-}
+if [ -z "$py" ]; then
+  for cand in /usr/bin/python3 python3; do
+    if "$cand" -c 'import pytest, numpy, setuptools' 2>/dev/null; then py=$cand; break; fi
+  done
+fi
+if [ -z "$py" ]; then
+  echo "run.sh: no python3 with pytest, numpy and setuptools (tools/dev.sh installs them)" >&2
+  exit 1
+fi
+
+venv=$build/python-venv
+rm -rf "$venv"
+"$py" -m venv --system-site-packages "$venv"
+SIMDBPE_BUILD_DIR=$build "$venv/bin/python" -m pip install -q --no-build-isolation --no-index \
+  "$root/python"
+cd "$here"
+SIMDBPE_CLI=$build/simdbpe exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here"
