@@ -171,8 +171,8 @@ Test(batch, options_reach_every_document)
     corpus_add(&allow, "specials.jsonl", "text", "ids_allow");
     corpus_add(&text, "specials.jsonl", "text", "ids_text");
     corpus_add(&utf8, "utf8.jsonl", "hex", "ids");
-    simdbpe_encode_options o_allow = {SIMDBPE_SPECIAL_ALLOW, SIMDBPE_UTF8_STRICT};
-    simdbpe_encode_options o_replace = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_REPLACE};
+    simdbpe_encode_options o_allow = {.special = SIMDBPE_SPECIAL_ALLOW, .errors = SIMDBPE_UTF8_STRICT};
+    simdbpe_encode_options o_replace = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
     for (size_t i = 0; i < 3; i++) {
         expect_corpus(b, &allow, &o_allow, thread_counts[i]);
         expect_corpus(b, &text, NULL, thread_counts[i]);
@@ -227,7 +227,7 @@ Test(batch, errors_name_the_first_failing_document)
     const char bad_utf8[] = "ok \xff here";
     expect_first_failure(b, bad_utf8, sizeof bad_utf8 - 1, NULL, SIMDBPE_ERR_INVALID_UTF8, 3);
     const char special[] = "text then <|endoftext|> more";
-    simdbpe_encode_options o_err = {SIMDBPE_SPECIAL_ERROR, SIMDBPE_UTF8_STRICT};
+    simdbpe_encode_options o_err = {.special = SIMDBPE_SPECIAL_ERROR, .errors = SIMDBPE_UTF8_STRICT};
     expect_first_failure(b, special, sizeof special - 1, &o_err, SIMDBPE_ERR_SPECIAL_TOKEN, 10);
     simdbpe_batch_free(b);
     simdbpe_model_free(m);
