@@ -69,16 +69,40 @@ static inline unsigned props_of(uint32_t cp)
 /* The classes of the ASCII characters, filled once from props_of (a
  * table of constants would be a second definition of the classes). */
 static uint16_t ascii_props[128];
-static uint8_t ascii_letter[256]; /* 1 for A-Z a-z, 0 for every other byte */
 static int ascii_ready;
 
 static void init_ascii(void)
 {
-    for (uint32_t c = 0; c < 128; c++) {
+    for (uint32_t c = 0; c < 128; c++)
         ascii_props[c] = (uint16_t)props_of(c);
-        ascii_letter[c] = (ascii_props[c] & C_L) != 0;
-    }
     __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * The end of the run from s[i] of ASCII letters of either case (fold
+ * 0x20) or of ASCII lower-case letters (fold 0), eight bytes at a time. In
+ * each byte x = (byte | fold) & 0x7F, x + 0x1F has its top bit set iff
+ * x >= 'a' (0x61) and x + 0x05 iff x > 'z' (0x7A); neither sum carries
+ * into the next byte. A byte >= 0x80 is never a letter here.
+ */
+static inline size_t ascii_run(const uint8_t *s, size_t n, size_t i, uint8_t fold)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x8080808080808080ULL;
+    while (i + 8 <= n) {
+        uint64_t v;
+        memcpy(&v, s + i, 8);
+        uint64_t x = (v | fold * ones) & 0x7F7F7F7F7F7F7F7FULL;
+        uint64_t letters = (x + 0x1F * ones) & ~(x + 0x05 * ones) & ~v & high;
+        uint64_t stop = ~letters & high;
+        if (stop)
+            return i + ((size_t)__builtin_ctzll(stop) >> 3);
+        i += 8;
+    }
+#endif
+    while (i < n && (uint8_t)((s[i] | fold) - 'a') < 26)
+        i++;
+    return i;
 }
 
 static inline int is_cjk(uint32_t cp)
@@ -204,8 +228,7 @@ static inline size_t ascii_word(const uint8_t *s, size_t n, size_t i)
         j = i + 2;
     else
         return 0;
-    while (j < n && ascii_letter[s[j]])
-        j++;
+    j = ascii_run(s, n, j, 0x20);
     return j < n && s[j] >= 0x80 ? DEFER : j;
 }
 
@@ -352,9 +375,7 @@ static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
     size_t u = p;
     while (u < n && s[u] >= 'A' && s[u] <= 'Z')
         u++;
-    size_t e = u;
-    while (e < n && s[e] >= 'a' && s[e] <= 'z')
-        e++;
+    size_t e = ascii_run(s, n, u, 0);
     if (e < n && s[e] >= 0x80)
         return DEFER;
     return e + contraction(s, n, e);
