@@ -1,0 +1,102 @@
+/*
+ * bench_pretok.c - throughput of the pre-tokenizers alone, per family.
+ *
+ *   bench_pretok [-r RUNS] FILE...
+ *
+ * Reads each FILE whole (one text; e.g. a corpus decompressed with
+ * `zstd -dc english.txt.zst > english.txt`) and times, RUNS times (default
+ * 5), splitting it into pieces with
+ *   gpt2-block   the GPT-2 block scanner (simdbpe__pretok_next, the best
+ *                kernel set of this CPU), what the GPT-2 encoder runs;
+ *   gpt2         the GPT-2 reference scanner, one piece per call;
+ *   cl100k qwen2 o200k deepseek_v3
+ *                simdbpe__pretok_family_piece_end, one piece per call, as
+ *                an encoder loop over pieces would call it.
+ * Prints per file and scanner the median MB/s (10^6 bytes per second of
+ * this thread's CPU time, which a loaded shared machine disturbs least) and
+ * the number of pieces.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../kernels/kernels.h"
+#include "../src/pretok/pretok.h"
+#include "docs.h"
+#include "timing.h"
+
+static size_t pieces_block(const simdbpe__kernels *k, const uint8_t *s, size_t n)
+{
+    simdbpe__pretok_state ps;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, pieces = 0;
+    simdbpe__pretok_begin(&ps, k, s, n);
+    while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0)
+        for (size_t j = 0; j < count; j++)
+            pieces += (size_t)__builtin_popcountll(starts[j]);
+    return pieces;
+}
+
+static size_t pieces_scalar(simdbpe__pretok_kind kind, const uint8_t *s, size_t n)
+{
+    size_t pieces = 0;
+    for (size_t i = 0; i < n; pieces++)
+        i = simdbpe__pretok_family_piece_end(kind, s, n, i);
+    return pieces;
+}
+
+static const struct {
+    const char *name;
+    int kind; /* -1: the block scanner */
+} scanners[] = {
+    {"gpt2-block", -1},
+    {"gpt2", SIMDBPE__PRETOK_GPT2},
+    {"cl100k", SIMDBPE__PRETOK_CL100K},
+    {"qwen2", SIMDBPE__PRETOK_QWEN2},
+    {"o200k", SIMDBPE__PRETOK_O200K},
+    {"deepseek_v3", SIMDBPE__PRETOK_DEEPSEEK_V3},
+};
+
+int main(int argc, char **argv)
+{
+    unsigned long long runs = 5;
+    int a = 1;
+    if (a + 1 < argc && strcmp(argv[a], "-r") == 0) {
+        if (!parse_count(argv[a + 1], 1000, &runs)) {
+            fprintf(stderr, "bench_pretok: bad number of runs '%s'\n", argv[a + 1]);
+            return 2;
+        }
+        a += 2;
+    }
+    if (a >= argc) {
+        fprintf(stderr, "usage: bench_pretok [-r RUNS] FILE...\n");
+        return 2;
+    }
+    const simdbpe__kernels *k = simdbpe__kernels_select(NULL);
+    printf("file\tscanner\tMB/s\tpieces\t(kernels %s, median of %llu runs, CPU time)\n", k->name,
+           runs);
+    for (; a < argc; a++) {
+        doc d;
+        if (read_doc(argv[a], &d) != 0)
+            return 1;
+        const uint8_t *s = (const uint8_t *)d.data;
+        for (size_t c = 0; c < sizeof scanners / sizeof scanners[0]; c++) {
+            double *t = malloc(runs * sizeof *t);
+            size_t pieces = 0;
+            for (unsigned long long r = 0; r < runs; r++) {
+                double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+                pieces = scanners[c].kind < 0
+                             ? pieces_block(k, s, d.len)
+                             : pieces_scalar((simdbpe__pretok_kind)scanners[c].kind, s, d.len);
+                t[r] = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+            }
+            printf("%s\t%s\t%.0f\t%zu\n", argv[a], scanners[c].name,
+                   (double)d.len / median(t, (int)runs) / 1e6, pieces);
+            fflush(stdout);
+            free(t);
+        }
+        free(d.data);
+    }
+    return 0;
+}
