@@ -69,6 +69,19 @@ static const char *const eot_names[] = {"none", "append", "prepend", NULL};
 
 /* ------------------------------------------------------------- options */
 
+/* The ranges of the count options, for their checks and messages.
+ * --batch-bytes stops at 1 GiB: every batch in flight is allocated at that
+ * size (a 1 TiB batch ended in a bare "out of memory"). */
+#define MAX_THREADS 1024
+#define MAX_BATCH_BYTES ((uint64_t)1 << 30)
+static const struct {
+    const char *name;
+    uint64_t lo, hi;
+} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 3, 96},
+              {"--rank", 0, 1000000},               {"--world-size", 1, 1000000},
+              {"--batch-bytes", 16, MAX_BATCH_BYTES}, {"--shard-tokens", 1, INT32_MAX},
+              {NULL, 0, 0}};
+
 /* A count option within [lo, hi]. Returns 0, or -1 if it is not one. */
 static int count_in(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
 {
@@ -125,7 +138,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
         o->enc.errors = (simdbpe_utf8_policy)v;
     else if (!strcmp(name, "--on-error"))
         bad = choice(val, on_error_names, &o->skip_errors);
-    else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, 1024, &n)))
+    else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, MAX_THREADS, &n)))
         o->threads = (long)n;
     else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 3, 96, &n)))
         o->cache_mb = (unsigned)n;
@@ -134,7 +147,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
     else if (!strcmp(name, "--world-size") && !(bad = count_in(val, 1, 1000000, &n)))
         o->world = (long)n;
     else if (!strcmp(name, "--batch-bytes"))
-        bad = count_in(val, 16, (uint64_t)1 << 40, &o->batch_bytes);
+        bad = count_in(val, 16, MAX_BATCH_BYTES, &o->batch_bytes);
     else if (!bad)
         return 1;
     return bad;
@@ -171,6 +184,11 @@ static int set_option(void *ctx, const char *name, const char *val)
         if (o->count)
             return cli_usage_error("option '%s' is for encode, not count", name);
     }
+    for (int i = 0; r < 0 && ranges[i].name; i++)
+        if (!strcmp(name, ranges[i].name))
+            return cli_usage_error("bad value '%s' for %s: give a whole number from %llu to %llu",
+                                   val, name, (unsigned long long)ranges[i].lo,
+                                   (unsigned long long)ranges[i].hi);
     if (r < 0)
         return cli_usage_error("bad value '%s' for %s", val, name);
     return 0;
@@ -575,11 +593,27 @@ static int complete(run *r)
     return 0;
 }
 
+/* No more threads than the input has batches for: each costs an encoder
+ * and two batches in flight (--threads 1000 took 4.2 GB for 36 bytes).
+ * The bound allows for the small first batches (64 KB) and for inputs that
+ * decompress to 16 times their size; unknown sizes (stdin) bound nothing. */
+static void limit_threads(run *r)
+{
+    uint64_t total = inputs_total_size(&r->files);
+    uint64_t unit = r->j.batch_bytes < (64u << 10) ? r->j.batch_bytes : 64u << 10;
+    if (!total || total > UINT64_MAX / 16)
+        return;
+    uint64_t batches = total * 16 / unit + 1;
+    if ((uint64_t)r->j.threads > batches)
+        r->j.threads = (int)batches;
+}
+
 static int execute(run *r)
 {
     outfile_signals_install();
     r->j.files = r->files.paths;
     r->j.n_files = r->files.n;
+    limit_threads(r);
     r->cfg.files = r->files.paths;
     char err_path[512];
     int e = outlock_take(&r->lock, r->cfg.output, r->o.quiet);

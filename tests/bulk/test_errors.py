@@ -395,6 +395,9 @@ def usage_errors():
         (["--doc-separator", "\\q", a], "bad --doc-separator"),  # an unknown escape
         (["--doc-separator", "", a], "bad --doc-separator"),
         (["--threads", "0", a], "--threads"),
+        (["--threads", "2000", a], "--threads: give a whole number from 1 to 1024"),
+        (["--batch-bytes", "1099511627776", a],
+         "--batch-bytes: give a whole number from 16 to 1073741824"),
         (["--cache-mb", "2", a], "--cache-mb"),
         (["--cache-mb", "97", a], "--cache-mb"),
         (["--rank", "1", a], "--rank"),
@@ -418,6 +421,23 @@ def usage_errors():
     ):
         _, err, rc = run(args, expect=None)
         check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
+
+
+def absurd_thread_count_costs_nothing():
+    """--threads 1000 on 36 bytes: no more threads than the input has
+    batches for (it took 4.2 GB); the ids are the same."""
+    d = fresh_dir()
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hello world this is thirty-six byte")
+    want, _, _ = run(["encode", "-q", a])
+    proc = subprocess.Popen([cli_path(), "encode", "-q", "--threads", "1000", a],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    check(os.waitstatus_to_exitcode(status) == 0 and out == want, "output %r" % out)
+    check(usage.ru_maxrss < 512 * 1024, "peak RSS %d KB for 36 bytes" % usage.ru_maxrss)
 
 
 def vocabulary_over_65536_ids():
@@ -463,4 +483,5 @@ if __name__ == "__main__":
           output_that_is_an_input_is_refused, one_run_per_output_name,
           killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
-          output_that_cannot_be_written, usage_errors, vocabulary_over_65536_ids])
+          output_that_cannot_be_written, usage_errors, absurd_thread_count_costs_nothing,
+          vocabulary_over_65536_ids])
