@@ -29,6 +29,7 @@
 #include "pipeline.h"
 #include "progress.h"
 #include "ranks.h"
+#include "utf8.h"
 #include "writer.h"
 
 /* 128 KB: each batch in flight holds its text and its ids (~2.5x the
@@ -389,12 +390,42 @@ static int already_done(const char *path, const rank_info *r, const writer_confi
     return 1;
 }
 
+/* A message as a JSON string: file names are bytes, and a byte that is not
+ * part of well-formed UTF-8 is written as \xNN (a JSON string cannot hold
+ * it), so that no skipped document drops out of the list. */
+static json_t *message_json(const char *msg)
+{
+    json_t *j = json_string(msg);
+    if (j)
+        return j;
+    const unsigned char *s = (const unsigned char *)msg;
+    size_t n = strlen(msg), k = 0;
+    char *out = malloc(4 * n + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t len = utf8_decode(s, n, i, &cp);
+        if (len) {
+            memcpy(out + k, s + i, len);
+            k += len;
+            i += len;
+        } else {
+            k += (size_t)sprintf(out + k, "\\x%02X", s[i++]);
+        }
+    }
+    out[k] = '\0';
+    j = json_string(out);
+    free(out);
+    return j;
+}
+
 static int print_summary(const encode_opts *o, const job *j, const writer_config *cfg,
                          const run_totals *t, const rank_info *r, outfile *out)
 {
     json_t *skips = json_array();
     for (size_t i = 0; skips && i < t->n_skips; i++)
-        json_array_append_new(skips, json_string(t->skips[i].what));
+        json_array_append_new(skips, message_json(t->skips[i].what));
     double mbs = t->seconds > 0 ? (double)t->in_bytes / t->seconds / 1e6 : 0;
     json_t *s = json_pack("{sssIsIsIsIsfsfsIsosbsisssssi}", "command", o->count ? "count" : "encode",
                           "documents", (json_int_t)t->docs, "tokens", (json_int_t)t->tokens,

@@ -423,6 +423,38 @@ def usage_errors():
         check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
 
 
+def non_utf8_file_names_recorded():
+    """File names are bytes: a rank's marker records one that is not UTF-8
+    losslessly (merge then puts the documents back in order), and the
+    summary lists a document skipped in such a file."""
+    d = fresh_dir()
+    bad_name = os.path.join(d, os.fsdecode(b"caf\xe9.jsonl"))
+    ok_name = os.path.join(d, "ok.jsonl")
+    write_bytes(bad_name, jsonl_bytes([t for t, _ in STRESS[:5]]) + b'{"text": 5}\n')
+    write_bytes(ok_name, jsonl_bytes([t for t, _ in STRESS[5:10]]))
+    common = ["encode", "-q", "--input-format", "jsonl", "--on-error", "skip",
+              "--output-format", "megatron"]
+    run(common + ["-o", os.path.join(d, "one"), bad_name, ok_name])
+    for r in (0, 1):
+        run(common + ["--rank", str(r), "--world-size", "2", "-o", os.path.join(d, "out"),
+                      bad_name, ok_name])
+    with open(os.path.join(d, "out.00000-of-00002.done"), "rb") as f:
+        marker = json.load(f)
+    check([x.get("path_hex") for x in marker["files"]] == [os.fsencode(bad_name).hex()],
+          "marker files: %s" % marker["files"])
+    run(["merge", "-q", "--output-format", "megatron", "-o", os.path.join(d, "out")])
+    one = read_megatron(os.path.join(d, "one"))[1]
+    merged = read_megatron(os.path.join(d, "out"))[1]
+    check([list(x) for x in merged] == [list(x) for x in one], "merge differs from one run")
+    summary = os.path.join(d, "s.json")
+    run(["encode", "--input-format", "jsonl", "--on-error", "skip", "--summary", summary,
+         "-o", os.path.join(d, "t.txt"), bad_name], expect=None)
+    with open(summary) as f:
+        s = json.load(f)
+    check(s["skipped"] == 1 and len(s["skipped_documents"]) == 1 and
+          "caf\\xE9.jsonl: line 6" in s["skipped_documents"][0], "summary: %s" % s)
+
+
 def absurd_thread_count_costs_nothing():
     """--threads 1000 on 36 bytes: no more threads than the input has
     batches for (it took 4.2 GB); the ids are the same."""
@@ -484,4 +516,5 @@ if __name__ == "__main__":
           killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
           output_that_cannot_be_written, usage_errors, absurd_thread_count_costs_nothing,
+          non_utf8_file_names_recorded,
           vocabulary_over_65536_ids])
