@@ -13,6 +13,7 @@ import gzip
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -455,6 +456,43 @@ def non_utf8_file_names_recorded():
           "caf\\xE9.jsonl: line 6" in s["skipped_documents"][0], "summary: %s" % s)
 
 
+def peak_rss_kb(args):
+    """Runs simdbpe ARGS (stdout discarded); returns (exit code, peak RSS in KB)."""
+    proc = subprocess.Popen([cli_path()] + args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss
+
+
+def decode_streams():
+    """decode reads its input in chunks: 8 M u16 ids (16 MB, 44 MB of text)
+    and one text line of 1 M ids decode in bounded memory (it read the whole
+    input: 4.2x its size for u16), with the same bytes."""
+    d = fresh_dir()
+    n = 8 << 20
+    ids = struct.pack("<2H", 15496, 995) * (n // 2)  # "Hello world" repeated
+    write_bytes(os.path.join(d, "ids.u16"), ids)
+    out = os.path.join(d, "out.txt")
+    rc, rss = peak_rss_kb(["decode", "-q", "--input-format", "u16", "-o", out,
+                           os.path.join(d, "ids.u16")])
+    check(rc == 0, "decode failed")
+    with open(out, "rb") as f:
+        check(f.read() == b"Hello world" * (n // 2), "u16 decode differs")
+    check(rss < 64 * 1024, "peak RSS %d KB for a 16 MB u16 file" % rss)
+    line = b" ".join(b"15496 995" for _ in range(1 << 19))
+    write_bytes(os.path.join(d, "ids.txt"), b"464\n" + line + b"\n\n995")
+    rc, rss = peak_rss_kb(["decode", "-q", "-o", out, os.path.join(d, "ids.txt")])
+    check(rc == 0, "decode failed")
+    with open(out, "rb") as f:
+        check(f.read() == b"The\n" + b"Hello world" * (1 << 19) + b"\n\n world",
+              "text decode differs")
+    # A bad id far into a line is named by its position in the line.
+    write_bytes(os.path.join(d, "bad.txt"), line + b" 50257\n")
+    _, err, rc = run(["decode", os.path.join(d, "bad.txt")], expect=None)
+    check(rc == 1 and "line 1: token id 50257 at position %d" % (1 << 20) in err, err)
+
+
 def absurd_thread_count_costs_nothing():
     """--threads 1000 on 36 bytes: no more threads than the input has
     batches for (it took 4.2 GB); the ids are the same."""
@@ -516,5 +554,5 @@ if __name__ == "__main__":
           killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
           output_that_cannot_be_written, usage_errors, absurd_thread_count_costs_nothing,
-          non_utf8_file_names_recorded,
+          non_utf8_file_names_recorded, decode_streams,
           vocabulary_over_65536_ids])
