@@ -375,6 +375,13 @@ def output_that_cannot_be_written():
         check(proc.returncode == 1 and needle in err, "%s: exit %d, %s" % (args, proc.returncode,
                                                                            err))
         check(entries(d) == names, "%s: files left: %s" % (args, entries(d)))
+    # A full disk names the file (it said "cannot write : No space left"
+    # when the write buffer filled in the middle of the run).
+    write_bytes(os.path.join(d, "big.txt"), b"hello world " * 400000)
+    for fmt in ("text", "u32"):
+        _, err, rc = run(["encode", "-q", "--output-format", fmt, "-o", "/dev/full",
+                          os.path.join(d, "big.txt")], expect=None)
+        check(rc == 1 and "cannot write /dev/full: No space left" in err, "%s: %s" % (fmt, err))
     _, err, rc = run(["encode", os.path.join(d, "missing.txt"), os.path.join(d, "a.txt")],
                      expect=None)
     check(rc == 1 and "missing.txt" in err, "stderr: %s" % err)
