@@ -387,6 +387,15 @@ def output_that_cannot_be_written():
     check(rc == 1 and "missing.txt" in err, "stderr: %s" % err)
     _, err, rc = run(["encode", os.path.join(d, "*.nothing")], expect=None)
     check(rc == 1 and "no file matches" in err, "stderr: %s" % err)
+    # @LIST agrees with a pattern: naming no file is an error; a blank line
+    # is ignored like an empty one.
+    write_bytes(os.path.join(d, "empty.list"), b"\n  \n")
+    _, err, rc = run(["encode", "@" + os.path.join(d, "empty.list")], expect=None)
+    check(rc == 1 and "the list names no file" in err, "stderr: %s" % err)
+    write_bytes(os.path.join(d, "blank.list"), b"   \n" + os.path.join(d, "a.txt").encode()
+                + b"\r\n\t\n")
+    out, err, rc = run(["encode", "-q", "@" + os.path.join(d, "blank.list")], expect=None)
+    check(rc == 0 and out.count(b"\n") == 1, "blank list line: exit %d, %s" % (rc, err))
 
 
 def usage_errors():
