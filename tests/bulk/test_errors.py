@@ -270,7 +270,10 @@ def killed_run_leftovers_removed():
     write_bytes(a, b"hello world\n")
     ours = ["out.bin.tmp.abc123", "out.idx.tmp.Q1w2E3", "out_train_000001.bin.tmp.zzzzzz",
             "out.ds.metadata.tmp.a1b2c3", "out.done.tmp.XXXXXX"]
-    theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt"]
+    # ... and not those of a run whose own -o is out.ds.index (its lock
+    # is there), nor other names.
+    theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt",
+              "out.ds.index.tmp.aaaaaa", "out.ds.index.lock"]
     for n in ours + theirs:
         write_bytes(os.path.join(d, n), b"x")
     _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"), a])
