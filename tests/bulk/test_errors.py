@@ -106,6 +106,18 @@ def bad_records_stop_with_file_and_line():
     check(entries(d) == before, "files left behind")
 
 
+def byte_order_mark_before_the_first_record():
+    """A UTF-8 BOM at the start of a JSON Lines file is skipped (it was
+    "'[' or '{' expected near" an invisible character)."""
+    d = fresh_dir()
+    path = os.path.join(d, "bom.jsonl")
+    write_bytes(path, b"\xef\xbb\xbf" + jsonl_bytes(["hello", "world"]))
+    out, err, rc = run(["encode", "-q", "--input-format", "jsonl", path], expect=None)
+    want, _, _ = run(["encode", "-q", "--input-format", "jsonl", "-"],
+                     stdin=jsonl_bytes(["hello", "world"]))
+    check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
+
+
 def lone_surrogate_replaced():
     # utf8.jsonl: b"a\xffa" decoded with errors="replace" is "a\ufffda"; the
     # JSON escape \ud800 in replace mode must give the same ids.
@@ -568,6 +580,7 @@ def vocabulary_over_65536_ids():
 
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
+          byte_order_mark_before_the_first_record,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
           output_that_is_an_input_is_refused, one_run_per_output_name,
           killed_run_leftovers_removed,
