@@ -118,6 +118,22 @@ def byte_order_mark_before_the_first_record():
     check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
 
 
+def zstd_skippable_frame_first():
+    """A .zst that starts with a skippable frame (0x184D2A5X, e.g. a seek
+    table or metadata) is zstd too: it was read as text."""
+    d = fresh_dir()
+    raw = jsonl_bytes(["hello", "world"])
+    write_bytes(os.path.join(d, "a.jsonl"), raw)
+    subprocess.run(["zstd", "-q", "-f", os.path.join(d, "a.jsonl")], check=True)
+    with open(os.path.join(d, "a.jsonl.zst"), "rb") as f:
+        zst = f.read()
+    path = os.path.join(d, "s.jsonl.zst")
+    write_bytes(path, struct.pack("<II", 0x184D2A50, 4) + b"meta" + zst)
+    out, err, rc = run(["encode", "-q", "--input-format", "jsonl", path], expect=None)
+    want, _, _ = run(["encode", "-q", "--input-format", "jsonl", os.path.join(d, "a.jsonl")])
+    check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
+
+
 def lone_surrogate_replaced():
     # utf8.jsonl: b"a\xffa" decoded with errors="replace" is "a\ufffda"; the
     # JSON escape \ud800 in replace mode must give the same ids.
@@ -580,7 +596,7 @@ def vocabulary_over_65536_ids():
 
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
-          byte_order_mark_before_the_first_record,
+          byte_order_mark_before_the_first_record, zstd_skippable_frame_first,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
           output_that_is_an_input_is_refused, one_run_per_output_name,
           killed_run_leftovers_removed,
