@@ -254,3 +254,32 @@ Test(cli, trained_model_with_long_runs_loads)
     free(b);
     tt_rmdir(dir);
 }
+
+/* train reads .zst and .gz inputs as encode does (detected by content):
+ * the same model as from the plain file. A .zst was read as bytes and
+ * refused as "invalid UTF-8". */
+Test(cli, compressed_inputs_are_decompressed)
+{
+    char dir[256], args[2048], err[4096], path[512];
+    tt_tmpdir(dir, sizeof dir);
+    snprintf(args, sizeof args,
+             "zstd -q -c '%s' > '%s/c.zst' && gzip -c '%s' > '%s/c.gz'", TT_CORPUS("taylorswift"),
+             dir, TT_CORPUS("taylorswift"), dir);
+    cr_assert_eq(system(args), 0, "zstd/gzip failed");
+    const char *ins[3] = {TT_CORPUS("taylorswift"), "c.zst", "c.gz"};
+    char *vocab[3];
+    size_t len[3];
+    for (int i = 0; i < 3; i++) {
+        char in[512];
+        snprintf(in, sizeof in, i ? "%s/%s" : "%.0s%s", dir, ins[i]);
+        snprintf(args, sizeof args, "train --vocab-size 400 -q -o '%s/m%d' '%s'", dir, i, in);
+        cr_assert_eq(run(args, err, sizeof err), 0, "%s: %s", ins[i], err);
+        snprintf(path, sizeof path, "%s/m%d/merges.txt", dir, i);
+        vocab[i] = tt_read(path, &len[i]);
+    }
+    tt_assert_same("merges from .zst", vocab[1], len[1], vocab[0], len[0]);
+    tt_assert_same("merges from .gz", vocab[2], len[2], vocab[0], len[0]);
+    for (int i = 0; i < 3; i++)
+        free(vocab[i]);
+    tt_rmdir(dir);
+}

@@ -5,18 +5,20 @@
  * text input: one document per line, ids as decimal numbers separated by
  * spaces or tabs; documents come out separated by a newline. u16/u32:
  * the whole file is the ids of one stream. A bad id names its file and
- * line (text) or position. Output goes through outfile.h, so -o FILE is
+ * line (text) or position. Input is streamed (bounded memory for any
+ * file or line size). Output goes through outfile.h, so -o FILE is
  * never left half-written.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "simdbpe.h"
 
 #include "cli.h"
-#include "cli_io.h"
 #include "options.h"
 #include "outfile.h"
 
@@ -79,136 +81,235 @@ static int parse_args(decode_opts *o, int argc, char **argv)
     return 0;
 }
 
-/* Parses decimal ids separated by spaces or tabs on one line. */
-static int parse_id_line(const char *path, uint64_t line, const char *s, size_t len,
-                         uint32_t **ids, size_t *cap, size_t *n)
-{
-    *n = 0;
-    for (size_t i = 0; i < len;) {
-        if (s[i] == ' ' || s[i] == '\t' || s[i] == '\r') {
-            i++;
-            continue;
-        }
-        uint64_t v = 0;
-        size_t start = i;
-        while (i < len && s[i] >= '0' && s[i] <= '9' && v <= UINT32_MAX)
-            v = v * 10 + (uint64_t)(s[i++] - '0');
-        if (i == start || v > UINT32_MAX ||
-            (i < len && s[i] != ' ' && s[i] != '\t' && s[i] != '\r')) {
-            cli_error("%s: line %llu, column %zu: expected a token id (a decimal number)",
-                      cli_display_name(path), (unsigned long long)line, start + 1);
-            return 1;
-        }
-        if (*n == *cap) {
-            size_t nc = *cap ? *cap * 2 : 1024;
-            uint32_t *p = realloc(*ids, nc * sizeof *p);
-            if (!p) {
-                cli_error("out of memory");
-                return 1;
-            }
-            *ids = p;
-            *cap = nc;
-        }
-        (*ids)[(*n)++] = (uint32_t)v;
-    }
-    return 0;
-}
+/*
+ * Decoding streams: input is read in chunks of READ_CHUNK bytes and ids are
+ * decoded in groups of at most ID_CHUNK, so memory stays bounded whatever
+ * the size of a file or of one line (the whole file was read before: a
+ * 170 MB u16 file took 706 MB). Decoding a group at a time gives the same
+ * bytes as decoding the whole, since each id decodes on its own.
+ */
+#define READ_CHUNK (256u << 10)
+#define ID_CHUNK (64u << 10)
 
-static int decode_ids(const simdbpe_model *m, const char *path, uint64_t line, const uint32_t *ids,
-                      size_t n, uint8_t **buf, size_t *cap, outfile *out, totals *t)
+typedef struct stream {
+    const simdbpe_model *m;
+    const char *path;
+    outfile *out;
+    totals *t;
+    uint32_t ids[ID_CHUNK];
+    size_t n;         /* ids waiting */
+    uint64_t pos;     /* position (in its line, or file) of ids[0] */
+    uint8_t *buf;     /* decoded bytes */
+    size_t cap;
+    uint64_t line;    /* text: current line, 1-based; 0 for binary input */
+} stream;
+
+/* Decodes and writes the waiting ids. Returns 0 or 1 (reported). */
+static int flush_ids(stream *s)
 {
+    if (!s->n)
+        return 0;
     size_t len;
     simdbpe_error err;
-    simdbpe_status st = simdbpe_decode(m, ids, n, *buf, *cap, &len, &err);
+    simdbpe_status st = simdbpe_decode(s->m, s->ids, s->n, s->buf, s->cap, &len, &err);
     if (st == SIMDBPE_ERR_BUFFER_TOO_SMALL) {
-        uint8_t *p = realloc(*buf, len);
+        uint8_t *p = realloc(s->buf, len);
         if (!p) {
             cli_error("out of memory");
             return 1;
         }
-        *buf = p;
-        *cap = len;
-        st = simdbpe_decode(m, ids, n, *buf, *cap, &len, &err);
+        s->buf = p;
+        s->cap = len;
+        st = simdbpe_decode(s->m, s->ids, s->n, s->buf, s->cap, &len, &err);
+    }
+    if (st == SIMDBPE_ERR_TOKEN_ID) {
+        /* Its position in the line (or file), not in this group. */
+        size_t k = 0;
+        uint8_t one[256];
+        size_t l1;
+        simdbpe_error e1;
+        while (k + 1 < s->n && simdbpe_decode(s->m, &s->ids[k], 1, one, sizeof one, &l1, &e1) !=
+                                   SIMDBPE_ERR_TOKEN_ID)
+            k++;
+        snprintf(err.message, sizeof err.message,
+                 "token id %u at position %llu is not in the vocabulary (size %u)", s->ids[k],
+                 (unsigned long long)(s->pos + k), simdbpe_model_vocab_size(s->m));
     }
     if (st != SIMDBPE_OK) {
-        if (line)
-            cli_error("%s: line %llu: %s", cli_display_name(path), (unsigned long long)line,
+        if (s->line)
+            cli_error("%s: line %llu: %s", cli_display_name(s->path), (unsigned long long)s->line,
                       err.message);
         else
-            cli_error("%s: %s", cli_display_name(path), err.message);
+            cli_error("%s: %s", cli_display_name(s->path), err.message);
         return 1;
     }
-    outfile_write(out, *buf, len);
-    t->docs++;
-    t->tokens += n;
-    t->bytes += len;
+    outfile_write(s->out, s->buf, len);
+    s->t->tokens += s->n;
+    s->t->bytes += len;
+    s->pos += s->n;
+    s->n = 0;
     return 0;
 }
 
-static int decode_text(const simdbpe_model *m, const char *path, const char *data, size_t len,
-                       outfile *out, totals *t)
+static int push_id(stream *s, uint32_t id)
 {
-    uint32_t *ids = NULL;
-    uint8_t *buf = NULL;
-    size_t cap = 0, n = 0, bcap = 0;
-    uint64_t line = 0;
-    int rc = 0;
-    for (size_t i = 0; i < len && rc == 0;) {
-        const char *nl = memchr(data + i, '\n', len - i);
-        size_t end = nl ? (size_t)(nl - data) : len;
-        line++;
-        rc = parse_id_line(path, line, data + i, end - i, &ids, &cap, &n);
-        if (rc == 0 && line > 1)
-            outfile_write(out, "\n", 1);
-        if (rc == 0)
-            rc = decode_ids(m, path, line, ids, n, &buf, &bcap, out, t);
-        i = end + 1;
-    }
-    free(ids);
-    free(buf);
-    return rc;
+    s->ids[s->n++] = id;
+    return s->n == ID_CHUNK ? flush_ids(s) : 0;
 }
 
-static int decode_binary(const simdbpe_model *m, const char *path, const char *data, size_t len,
-                         size_t w, outfile *out, totals *t)
+/* Text: one document per line, decimal ids separated by spaces, tabs or
+ * CRs. A number is parsed as its bytes arrive, across chunk boundaries. */
+typedef struct text_state {
+    uint64_t v;
+    int in_num, bad_num;
+    uint64_t col, num_col; /* 1-based byte column in the line */
+    int line_open;         /* a line has started (some byte of it was read) */
+} text_state;
+
+static int text_bad(const stream *s, const text_state *x)
 {
-    if (len % w) {
-        cli_error("%s: %zu bytes is not a whole number of %zu-byte ids", cli_display_name(path),
-                  len, w);
-        return 1;
+    cli_error("%s: line %llu, column %llu: expected a token id (a decimal number)",
+              cli_display_name(s->path), (unsigned long long)s->line,
+              (unsigned long long)x->num_col);
+    return 1;
+}
+
+/* Ends the number being read, if any. */
+static int text_end_num(stream *s, text_state *x)
+{
+    if (!x->in_num)
+        return 0;
+    x->in_num = 0;
+    if (x->bad_num || x->v > UINT32_MAX)
+        return text_bad(s, x);
+    return push_id(s, (uint32_t)x->v);
+}
+
+static int text_bytes(stream *s, text_state *x, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[i];
+        if (!x->line_open) {
+            x->line_open = 1;
+            s->line++;
+            s->pos = 0;
+            x->col = 0;
+            if (s->line > 1)
+                outfile_write(s->out, "\n", 1);
+        }
+        x->col++;
+        if (c == '\n') {
+            if (text_end_num(s, x) || flush_ids(s))
+                return 1;
+            s->t->docs++;
+            x->line_open = 0;
+        } else if (c == ' ' || c == '\t' || c == '\r') {
+            if (text_end_num(s, x))
+                return 1;
+        } else if (c >= '0' && c <= '9' && !(x->in_num && x->bad_num)) {
+            if (!x->in_num) {
+                x->in_num = 1;
+                x->bad_num = 0;
+                x->v = 0;
+                x->num_col = x->col;
+            }
+            if (x->v <= UINT32_MAX)
+                x->v = x->v * 10 + (uint64_t)(c - '0');
+        } else {
+            if (!x->in_num)
+                x->num_col = x->col;
+            x->in_num = 1;
+            x->bad_num = 1;
+            return text_end_num(s, x);
+        }
     }
-    size_t n = len / w;
-    uint32_t *ids = malloc((n ? n : 1) * sizeof *ids);
-    if (!ids) {
-        cli_error("out of memory");
-        return 1;
-    }
-    const uint8_t *p = (const uint8_t *)data;
-    for (size_t i = 0; i < n; i++)
-        ids[i] = w == 2 ? (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8
-                        : (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 |
-                              (uint32_t)p[4 * i + 2] << 16 | (uint32_t)p[4 * i + 3] << 24;
-    uint8_t *buf = NULL;
-    size_t bcap = 0;
-    int rc = decode_ids(m, path, 0, ids, n, &buf, &bcap, out, t);
-    free(buf);
-    free(ids);
-    return rc;
+    return 0;
+}
+
+/* An input's descriptor: standard input for "-". -1 with errno set. */
+static int open_input(const char *path)
+{
+    return strcmp(path, "-") ? open(path, O_RDONLY | O_CLOEXEC) : STDIN_FILENO;
+}
+
+static void close_input(int fd)
+{
+    if (fd != STDIN_FILENO)
+        close(fd);
 }
 
 static int decode_file(const decode_opts *o, const simdbpe_model *m, const char *path,
                        outfile *out, totals *t)
 {
-    char *data;
-    size_t len;
-    int e = cli_read_all(path, &data, &len);
-    if (e) {
-        cli_error("%s: %s", cli_display_name(path), strerror(e));
+    int fd = open_input(path);
+    if (fd < 0) {
+        cli_error("%s: %s", cli_display_name(path), strerror(errno));
         return 1;
     }
-    int rc = o->in == DEC_TEXT ? decode_text(m, path, data, len, out, t)
-                               : decode_binary(m, path, data, len, o->in == DEC_U16 ? 2 : 4, out, t);
-    free(data);
+    stream *s = calloc(1, sizeof *s);
+    unsigned char *chunk = malloc(READ_CHUNK + 4);
+    if (!s || !chunk) {
+        cli_error("out of memory");
+        free(s);
+        free(chunk);
+        close_input(fd);
+        return 1;
+    }
+    s->m = m;
+    s->path = path;
+    s->out = out;
+    s->t = t;
+    size_t w = o->in == DEC_U16 ? 2 : 4, carry = 0;
+    uint64_t total = 0;
+    text_state x;
+    memset(&x, 0, sizeof x);
+    int rc = 0;
+    for (;;) {
+        ssize_t got = read(fd, chunk + carry, READ_CHUNK);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            cli_error("%s: %s", cli_display_name(path), strerror(errno));
+            rc = 1;
+            break;
+        }
+        if (got == 0)
+            break;
+        total += (uint64_t)got;
+        if (o->in == DEC_TEXT) {
+            rc = text_bytes(s, &x, chunk, (size_t)got);
+        } else {
+            size_t have = carry + (size_t)got, k = 0;
+            for (; rc == 0 && k + w <= have; k += w) {
+                const uint8_t *p = chunk + k;
+                uint32_t id = w == 2 ? (uint32_t)p[0] | (uint32_t)p[1] << 8
+                                     : (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+                                           (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+                rc = push_id(s, id);
+            }
+            carry = have - k;
+            memmove(chunk, chunk + k, carry);
+        }
+        if (rc)
+            break;
+    }
+    if (rc == 0 && o->in == DEC_TEXT && x.line_open) {
+        rc = text_end_num(s, &x) || flush_ids(s);
+        t->docs += rc == 0;
+    } else if (rc == 0 && o->in != DEC_TEXT) {
+        if (carry) {
+            cli_error("%s: %llu bytes is not a whole number of %zu-byte ids",
+                      cli_display_name(path), (unsigned long long)total, w);
+            rc = 1;
+        } else {
+            rc = flush_ids(s);
+            t->docs += rc == 0;
+        }
+    }
+    close_input(fd);
+    free(s->buf);
+    free(s);
+    free(chunk);
     return rc;
 }
 

@@ -29,6 +29,7 @@
 #include "pipeline.h"
 #include "progress.h"
 #include "ranks.h"
+#include "utf8.h"
 #include "writer.h"
 
 /* 128 KB: each batch in flight holds its text and its ids (~2.5x the
@@ -68,6 +69,19 @@ static const char *const format_names[] = {"text",     "u16",       "u32", "llmc
 static const char *const eot_names[] = {"none", "append", "prepend", NULL};
 
 /* ------------------------------------------------------------- options */
+
+/* The ranges of the count options, for their checks and messages.
+ * --batch-bytes stops at 1 GiB: every batch in flight is allocated at that
+ * size (a 1 TiB batch ended in a bare "out of memory"). */
+#define MAX_THREADS 1024
+#define MAX_BATCH_BYTES ((uint64_t)1 << 30)
+static const struct {
+    const char *name;
+    uint64_t lo, hi;
+} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 3, 96},
+              {"--rank", 0, 1000000},               {"--world-size", 1, 1000000},
+              {"--batch-bytes", 16, MAX_BATCH_BYTES}, {"--shard-tokens", 1, INT32_MAX},
+              {NULL, 0, 0}};
 
 /* A count option within [lo, hi]. Returns 0, or -1 if it is not one. */
 static int count_in(const char *val, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -127,7 +141,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
         o->enc.add_special_tokens = 1;
     else if (!strcmp(name, "--on-error"))
         bad = choice(val, on_error_names, &o->skip_errors);
-    else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, 1024, &n)))
+    else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, MAX_THREADS, &n)))
         o->threads = (long)n;
     else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 3, 96, &n)))
         o->cache_mb = (unsigned)n;
@@ -136,7 +150,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
     else if (!strcmp(name, "--world-size") && !(bad = count_in(val, 1, 1000000, &n)))
         o->world = (long)n;
     else if (!strcmp(name, "--batch-bytes"))
-        bad = count_in(val, 16, (uint64_t)1 << 40, &o->batch_bytes);
+        bad = count_in(val, 16, MAX_BATCH_BYTES, &o->batch_bytes);
     else if (!bad)
         return 1;
     return bad;
@@ -173,6 +187,11 @@ static int set_option(void *ctx, const char *name, const char *val)
         if (o->count)
             return cli_usage_error("option '%s' is for encode, not count", name);
     }
+    for (int i = 0; r < 0 && ranges[i].name; i++)
+        if (!strcmp(name, ranges[i].name))
+            return cli_usage_error("bad value '%s' for %s: give a whole number from %llu to %llu",
+                                   val, name, (unsigned long long)ranges[i].lo,
+                                   (unsigned long long)ranges[i].hi);
     if (r < 0)
         return cli_usage_error("bad value '%s' for %s", val, name);
     return 0;
@@ -374,12 +393,42 @@ static int already_done(const char *path, const rank_info *r, const writer_confi
     return 1;
 }
 
+/* A message as a JSON string: file names are bytes, and a byte that is not
+ * part of well-formed UTF-8 is written as \xNN (a JSON string cannot hold
+ * it), so that no skipped document drops out of the list. */
+static json_t *message_json(const char *msg)
+{
+    json_t *j = json_string(msg);
+    if (j)
+        return j;
+    const unsigned char *s = (const unsigned char *)msg;
+    size_t n = strlen(msg), k = 0;
+    char *out = malloc(4 * n + 1);
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n;) {
+        unsigned cp;
+        size_t len = utf8_decode(s, n, i, &cp);
+        if (len) {
+            memcpy(out + k, s + i, len);
+            k += len;
+            i += len;
+        } else {
+            k += (size_t)sprintf(out + k, "\\x%02X", s[i++]);
+        }
+    }
+    out[k] = '\0';
+    j = json_string(out);
+    free(out);
+    return j;
+}
+
 static int print_summary(const encode_opts *o, const job *j, const writer_config *cfg,
                          const run_totals *t, const rank_info *r, outfile *out)
 {
     json_t *skips = json_array();
     for (size_t i = 0; skips && i < t->n_skips; i++)
-        json_array_append_new(skips, json_string(t->skips[i].what));
+        json_array_append_new(skips, message_json(t->skips[i].what));
     double mbs = t->seconds > 0 ? (double)t->in_bytes / t->seconds / 1e6 : 0;
     json_t *s = json_pack("{sssIsIsIsIsfsfsIsosbsisssssi}", "command", o->count ? "count" : "encode",
                           "documents", (json_int_t)t->docs, "tokens", (json_int_t)t->tokens,
@@ -578,11 +627,27 @@ static int complete(run *r)
     return 0;
 }
 
+/* No more threads than the input has batches for: each costs an encoder
+ * and two batches in flight (--threads 1000 took 4.2 GB for 36 bytes).
+ * The bound allows for the small first batches (64 KB) and for inputs that
+ * decompress to 16 times their size; unknown sizes (stdin) bound nothing. */
+static void limit_threads(run *r)
+{
+    uint64_t total = inputs_total_size(&r->files);
+    uint64_t unit = r->j.batch_bytes < (64u << 10) ? r->j.batch_bytes : 64u << 10;
+    if (!total || total > UINT64_MAX / 16)
+        return;
+    uint64_t batches = total * 16 / unit + 1;
+    if ((uint64_t)r->j.threads > batches)
+        r->j.threads = (int)batches;
+}
+
 static int execute(run *r)
 {
     outfile_signals_install();
     r->j.files = r->files.paths;
     r->j.n_files = r->files.n;
+    limit_threads(r);
     r->cfg.files = r->files.paths;
     char err_path[512];
     int e = outlock_take(&r->lock, r->cfg.output, r->o.quiet);

@@ -13,7 +13,6 @@
 #include "cmd_train.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "reader_source.h"
 
 #define EXIT_FAILED 1
 #define EXIT_BAD_USAGE 2
@@ -264,25 +264,27 @@ static void report_error(const char *path, const simdbpe_error *err, simdbpe_sta
 }
 
 /* Streams one file into the trainer in chunks. */
+/* Feeds one input, decompressed like encode's (.gz and .zst detected by
+ * content: reader_source.h). */
 static int feed_file(simdbpe_trainer *t, const char *path, char *buf, progress_state *ps,
                      uint64_t *bytes)
 {
-    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY);
-    if (fd < 0) {
+    source *src;
+    int e = source_open(&src, path);
+    if (e) {
         clear_progress(ps);
-        fprintf(stderr, "simdbpe train: %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), strerror(e));
         return EXIT_FAILED;
     }
     simdbpe_error err;
     simdbpe_status st = SIMDBPE_OK;
     int rc = 0;
+    char msg[512];
     for (;;) {
-        ssize_t got = read(fd, buf, READ_CHUNK);
-        if (got < 0 && errno == EINTR)
-            continue;
+        ssize_t got = source_read(src, buf, READ_CHUNK, msg, sizeof msg);
         if (got < 0) {
             clear_progress(ps);
-            fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), strerror(errno));
+            fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), msg);
             rc = EXIT_FAILED;
             break;
         }
@@ -295,8 +297,7 @@ static int feed_file(simdbpe_trainer *t, const char *path, char *buf, progress_s
         if (st != SIMDBPE_OK)
             break;
     }
-    if (fd != STDIN_FILENO)
-        close(fd);
+    source_close(src);
     if (rc == 0 && st != SIMDBPE_OK) {
         clear_progress(ps);
         report_error(path, &err, st);

@@ -41,16 +41,26 @@ static int add_list_file(file_list *l, const char *list)
     size_t cap = 0;
     ssize_t n;
     int rc = 0;
+    size_t before = l->n;
     while (rc == 0 && (n = getline(&line, &cap, f)) >= 0) {
         while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
             line[--n] = '\0';
-        if (n > 0 && add(l, line)) {
+        /* A blank line (spaces or tabs only) is ignored like an empty one:
+         * it was reported as the file "   " not existing. */
+        if (strspn(line, " \t") == (size_t)n)
+            continue;
+        if (add(l, line)) {
             cli_error("out of memory");
             rc = EXIT_FAIL;
         }
     }
     if (rc == 0 && ferror(f)) {
         cli_error("@%s: read error", list);
+        rc = EXIT_FAIL;
+    }
+    /* Like a pattern that matches nothing: a typo never means "no input". */
+    if (rc == 0 && l->n == before) {
+        cli_error("@%s: the list names no file", list);
         rc = EXIT_FAIL;
     }
     free(line);

@@ -3,9 +3,10 @@
  *
  * Each argument is one of:
  *   "-"        standard input;
- *   "@LIST"    the paths listed in LIST, one per line (empty lines are
- *              ignored; relative paths are relative to the current
- *              directory, as for arguments);
+ *   "@LIST"    the paths listed in LIST, one per line (empty or blank
+ *              lines are ignored; relative paths are relative to the
+ *              current directory, as for arguments); a list naming no
+ *              file is an error, as a pattern matching none is;
  *   a pattern  with *, ? or [ (unless a file has that very name): the
  *              matching paths in sorted order (glob(3)); no match is an
  *              error, so a typo never means "no input";

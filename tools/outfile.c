@@ -12,6 +12,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -322,7 +323,18 @@ static void remove_stale(const char *base, int quiet)
     char first[512] = "";
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
-        if (!stale_temporary(e->d_name, file) || unlinkat(dirfd(d), e->d_name, 0) != 0)
+        if (!stale_temporary(e->d_name, file))
+            continue;
+        /* NAME.tmp.XXXXXX where NAME is itself another run's -o (-o X
+         * and -o X.bin at once): that run's lock, NAME.lock, keeps it. */
+        size_t n = strlen(e->d_name) - 11;
+        char lock[NAME_MAX + 8];
+        if (n > strlen(file) && n < NAME_MAX) {
+            snprintf(lock, sizeof lock, "%.*s.lock", (int)n, e->d_name);
+            if (faccessat(dirfd(d), lock, F_OK, 0) == 0)
+                continue;
+        }
+        if (unlinkat(dirfd(d), e->d_name, 0) != 0)
             continue;
         if (!removed++)
             snprintf(first, sizeof first, "%s%s", slash ? dir : "", e->d_name);

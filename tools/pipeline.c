@@ -216,7 +216,12 @@ static int json_text(worker *wk, batch *b, seg *s, const char **text, size_t *le
 {
     const job *j = wk->p->j;
     char why[400], msg[700];
-    jsonl_status st = jsonl_extract(b->buf + s->off, s->len, &j->key,
+    /* A UTF-8 byte order mark at the start of a file is not part of its
+     * first record (RFC 8259 lets a parser ignore it; it was reported as
+     * "'[' or '{' expected near '\xEF\xBB\xBF'", invisible). */
+    int bom = s->file_off == 0 && s->len >= 3 && !memcmp(b->buf + s->off, "\xEF\xBB\xBF", 3);
+    size_t skip = bom ? 3 : 0;
+    jsonl_status st = jsonl_extract(b->buf + s->off + skip, s->len - skip, &j->key,
                                     j->enc.errors == SIMDBPE_UTF8_REPLACE, &wk->scratch, text, len,
                                     why, sizeof why, NULL);
     if (st == JSONL_OK)

@@ -97,15 +97,56 @@ char *rank_base(const rank_info *r, const char *output)
     return p;
 }
 
+/* Lower-case hex of a string's bytes, malloc'ed; NULL when out of memory. */
+static char *hex_of(const char *s)
+{
+    size_t n = strlen(s);
+    char *h = malloc(2 * n + 1);
+    for (size_t i = 0; h && i < n; i++)
+        sprintf(h + 2 * i, "%02x", (unsigned char)s[i]);
+    if (h)
+        h[2 * n] = '\0';
+    return h;
+}
+
+/* The bytes `hex` stands for, malloc'ed; NULL if it is not even-length
+ * hex of non-NUL bytes (or when out of memory). */
+static char *bytes_of_hex(const char *hex)
+{
+    size_t n = strlen(hex);
+    char *s = n % 2 ? NULL : malloc(n / 2 + 1);
+    for (size_t i = 0; s && i < n / 2; i++) {
+        unsigned v;
+        if (sscanf(hex + 2 * i, "%2x", &v) != 1 || !v || !strchr("0123456789abcdef", hex[2 * i]) ||
+            !strchr("0123456789abcdef", hex[2 * i + 1])) {
+            free(s);
+            return NULL;
+        }
+        s[i] = (char)v;
+    }
+    if (s)
+        s[n / 2] = '\0';
+    return s;
+}
+
 int marker_write(const char *path, const marker *m)
 {
     json_t *files = json_array();
     for (size_t i = 0; files && i < m->n_files; i++) {
         const marker_file *f = &m->files[i];
-        json_array_append_new(files, json_pack("{sIsssIsIsI}", "index", (json_int_t)f->index,
-                                               "path", f->path, "documents", (json_int_t)f->docs,
-                                               "tokens", (json_int_t)f->tokens, "skipped",
-                                               (json_int_t)f->skipped));
+        /* File names are bytes: one that is not UTF-8 (which a JSON string
+         * must be) is recorded losslessly as "path_hex". */
+        json_t *name = json_string(f->path);
+        char *hex = name ? NULL : hex_of(f->path);
+        json_t *o = json_pack("{sIsosIsIsI}", "index", (json_int_t)f->index,
+                              name ? "path" : "path_hex", name ? name : json_string(hex),
+                              "documents", (json_int_t)f->docs, "tokens", (json_int_t)f->tokens,
+                              "skipped", (json_int_t)f->skipped);
+        free(hex);
+        if (json_array_append_new(files, o) != 0) {
+            json_decref(files);
+            return ENOMEM;
+        }
     }
     json_t *root = json_pack("{sisssssssssIsIsIsosIsIsI}", "simdbpe_marker", 1, "version",
                              SIMDBPE_VERSION_STRING, "format", m->format, "dtype", m->dtype,
@@ -143,13 +184,14 @@ static int read_files(json_t *arr, marker *m)
         return -1;
     for (size_t i = 0; i < m->n_files; i++) {
         json_int_t idx, docs, tokens, skipped;
-        const char *path;
-        if (json_unpack(json_array_get(arr, i), "{sIsssIsIsI}", "index", &idx, "path", &path,
-                        "documents", &docs, "tokens", &tokens, "skipped", &skipped) ||
-            idx < 0 || docs < 0 || tokens < 0 || skipped < 0)
+        const char *path = NULL, *hex = NULL;
+        if (json_unpack(json_array_get(arr, i), "{sIs?ss?ssIsIsI}", "index", &idx, "path", &path,
+                        "path_hex", &hex, "documents", &docs, "tokens", &tokens, "skipped",
+                        &skipped) ||
+            idx < 0 || docs < 0 || tokens < 0 || skipped < 0 || !path == !hex)
             return -1;
         m->files[i].index = (uint64_t)idx;
-        m->files[i].path = strdup(path);
+        m->files[i].path = path ? strdup(path) : bytes_of_hex(hex);
         m->files[i].docs = (uint64_t)docs;
         m->files[i].tokens = (uint64_t)tokens;
         m->files[i].skipped = (uint64_t)skipped;

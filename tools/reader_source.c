@@ -102,7 +102,10 @@ int source_open(source **out, const char *path)
             return ENOMEM;
         }
         s->z_ready = 1;
-    } else if (s->in_len >= 4 && m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) {
+    } else if (s->in_len >= 4 && ((m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) ||
+                                  /* a skippable frame, 0x184D2A50-5F, may come first */
+                                  ((m[0] & 0xF0) == 0x50 && m[1] == 0x2A && m[2] == 0x4D &&
+                                   m[3] == 0x18))) {
         s->kind = SOURCE_ZSTD;
         s->zstd_hint = 1;
         s->zd = ZSTD_createDStream();

@@ -48,19 +48,29 @@ int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t c
     return 0;
 }
 
+/* A failure a format reported without naming its file (text, u16, u32:
+ * one file) names the output, so that the message is never "cannot write :". */
+static int named(writer *w, int e)
+{
+    if (e && !w->err_path[0])
+        snprintf(w->err_path, sizeof w->err_path, "%s",
+                 w->cfg.output && strcmp(w->cfg.output, "-") ? w->cfg.output : "<stdout>");
+    return e;
+}
+
 int writer_begin_doc(writer *w)
 {
     w->doc_tokens = 0;
     int e = w->ops->begin_doc(w);
     if (!e && w->cfg.eot == EOT_PREPEND)
         e = writer_ids(w, &w->cfg.eot_id, 1);
-    return e;
+    return named(w, e);
 }
 
 int writer_ids(writer *w, const uint32_t *ids, size_t n)
 {
     w->doc_tokens += n;
-    return n ? w->ops->ids(w, ids, n) : 0;
+    return named(w, n ? w->ops->ids(w, ids, n) : 0);
 }
 
 int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens)
@@ -72,12 +82,12 @@ int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens)
     if (!e)
         e = w->ops->end_doc(w, w->doc_tokens, file, line);
     *tokens = w->doc_tokens;
-    return e;
+    return named(w, e);
 }
 
 int writer_finish(writer *w)
 {
-    return w->ops->finish(w);
+    return named(w, w->ops->finish(w));
 }
 
 int writer_commit(writer *w)

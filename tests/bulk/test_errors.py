@@ -13,6 +13,7 @@ import gzip
 import json
 import os
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,34 @@ def bad_records_stop_with_file_and_line():
                      expect=None)
     check(rc == 1 and "bad.txt: line 3, byte offset 23" in err, "stderr: %s" % err)
     check(entries(d) == before, "files left behind")
+
+
+def byte_order_mark_before_the_first_record():
+    """A UTF-8 BOM at the start of a JSON Lines file is skipped (it was
+    "'[' or '{' expected near" an invisible character)."""
+    d = fresh_dir()
+    path = os.path.join(d, "bom.jsonl")
+    write_bytes(path, b"\xef\xbb\xbf" + jsonl_bytes(["hello", "world"]))
+    out, err, rc = run(["encode", "-q", "--input-format", "jsonl", path], expect=None)
+    want, _, _ = run(["encode", "-q", "--input-format", "jsonl", "-"],
+                     stdin=jsonl_bytes(["hello", "world"]))
+    check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
+
+
+def zstd_skippable_frame_first():
+    """A .zst that starts with a skippable frame (0x184D2A5X, e.g. a seek
+    table or metadata) is zstd too: it was read as text."""
+    d = fresh_dir()
+    raw = jsonl_bytes(["hello", "world"])
+    write_bytes(os.path.join(d, "a.jsonl"), raw)
+    subprocess.run(["zstd", "-q", "-f", os.path.join(d, "a.jsonl")], check=True)
+    with open(os.path.join(d, "a.jsonl.zst"), "rb") as f:
+        zst = f.read()
+    path = os.path.join(d, "s.jsonl.zst")
+    write_bytes(path, struct.pack("<II", 0x184D2A50, 4) + b"meta" + zst)
+    out, err, rc = run(["encode", "-q", "--input-format", "jsonl", path], expect=None)
+    want, _, _ = run(["encode", "-q", "--input-format", "jsonl", os.path.join(d, "a.jsonl")])
+    check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
 
 
 def lone_surrogate_replaced():
@@ -269,7 +298,10 @@ def killed_run_leftovers_removed():
     write_bytes(a, b"hello world\n")
     ours = ["out.bin.tmp.abc123", "out.idx.tmp.Q1w2E3", "out_train_000001.bin.tmp.zzzzzz",
             "out.ds.metadata.tmp.a1b2c3", "out.done.tmp.XXXXXX"]
-    theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt"]
+    # ... and not those of a run whose own -o is out.ds.index (its lock
+    # is there), nor other names.
+    theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt",
+              "out.ds.index.tmp.aaaaaa", "out.ds.index.lock"]
     for n in ours + theirs:
         write_bytes(os.path.join(d, n), b"x")
     _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"), a])
@@ -374,11 +406,27 @@ def output_that_cannot_be_written():
         check(proc.returncode == 1 and needle in err, "%s: exit %d, %s" % (args, proc.returncode,
                                                                            err))
         check(entries(d) == names, "%s: files left: %s" % (args, entries(d)))
+    # A full disk names the file (it said "cannot write : No space left"
+    # when the write buffer filled in the middle of the run).
+    write_bytes(os.path.join(d, "big.txt"), b"hello world " * 400000)
+    for fmt in ("text", "u32"):
+        _, err, rc = run(["encode", "-q", "--output-format", fmt, "-o", "/dev/full",
+                          os.path.join(d, "big.txt")], expect=None)
+        check(rc == 1 and "cannot write /dev/full: No space left" in err, "%s: %s" % (fmt, err))
     _, err, rc = run(["encode", os.path.join(d, "missing.txt"), os.path.join(d, "a.txt")],
                      expect=None)
     check(rc == 1 and "missing.txt" in err, "stderr: %s" % err)
     _, err, rc = run(["encode", os.path.join(d, "*.nothing")], expect=None)
     check(rc == 1 and "no file matches" in err, "stderr: %s" % err)
+    # @LIST agrees with a pattern: naming no file is an error; a blank line
+    # is ignored like an empty one.
+    write_bytes(os.path.join(d, "empty.list"), b"\n  \n")
+    _, err, rc = run(["encode", "@" + os.path.join(d, "empty.list")], expect=None)
+    check(rc == 1 and "the list names no file" in err, "stderr: %s" % err)
+    write_bytes(os.path.join(d, "blank.list"), b"   \n" + os.path.join(d, "a.txt").encode()
+                + b"\r\n\t\n")
+    out, err, rc = run(["encode", "-q", "@" + os.path.join(d, "blank.list")], expect=None)
+    check(rc == 0 and out.count(b"\n") == 1, "blank list line: exit %d, %s" % (rc, err))
 
 
 def usage_errors():
@@ -395,6 +443,9 @@ def usage_errors():
         (["--doc-separator", "\\q", a], "bad --doc-separator"),  # an unknown escape
         (["--doc-separator", "", a], "bad --doc-separator"),
         (["--threads", "0", a], "--threads"),
+        (["--threads", "2000", a], "--threads: give a whole number from 1 to 1024"),
+        (["--batch-bytes", "1099511627776", a],
+         "--batch-bytes: give a whole number from 16 to 1073741824"),
         (["--cache-mb", "2", a], "--cache-mb"),
         (["--cache-mb", "97", a], "--cache-mb"),
         (["--rank", "1", a], "--rank"),
@@ -418,6 +469,92 @@ def usage_errors():
     ):
         _, err, rc = run(args, expect=None)
         check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
+
+
+def non_utf8_file_names_recorded():
+    """File names are bytes: a rank's marker records one that is not UTF-8
+    losslessly (merge then puts the documents back in order), and the
+    summary lists a document skipped in such a file."""
+    d = fresh_dir()
+    bad_name = os.path.join(d, os.fsdecode(b"caf\xe9.jsonl"))
+    ok_name = os.path.join(d, "ok.jsonl")
+    write_bytes(bad_name, jsonl_bytes([t for t, _ in STRESS[:5]]) + b'{"text": 5}\n')
+    write_bytes(ok_name, jsonl_bytes([t for t, _ in STRESS[5:10]]))
+    common = ["encode", "-q", "--input-format", "jsonl", "--on-error", "skip",
+              "--output-format", "megatron"]
+    run(common + ["-o", os.path.join(d, "one"), bad_name, ok_name])
+    for r in (0, 1):
+        run(common + ["--rank", str(r), "--world-size", "2", "-o", os.path.join(d, "out"),
+                      bad_name, ok_name])
+    with open(os.path.join(d, "out.00000-of-00002.done"), "rb") as f:
+        marker = json.load(f)
+    check([x.get("path_hex") for x in marker["files"]] == [os.fsencode(bad_name).hex()],
+          "marker files: %s" % marker["files"])
+    run(["merge", "-q", "--output-format", "megatron", "-o", os.path.join(d, "out")])
+    one = read_megatron(os.path.join(d, "one"))[1]
+    merged = read_megatron(os.path.join(d, "out"))[1]
+    check([list(x) for x in merged] == [list(x) for x in one], "merge differs from one run")
+    summary = os.path.join(d, "s.json")
+    run(["encode", "--input-format", "jsonl", "--on-error", "skip", "--summary", summary,
+         "-o", os.path.join(d, "t.txt"), bad_name], expect=None)
+    with open(summary) as f:
+        s = json.load(f)
+    check(s["skipped"] == 1 and len(s["skipped_documents"]) == 1 and
+          "caf\\xE9.jsonl: line 6" in s["skipped_documents"][0], "summary: %s" % s)
+
+
+def peak_rss_kb(args):
+    """Runs simdbpe ARGS (stdout discarded); returns (exit code, peak RSS in KB)."""
+    proc = subprocess.Popen([cli_path()] + args, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    return os.waitstatus_to_exitcode(status), usage.ru_maxrss
+
+
+def decode_streams():
+    """decode reads its input in chunks: 8 M u16 ids (16 MB, 44 MB of text)
+    and one text line of 1 M ids decode in bounded memory (it read the whole
+    input: 4.2x its size for u16), with the same bytes."""
+    d = fresh_dir()
+    n = 8 << 20
+    ids = struct.pack("<2H", 15496, 995) * (n // 2)  # "Hello world" repeated
+    write_bytes(os.path.join(d, "ids.u16"), ids)
+    out = os.path.join(d, "out.txt")
+    rc, rss = peak_rss_kb(["decode", "-q", "--input-format", "u16", "-o", out,
+                           os.path.join(d, "ids.u16")])
+    check(rc == 0, "decode failed")
+    with open(out, "rb") as f:
+        check(f.read() == b"Hello world" * (n // 2), "u16 decode differs")
+    check(rss < 64 * 1024, "peak RSS %d KB for a 16 MB u16 file" % rss)
+    line = b" ".join(b"15496 995" for _ in range(1 << 19))
+    write_bytes(os.path.join(d, "ids.txt"), b"464\n" + line + b"\n\n995")
+    rc, rss = peak_rss_kb(["decode", "-q", "-o", out, os.path.join(d, "ids.txt")])
+    check(rc == 0, "decode failed")
+    with open(out, "rb") as f:
+        check(f.read() == b"The\n" + b"Hello world" * (1 << 19) + b"\n\n world",
+              "text decode differs")
+    # A bad id far into a line is named by its position in the line.
+    write_bytes(os.path.join(d, "bad.txt"), line + b" 50257\n")
+    _, err, rc = run(["decode", os.path.join(d, "bad.txt")], expect=None)
+    check(rc == 1 and "line 1: token id 50257 at position %d" % (1 << 20) in err, err)
+
+
+def absurd_thread_count_costs_nothing():
+    """--threads 1000 on 36 bytes: no more threads than the input has
+    batches for (it took 4.2 GB); the ids are the same."""
+    d = fresh_dir()
+    a = os.path.join(d, "a.txt")
+    write_bytes(a, b"hello world this is thirty-six byte")
+    want, _, _ = run(["encode", "-q", a])
+    proc = subprocess.Popen([cli_path(), "encode", "-q", "--threads", "1000", a],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = 0
+    check(os.waitstatus_to_exitcode(status) == 0 and out == want, "output %r" % out)
+    check(usage.ru_maxrss < 512 * 1024, "peak RSS %d KB for 36 bytes" % usage.ru_maxrss)
 
 
 def vocabulary_over_65536_ids():
@@ -459,8 +596,11 @@ def vocabulary_over_65536_ids():
 
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
+          byte_order_mark_before_the_first_record, zstd_skippable_frame_first,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
           output_that_is_an_input_is_refused, one_run_per_output_name,
           killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
-          output_that_cannot_be_written, usage_errors, vocabulary_over_65536_ids])
+          output_that_cannot_be_written, usage_errors, absurd_thread_count_costs_nothing,
+          non_utf8_file_names_recorded, decode_streams,
+          vocabulary_over_65536_ids])
