@@ -47,7 +47,7 @@ class BuildWithLibrary(build_ext):
 
     def build_extensions(self):
         lib_dir = self.library_dir()
-        flags = pkg_config("jansson", "libxxhash")
+        flags = pkg_config("jansson", "libxxhash", "libutf8proc")
         for ext in self.extensions:
             ext.extra_objects = [os.path.join(lib_dir, "libsimdbpe.a")]
             ext.extra_compile_args += [f for f in flags if f.startswith("-I")]
