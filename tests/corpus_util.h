@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 
 #include <openssl/evp.h>
-#include <zstd.h>
 
 #include "test_util.h"
+#include "zst_util.h"
 
 #define SKIP_LINE "SIMDBPE CORPUS PARITY SKIPPED"
 
@@ -67,35 +67,6 @@ static void find_dirs(dirs *d, const char *corpus_file, const char *golden_file)
                 c, g, env && *env ? "$SIMDBPE_CORPUS_DIR" : "<project>/../shared");
         cr_skip_test("corpus not available: %s", c);
     }
-}
-
-/* Decompresses a whole .zst file. */
-static char *read_zst(const char *path, size_t *len)
-{
-    size_t clen;
-    char *comp = tu_read(path, &clen);
-    ZSTD_DStream *ds = ZSTD_createDStream();
-    cr_assert(ds);
-    size_t cap = clen * 4 + (1 << 20), n = 0;
-    char *out = malloc(cap + 1);
-    cr_assert(out);
-    ZSTD_inBuffer in = {comp, clen, 0};
-    while (in.pos < in.size) {
-        if (cap - n < (1 << 20)) {
-            cap *= 2;
-            out = realloc(out, cap + 1);
-            cr_assert(out);
-        }
-        ZSTD_outBuffer ob = {out + n, cap - n, 0};
-        size_t r = ZSTD_decompressStream(ds, &ob, &in);
-        cr_assert(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
-        n += ob.pos;
-    }
-    ZSTD_freeDStream(ds);
-    free(comp);
-    out[n] = '\0';
-    *len = n;
-    return out;
 }
 
 /* One row of a golden .tsv. */

@@ -12,10 +12,10 @@
  * any text.)
  */
 #include <criterion/criterion.h>
-#include <zstd.h>
 
 #include "pretok/pretok.h"
 #include "test_util.h"
+#include "zst_util.h"
 
 #define FAMILIES_FILE SIMDBPE_TEST_DATA_DIR "/pretok/families.jsonl.zst"
 
@@ -29,37 +29,6 @@ static const struct {
     {"deepseek_v3", SIMDBPE__PRETOK_DEEPSEEK_V3},
 };
 #define N_FAMILIES (sizeof families / sizeof families[0])
-
-/* Decompresses a whole .zst file (NUL-terminated). */
-static char *read_zst(const char *path, size_t *len)
-{
-    size_t clen;
-    char *comp = tu_read(path, &clen);
-    ZSTD_DStream *ds = ZSTD_createDStream();
-    cr_assert(ds);
-    size_t cap = clen * 8 + (1 << 20), n = 0;
-    char *out = malloc(cap + 1);
-    cr_assert(out);
-    ZSTD_inBuffer in = {comp, clen, 0};
-    size_t r = 1;
-    while (in.pos < in.size || r != 0) {
-        if (cap - n < (1 << 20)) {
-            cap *= 2;
-            out = realloc(out, cap + 1);
-            cr_assert(out);
-        }
-        ZSTD_outBuffer ob = {out + n, cap - n, 0};
-        r = ZSTD_decompressStream(ds, &ob, &in);
-        cr_assert(!ZSTD_isError(r), "%s: %s", path, ZSTD_getErrorName(r));
-        cr_assert(ob.pos > 0 || in.pos < in.size || r == 0, "%s: truncated", path);
-        n += ob.pos;
-    }
-    ZSTD_freeDStream(ds);
-    free(comp);
-    out[n] = '\0';
-    *len = n;
-    return out;
-}
 
 typedef struct tally {
     size_t records;
