@@ -266,5 +266,5 @@ def get_encoding(encoding_name):
 
 
 def list_encoding_names():
-    """The names get_encoding is known to accept (others may work: see get_encoding)."""
-    return ["gpt2", "r50k_base"]
+    """The encodings built into the library (simdbpe_model_name_at): get_encoding takes each."""
+    return ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]

@@ -19,6 +19,22 @@ def test_names_and_attributes(enc):
     assert enc.decode_single_token_bytes(995) == b" world"
 
 
+def test_every_built_in_encoding(tmp_path):
+    # Sizes and special tokens as tiktoken's openai_public.py defines them.
+    want = {"gpt2": (50257, 50256, {"<|endoftext|>"}),
+            "r50k_base": (50257, 50256, {"<|endoftext|>"}),
+            "p50k_base": (50281, 50256, {"<|endoftext|>"}),
+            "cl100k_base": (100277, 100257, {"<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>",
+                                             "<|fim_suffix|>", "<|endofprompt|>"}),
+            "o200k_base": (200019, 199999, {"<|endoftext|>", "<|endofprompt|>"})}
+    assert simdbpe.list_encoding_names() == list(want)
+    for name, (n_vocab, eot, specials) in want.items():
+        e = simdbpe.get_encoding(name)
+        assert (e.n_vocab, e.eot_token, e.special_tokens_set) == (n_vocab, eot, specials), name
+        text = "DON'T stop $hello, 12345 日本語"
+        assert e.decode(e.encode(text)) == text
+
+
 def test_unknown_encoding_is_a_value_error():
     with pytest.raises(ValueError, match="no_such_encoding"):
         simdbpe.get_encoding("no_such_encoding")
