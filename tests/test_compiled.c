@@ -275,6 +275,28 @@ Test(compiled, every_truncation_is_an_error)
     free(img);
 }
 
+Test(compiled, a_file_longer_or_shorter_than_its_header_says_is_named_so)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    uint8_t *longer = calloc(len + 16, 1);
+    cr_assert(longer);
+    memcpy(longer, img, len);
+    char want[200];
+    snprintf(want, sizeof want,
+             "compiled model: header says %zu bytes, file has %zu (16 bytes of something else "
+             "after the model)",
+             len, len + 16);
+    expect_refused(longer, len + 16, want);
+    snprintf(want, sizeof want, "compiled model: header says %zu bytes, file has %zu (truncated)",
+             len, len - 8);
+    expect_refused(img, len - 8, want);
+    free(longer);
+    simdbpe_model_free(m);
+    free(img);
+}
+
 Test(compiled, every_flipped_byte_is_an_error)
 {
     simdbpe_model *m = small_model();

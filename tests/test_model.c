@@ -230,6 +230,31 @@ Test(gpt2, open_by_name_and_by_directory_agree)
     simdbpe_model_free(b);
 }
 
+/* A byte order mark before vocab.json's object is read past (RFC 8259
+ * lets a parser ignore it): GPT-2's files with one load as without. */
+Test(model, a_byte_order_mark_before_vocab_json_is_read_past)
+{
+    size_t vlen, mlen;
+    char *v = tu_read(TU_GPT2_DIR "/vocab.json", &vlen);
+    char *mg = tu_read(TU_GPT2_DIR "/merges.txt", &mlen);
+    char *bom = malloc(vlen + 3);
+    cr_assert(bom);
+    memcpy(bom, "\xEF\xBB\xBF", 3);
+    memcpy(bom + 3, v, vlen);
+    simdbpe_model *a, *b;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_memory(bom, vlen + 3, mg, mlen, NULL, 0, &a, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_load_memory(v, vlen, mg, mlen, NULL, 0, &b, &err), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_model_compiled_size(a), simdbpe_model_compiled_size(b));
+    cr_assert_eq(simdbpe_model_vocab_size(a), 50257);
+    simdbpe_model_free(a);
+    simdbpe_model_free(b);
+    free(bom);
+    free(v);
+    free(mg);
+}
+
 Test(model, free_null_is_a_no_op)
 {
     simdbpe_model_free(NULL);

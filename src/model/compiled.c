@@ -280,9 +280,14 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
                    get32(p + 8), VERSION);
     if (get32(p + 12) != HEADER_SIZE)
         return BAD("compiled model: header size %u, expected %d", get32(p + 12), HEADER_SIZE);
-    if (get64(p + 16) != len)
-        return BAD("compiled model: header says %llu bytes, file has %zu (truncated?)",
+    if (get64(p + 16) > len)
+        return BAD("compiled model: header says %llu bytes, file has %zu (truncated)",
                    (unsigned long long)get64(p + 16), len);
+    if (get64(p + 16) < len)
+        return BAD("compiled model: header says %llu bytes, file has %zu (%llu bytes of "
+                   "something else after the model)",
+                   (unsigned long long)get64(p + 16), len,
+                   (unsigned long long)(len - get64(p + 16)));
     if (!trusted && get64(p + 24) != XXH3_64bits(p + 32, len - 32))
         return BAD("compiled model: checksum mismatch (the file is corrupted)");
     h->flags = get32(p + 32);

@@ -1029,6 +1029,12 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
     if (st != SIMDBPE_OK)
         return st;
     spec.added_required = specials != NULL;
+    /* A UTF-8 byte order mark may begin a JSON text (RFC 8259 lets a
+     * parser ignore it); jansson would call it an unexpected character. */
+    if (vocab_len >= 3 && memcmp(vocab_json, "\xEF\xBB\xBF", 3) == 0) {
+        vocab_json += 3;
+        vocab_len -= 3;
+    }
     if (fast_vocab(vocab_json, vocab_len, &spec.vocab) != 0 &&
         (st = jansson_vocab(vocab_json, vocab_len, &spec.vocab, err)) != SIMDBPE_OK) {
         free(spec.added);
