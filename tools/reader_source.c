@@ -39,6 +39,7 @@ struct source {
     size_t zstd_hint;  /* last return of ZSTD_decompressStream: 0 = frame done;
                           set to 1 at open (no frame decoded yet) */
     int done;          /* end of stream reached (or failed) */
+    int first_out;     /* the first decompressed bytes were looked at (inner_format) */
 };
 
 /* Refills `in` if it is empty. Returns 0, or an errno value. */
@@ -243,18 +244,44 @@ static ssize_t read_zstd(source *s, unsigned char *buf, size_t cap, char *msg, s
     return (ssize_t)out.pos;
 }
 
+/* Whether decompressed data begins like gzip or zstd data: compressed
+ * twice (a .zst of a .gz), which would otherwise be read as text. */
+static const char *inner_format(const unsigned char *b, ssize_t n)
+{
+    if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B)
+        return "gzip";
+    if (n >= 4 && b[0] == 0x28 && b[1] == 0xB5 && b[2] == 0x2F && b[3] == 0xFD)
+        return "zstd";
+    return NULL;
+}
+
 ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
 {
     if (s->done || cap == 0)
         return 0;
+    ssize_t n;
     switch (s->kind) {
     case SOURCE_GZIP:
-        return read_gzip(s, buf, cap, msg, msg_cap);
+        n = read_gzip(s, buf, cap, msg, msg_cap);
+        break;
     case SOURCE_ZSTD:
-        return read_zstd(s, buf, cap, msg, msg_cap);
+        n = read_zstd(s, buf, cap, msg, msg_cap);
+        break;
     default:
         return read_plain(s, buf, cap, msg, msg_cap);
     }
+    if (n > 0 && !s->first_out) {
+        s->first_out = 1;
+        const char *inner = inner_format(buf, n);
+        if (inner) {
+            char what[160];
+            snprintf(what, sizeof what, "%s data holds %s data (compressed twice?): decompress "
+                     "the outer layer first",
+                     s->kind == SOURCE_GZIP ? "gzip" : "zstd", inner);
+            return fail(s, msg, msg_cap, "%s", what);
+        }
+    }
+    return n;
 }
 
 source_kind source_kind_of(const source *s)

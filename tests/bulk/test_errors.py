@@ -134,6 +134,19 @@ def zstd_skippable_frame_first():
     check(rc == 0 and out == want, "exit %d, %s" % (rc, err))
 
 
+def compressed_twice_is_named():
+    """A .zst holding a .gz (or the other way round) was read as text: it is
+    an error that says so and names the file."""
+    d = fresh_dir()
+    write_bytes(os.path.join(d, "a.jsonl"), jsonl_bytes(["hello", "world"]))
+    subprocess.run(["gzip", "-q", "-f", os.path.join(d, "a.jsonl")], check=True)
+    subprocess.run(["zstd", "-q", "-f", os.path.join(d, "a.jsonl.gz")], check=True)
+    path = os.path.join(d, "a.jsonl.gz.zst")
+    _, err, rc = run(["encode", "-q", "--input-format", "jsonl", path], expect=None)
+    check(rc != 0 and "zstd data holds gzip data" in err and "a.jsonl.gz.zst" in err,
+          "exit %d, %s" % (rc, err))
+
+
 def lone_surrogate_replaced():
     # utf8.jsonl: b"a\xffa" decoded with errors="replace" is "a\ufffda"; the
     # JSON escape \ud800 in replace mode must give the same ids.
@@ -597,6 +610,7 @@ def vocabulary_over_65536_ids():
 if __name__ == "__main__":
     main([truncated_gzip_and_zstd, bad_records_stop_with_file_and_line, lone_surrogate_replaced,
           byte_order_mark_before_the_first_record, zstd_skippable_frame_first,
+          compressed_twice_is_named,
           skip_lists_every_bad_document, broken_stream_fails_the_run_even_with_skip,
           output_that_is_an_input_is_refused, one_run_per_output_name,
           killed_run_leftovers_removed,
