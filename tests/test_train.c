@@ -386,6 +386,19 @@ Test(errors, empty_corpus)
     simdbpe_trainer_free(t);
 }
 
+Test(errors, unknown_pre_tokenizer_is_refused_by_name)
+{
+    simdbpe_train_options o;
+    simdbpe_train_options_init(&o);
+    o.pre_tokenizer = "llama9";
+    simdbpe_trainer *t = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_trainer_new(&o, &t, &err), SIMDBPE_ERR_UNSUPPORTED);
+    cr_assert(t == NULL);
+    cr_assert_str_eq(err.message,
+                     "unknown pre-tokenizer \"llama9\" (gpt2, cl100k, qwen2, o200k, deepseek_v3)");
+}
+
 Test(errors, vocab_size_below_bytes_and_specials)
 {
     static const char *const two[] = {"<|endoftext|>", "<|pad|>"};

@@ -29,7 +29,6 @@
 #include <sys/mman.h>
 #endif
 
-
 #include "encoder.h"
 
 /*
@@ -260,10 +259,6 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *e)
  * caller's text, for error offsets (after normalization, the offset of
  * the normalized stretch's start plus the offset within it).
  */
-static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_t len,
-                                     uint32_t normalized, simdbpe_special_policy policy,
-                                     size_t base, size_t *n, simdbpe_error *err);
-
 static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_t len,
                                      uint32_t normalized, simdbpe_special_policy policy,
                                      size_t base, size_t *n, simdbpe_error *err)

@@ -43,7 +43,6 @@
 #include "ucd.h"
 #include "utf8_valid.h"
 
-
 /* Classes of a code point, as bits: ucd.h's properties, and two more. */
 enum {
     C_L = SIMDBPE__UCD_L,   /* \p{L} */
@@ -66,15 +65,19 @@ static inline unsigned props_of(uint32_t cp)
     return p | (p & (SIMDBPE__UCD_L | SIMDBPE__UCD_N | SIMDBPE__UCD_WS) ? 0 : C_X);
 }
 
-/* The classes of the ASCII characters, filled once from props_of (a
- * table of constants would be a second definition of the classes). */
+/* The scanners' classes of the ASCII characters (C_X added to the
+ * generated simdbpe__ucd_props_ascii), filled once: the ASCII paths read
+ * them with one load. */
 static uint16_t ascii_props[128];
 static int ascii_ready;
 
 static void init_ascii(void)
 {
-    for (uint32_t c = 0; c < 128; c++)
-        ascii_props[c] = (uint16_t)props_of(c);
+    for (uint32_t c = 0; c < 128; c++) {
+        unsigned p = simdbpe__ucd_props_ascii[c];
+        ascii_props[c] =
+            (uint16_t)(p | (p & (SIMDBPE__UCD_L | SIMDBPE__UCD_N | SIMDBPE__UCD_WS) ? 0 : C_X));
+    }
     __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -528,7 +531,8 @@ simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind)
     }
 }
 
-simdbpe__pretok_family_fn simdbpe__pretok_family(simdbpe__pretok_kind kind)
+/* The family's scanner, one piece a call. */
+static size_t (*piece_fn(simdbpe__pretok_kind kind))(const uint8_t *, size_t, size_t)
 {
     if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
         init_ascii();
@@ -544,5 +548,5 @@ simdbpe__pretok_family_fn simdbpe__pretok_family(simdbpe__pretok_kind kind)
 size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
                                         size_t i)
 {
-    return simdbpe__pretok_family(kind)(s, n, i);
+    return piece_fn(kind)(s, n, i);
 }

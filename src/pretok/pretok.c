@@ -267,17 +267,21 @@ void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind 
     st->nblocks = (n + 63) / 64;
 }
 
+/* The blocks of the next chunk (0 when the text is done). */
+static size_t chunk_blocks(const simdbpe__pretok_state *st)
+{
+    size_t left = st->nblocks - st->next_block;
+    return left < SIMDBPE__PRETOK_CHUNK ? left : SIMDBPE__PRETOK_CHUNK;
+}
+
 /* A chunk of another family's piece starts: its scanner, one piece at a
  * time (a piece may run on past the chunk; its end is the next start). */
 static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
                           size_t *base)
 {
-    size_t first = st->next_block;
-    if (first >= st->nblocks)
+    size_t first = st->next_block, count = chunk_blocks(st);
+    if (count == 0)
         return 0;
-    size_t count = st->nblocks - first;
-    if (count > SIMDBPE__PRETOK_CHUNK)
-        count = SIMDBPE__PRETOK_CHUNK;
     size_t lo = first * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
     memset(starts, 0, count * sizeof *starts);
     st->next_start = st->scan(st->s, st->n, st->next_start, hi, lo, starts);
@@ -362,12 +366,9 @@ size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__
 {
     if (st->kind != SIMDBPE__PRETOK_GPT2)
         return family_next(st, starts, base);
-    size_t first = st->next_block;
-    if (first >= st->nblocks)
+    size_t first = st->next_block, count = chunk_blocks(st);
+    if (count == 0)
         return 0;
-    size_t count = st->nblocks - first;
-    if (count > SIMDBPE__PRETOK_CHUNK)
-        count = SIMDBPE__PRETOK_CHUNK;
     /* masks[0] is the block looked at ahead last time; classify the rest
      * of the chunk and the block after it. */
     simdbpe__block_masks masks[SIMDBPE__PRETOK_CHUNK + 1];

@@ -51,9 +51,6 @@ typedef enum simdbpe__pretok_kind {
  * (i < n, a piece start); valid UTF-8. families.c. */
 size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
                                         size_t i);
-/* The same as a function of the family, to call per piece. */
-typedef size_t (*simdbpe__pretok_family_fn)(const uint8_t *s, size_t n, size_t i);
-simdbpe__pretok_family_fn simdbpe__pretok_family(simdbpe__pretok_kind kind);
 /* A family's scanner over a stretch: sets the bits of the piece starts
  * in s[i..hi) (i a piece start; bit k of starts[w] is byte lo + 64 w + k)
  * and returns where the next piece starts (>= hi). NULL for GPT-2, whose
