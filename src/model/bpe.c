@@ -101,8 +101,11 @@ static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch 
  * (mostly untouched) calloc'd table, 200 page faults for GPT-2. */
 static void free_buckets(simdbpe__bpe_scratch *s)
 {
-    for (size_t i = 0; s->buckets && i < s->n_used; i++)
+    /* A rank may be listed twice (see release_bucket): NULL after free. */
+    for (size_t i = 0; s->buckets && i < s->n_used; i++) {
         free(s->buckets[s->used[i]].pos);
+        s->buckets[s->used[i]].pos = NULL;
+    }
     free(s->used);
     free(s->buckets);
     free(s->bits);
@@ -291,7 +294,7 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
     if (n > s->cap) {
         /* Large words are swept many times at scattered positions: ask
          * for huge pages so the TLB covers them (and page faults are few). */
-        size_t cap = n < 4096 ? 4096 : n + n / 4;
+        size_t cap = n < 4096 ? 4096 : n;
         size_t bytes = (cap * sizeof *s->syms + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
         uint32_t *syms = aligned_alloc(2u << 20, bytes);
         if (!syms)
@@ -315,6 +318,41 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
         }
     }
     return 0;
+}
+
+/*
+ * Memory: a word of n bytes holds its n entries plus the queued pairs, at
+ * most n - 1 when the sweeps start (4n bytes for a run of one letter) and
+ * fewer once merged. A bucket's array is freed after its sweep when it
+ * has grown large (BIG_BUCKET), and the entries after the word when they
+ * are (BIG_WORD), so that one long word does not leave its peak behind in
+ * the encoder: 50 MB of one letter peaked at 18 times its size before.
+ */
+#define BIG_BUCKET (1u << 16)
+#define BIG_WORD (4u << 20)
+
+/* Gives the pages of b->pos[0..i) back to the system while its sweep
+ * goes on (they are not read again): the queues that the sweep fills
+ * then take about the room it frees. */
+#define RELEASE_STEP (1u << 18) /* entries, 1 MB */
+static void release_read(bucket *b, uint32_t i)
+{
+#if defined(MADV_DONTNEED)
+    uintptr_t from = ((uintptr_t)b->pos + 4095) & ~(uintptr_t)4095;
+    uintptr_t to = (uintptr_t)(b->pos + i) & ~(uintptr_t)4095;
+    if (to > from)
+        madvise((void *)from, to - from, MADV_DONTNEED);
+#else
+    (void)b;
+    (void)i;
+#endif
+}
+
+static void release_bucket(bucket *b)
+{
+    free(b->pos);
+    b->pos = NULL;
+    b->n = b->cap = 0; /* the next array lists the rank again in s->used */
 }
 
 /* Makes room in bucket b (of rank r) for one more position. */
@@ -422,6 +460,14 @@ static inline int queue_pair(const simdbpe_model *m, simdbpe__bpe_scratch *s, lo
     return bucket_add(s, p.rank, pos);
 }
 
+/* queue_pair, for a pair that only matters if it merges in this sweep. */
+static inline int queue_now(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
+                            uint32_t r, uint32_t pos, uint32_t left, uint32_t right)
+{
+    pair_entry p = pair_find(m, s, left, right);
+    return p.rank != NONE && p.rank <= r ? local_push(h, (uint64_t)p.rank << 32 | pos) : 0;
+}
+
 /* Applies the merge of rank r at pos of a word of n bytes if the pair
  * there is still its pair, and queues the two pairs it changes. Returns
  * -1 when out of memory. */
@@ -443,8 +489,19 @@ static int apply(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
         if (queue_pair(m, s, h, sweep, pv, sym[pv], sym[pos]))
             return -1;
     }
-    if (end < n && queue_pair(m, s, h, sweep, pos, sym[pos], sym[end]))
-        return -1;
+    if (end < n) {
+        /* If the pair at `end` is of this sweep's rank, it merges in this
+         * sweep (every pair of that rank is queued) and queues its own left
+         * pair: the pair (new symbol, sym[end]) is stale before its turn
+         * unless it merges first, in this sweep (rank <= sweep). Not
+         * queueing it halves the queues of a run of one letter. */
+        const simdbpe__merge_rule *cur = &m->rules[sweep];
+        uint32_t after = sym_next(sym, n, end);
+        int doomed = after < n && sym[end] == cur->left && sym[after] == cur->right;
+        if (doomed ? queue_now(m, s, h, sweep, pos, sym[pos], sym[end])
+                   : queue_pair(m, s, h, sweep, pos, sym[pos], sym[end]))
+            return -1;
+    }
     return 0;
 }
 
@@ -453,6 +510,8 @@ static void drain(simdbpe__bpe_scratch *s)
 {
     for (uint32_t r = next_rank(s, 0); r != NONE; r = next_rank(s, r + 1)) {
         s->buckets[r].n = 0;
+        if (s->buckets[r].cap > BIG_BUCKET)
+            release_bucket(&s->buckets[r]);
         s->bits[r / 64] &= ~(1ULL << (r % 64));
     }
 }
@@ -497,8 +556,12 @@ static int sweep(const simdbpe_model *m, simdbpe__bpe_scratch *s, local_heap *h,
         }
         if (apply(m, s, h, n_bytes, r, (uint32_t)(key >> 32), (uint32_t)key))
             return -1;
+        if (SIMDBPE_UNLIKELY((i & (RELEASE_STEP - 1)) == 0) && b->cap > BIG_BUCKET)
+            release_read(b, i);
     }
     b->n = 0;
+    if (b->cap > BIG_BUCKET)
+        release_bucket(b);
     s->bits[r / 64] &= ~(1ULL << (r % 64));
     return 0;
 }
@@ -533,6 +596,11 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
     }
     for (uint32_t i = 0; i < n; i = sym_next(sym, n, i))
         out[(*n_out)++] = sym[i];
+    if (s->cap > BIG_WORD) {
+        free(s->syms);
+        s->syms = NULL;
+        s->cap = 0;
+    }
     return SIMDBPE_OK;
 }
 
