@@ -217,12 +217,17 @@ typedef enum simdbpe_utf8_policy {
     SIMDBPE_UTF8_REPLACE = 1 /* each maximal invalid subpart becomes U+FFFD */
 } simdbpe_utf8_policy;
 
+#define SIMDBPE_ADD_PREFIX 2
+#define SIMDBPE_ADD_SUFFIX 4
+
 typedef struct simdbpe_encode_options {
     simdbpe_special_policy special;
     simdbpe_utf8_policy errors;
     /* Non-zero: add the ids the model's post-processor puts around a
      * document (HF `add_special_tokens=True`: Llama-3.1's BOS
-     * <|begin_of_text|>); most models have none. */
+     * <|begin_of_text|>); most models have none. For a document encoded in
+     * parts (simdbpe_cut_find): SIMDBPE_ADD_PREFIX adds only those before,
+     * SIMDBPE_ADD_SUFFIX only those after. */
     int add_special_tokens;
 } simdbpe_encode_options;
 
@@ -263,6 +268,22 @@ void simdbpe_encoder_free(simdbpe_encoder *enc);
 simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
                               const simdbpe_encode_options *opts, const uint32_t **ids,
                               size_t *n_ids, simdbpe_error *err);
+
+/*
+ * Where a long document may be cut so that encoding its parts one after the
+ * other, with the same options, gives exactly the ids of encoding it whole:
+ * the largest p in [lo, hi] (0 < p < len), or SIMDBPE_NO_CUT. text[0..len)
+ * may be only the beginning of the document: p is decided from bytes before
+ * len, and is a cut of any document that begins so. Cut points lie between
+ * pre-tokens at a few shapes of characters (a space, a digit or punctuation
+ * after a non-space; src/encode/cut.c), never inside an added token the
+ * options match or an ill-formed sequence. With add_special_tokens, encode
+ * the first part with SIMDBPE_ADD_PREFIX and the last with SIMDBPE_ADD_SUFFIX
+ * (the others with 0), so that the ids around the document appear once.
+ */
+#define SIMDBPE_NO_CUT ((size_t)-1)
+size_t simdbpe_cut_find(const simdbpe_model *model, const simdbpe_encode_options *opts,
+                        const char *text, size_t len, size_t lo, size_t hi);
 
 /* The name of the kernel set the encoder uses ("scalar", "sse42", "avx2"). */
 const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);

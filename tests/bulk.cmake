@@ -1,4 +1,4 @@
-# bulk.cmake - tests of bulk dataset encoding (issue 4): `simdbpe encode`
+# bulk.cmake - tests of bulk dataset encoding: `simdbpe encode`
 # with JSON Lines / compressed / many inputs, every output format read back
 # by readers written from the published layouts, threads, shards + merge
 # through a Dask LocalCluster, bad inputs. Uses simdbpe_tests_add() from
@@ -11,9 +11,6 @@
 set(BULK_TOOLS ${PROJECT_SOURCE_DIR}/tools)
 
 # C unit tests of the CLI's pure parts, compiled from tools/.
-simdbpe_tests_add(test_bulk_safecut bulk/test_safecut.c ${BULK_TOOLS}/safecut.c)
-target_include_directories(test_bulk_safecut PRIVATE ${BULK_TOOLS})
-
 simdbpe_tests_add(test_bulk_jsonl bulk/test_jsonl.c ${BULK_TOOLS}/reader_jsonl.c)
 target_include_directories(test_bulk_jsonl PRIVATE ${BULK_TOOLS})
 

@@ -25,6 +25,7 @@ simdbpe_tests_add(test_pretok test_pretok.c)
 simdbpe_tests_add(test_bpe test_bpe.c)
 simdbpe_tests_add(test_encode test_encode.c)
 simdbpe_tests_add(test_decode test_decode.c)
+simdbpe_tests_add(test_cut test_cut.c)
 simdbpe_tests_add(test_batch test_batch.c)
 
 simdbpe_tests_add(test_nfc test_nfc.c)

@@ -38,7 +38,70 @@ typedef struct parity {
     uint8_t *text; /* decode's output */
     size_t text_cap;
     int nfc; /* the model normalizes to NFC */
+    uint32_t *both; /* check_cuts' ids of the two parts */
+    size_t both_cap;
+    size_t cuts, cut_failed;
+    unsigned cut_every; /* check the cuts of every k-th document */
 } parity;
+
+/* Shapes of cut points (src/encode/cut.c), by the byte after the cut. */
+static int cut_shape(unsigned char c)
+{
+    return c >= '0' && c <= '9' ? 0 : c > 0x20 && c < 0x7F ? 1 : 2;
+}
+
+/* Encodes text[0..p) and then text[p..len): ids and count must be the
+ * golden ones. */
+static void check_cut(parity *p, const char *what, const golden_row *row, const char *text,
+                      size_t len, size_t at)
+{
+    const uint32_t *ids;
+    size_t n1 = 0, n2 = 0;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(p->e, text, at, &p->opts, &ids, &n1, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s doc %llu, cut at %zu: %s", what,
+                 (unsigned long long)row->doc, at, err.message);
+    if (n1 > p->both_cap)
+        cr_assert(p->both = realloc(p->both, (p->both_cap = 2 * n1) * sizeof *p->both));
+    memcpy(p->both, ids, n1 * sizeof *ids);
+    st = simdbpe_encode(p->e, text + at, len - at, &p->opts, &ids, &n2, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s doc %llu, cut at %zu: %s", what,
+                 (unsigned long long)row->doc, at, err.message);
+    if (n1 + n2 > p->both_cap)
+        cr_assert(p->both = realloc(p->both, (p->both_cap = 2 * (n1 + n2)) * sizeof *p->both));
+    memcpy(p->both + n1, ids, n2 * sizeof *ids);
+    char hex[65];
+    sha256_ids(p->both, n1 + n2, hex);
+    p->cuts++;
+    if (n1 + n2 == row->tokens && strcmp(hex, row->sha) == 0)
+        return;
+    if (p->cut_failed++ < 5) {
+        char show[80];
+        size_t from = at > 20 ? at - 20 : 0;
+        tu_show(show, sizeof show, text + from, len - from < 40 ? len - from : 40);
+        fprintf(stderr, "%s doc %llu: cut at byte %zu near \"%s\" changes the ids\n", what,
+                (unsigned long long)row->doc, at, show);
+    }
+}
+
+/* The last cut point of each shape in each half of the document. */
+static void check_cuts(parity *p, const char *what, const golden_row *row, const char *text,
+                       size_t len)
+{
+    for (size_t half = 0; half < 2; half++) {
+        size_t lo = half ? len / 2 : 1, hi = half ? len : len / 2;
+        int seen[3] = {0, 0, 0};
+        while (hi > lo && !(seen[0] && seen[1] && seen[2])) {
+            size_t at = simdbpe_cut_find(p->m, &p->opts, text, len, lo, hi - 1);
+            if (at == SIMDBPE_NO_CUT)
+                break;
+            int k = cut_shape((unsigned char)text[at]);
+            if (!seen[k]++)
+                check_cut(p, what, row, text, len, at);
+            hi = at;
+        }
+    }
+}
 
 static void check_doc(parity *p, const char *what, const golden_row *row, const char *text,
                       size_t len)
@@ -73,8 +136,11 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
         round_trip = k >= 0 && (size_t)k == got && memcmp(norm, p->text, got) == 0;
         free(norm);
     }
-    if (st == SIMDBPE_OK && n == row->tokens && strcmp(hex, row->sha) == 0 && round_trip)
+    if (st == SIMDBPE_OK && n == row->tokens && strcmp(hex, row->sha) == 0 && round_trip) {
+        if (p->cut_every && row->doc % p->cut_every == 0)
+            check_cuts(p, what, row, text, len);
         return;
+    }
     if (p->failed++ < 5)
         fprintf(stderr, "%s doc %llu (%zu bytes): %s; got %zu tokens, want %llu\n", what,
                 (unsigned long long)row->doc, len,
@@ -199,10 +265,14 @@ static void model_parity(const char *model)
     p.nfc = p.m->normalizer == SIMDBPE__NORM_NFC;
     p.e = tu_encoder(p.m);
     edge_docs edge = read_edge(&d);
+    /* The cut points of every edge document and of every 8th of the
+     * corpora (each costs encoding its document once more). */
+    p.cut_every = 1;
     cr_assert(edge_set(&p, &d, &edge, model, "edge.tsv"), "no edge.tsv for %s", model);
     p.opts.special = SIMDBPE_SPECIAL_ALLOW;
     edge_set(&p, &d, &edge, model, "edge.specials.tsv");
     p.opts.special = SIMDBPE_SPECIAL_AS_TEXT;
+    p.cut_every = 8;
     static const char *const corpora[] = {"english", "code", "multilingual"};
     for (size_t c = 0; c < 3; c++) {
         if (SIMDBPE_TESTS_SANITIZE) {
@@ -212,11 +282,17 @@ static void model_parity(const char *model)
         }
         plain_corpus(&p, &d, model, corpora[c]);
     }
-    fprintf(stderr, "model parity %s: %zu documents, %llu bytes, %llu tokens, %zu mismatches\n",
+    p.cut_every = 0;
+    fprintf(stderr,
+            "model parity %s: %zu documents, %llu bytes, %llu tokens, %zu mismatches; "
+            "%zu cut points, %zu wrong\n",
             model, p.checked, (unsigned long long)p.bytes, (unsigned long long)p.tokens,
-            p.failed);
+            p.failed, p.cuts, p.cut_failed);
     cr_assert_eq(p.failed, 0, "%s: %zu of %zu documents differ from the references", model,
                  p.failed, p.checked);
+    cr_assert_gt(p.cuts, 1000, "%s: only %zu cut points checked", model, p.cuts);
+    cr_assert_eq(p.cut_failed, 0, "%s: %zu of %zu cut points change the ids", model,
+                 p.cut_failed, p.cuts);
 
     /* The compiled image, opened untrusted from a copy, encodes the same. */
     size_t len = simdbpe_model_compiled_size(p.m);
@@ -239,6 +315,7 @@ static void model_parity(const char *model)
     edge_free(&edge);
     simdbpe_model_free(p.m);
     free(p.text);
+    free(p.both);
 }
 
 Test(models, r50k_base, .timeout = 900) { model_parity("r50k_base"); }

@@ -225,27 +225,6 @@ static int default_threads(void)
     return 1;
 }
 
-/* Whether long documents may be cut: not when added tokens, which split
- * the text first (special ones unless they are text, the others always),
- * could contain whitespace (see safecut.h). */
-static int cutting_allowed(const simdbpe_model *m, const simdbpe_encode_options *enc)
-{
-    (void)enc;
-    for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
-        uint32_t id;
-        const char *text;
-        size_t len;
-        if (simdbpe_model_special_at(m, i, &id, &text, &len) != SIMDBPE_OK)
-            return 0;
-        for (size_t k = 0; k < len; k++) {
-            unsigned char c = (unsigned char)text[k];
-            if (c >= 0x80 || c == ' ' || (c >= 0x09 && c <= 0x0D))
-                return 0;
-        }
-    }
-    return 1;
-}
-
 /* Fills the writer configuration and checks the format's constraints. */
 static int configure_output(const encode_opts *o, const simdbpe_model *m, writer_config *cfg)
 {
@@ -305,8 +284,6 @@ static int build_job(const encode_opts *o, const simdbpe_model *m, job *j)
      * 378.8 MB/s with 12 MB each, 353.1 with 24; 1 thread 220.7 and
      * 229.6, medians of 5). */
     j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
-    j->can_cut = cutting_allowed(m, &o->enc);
-    j->cut_at_breaks = strcmp(simdbpe_model_pretokenizer(m), "gpt2") == 0;
     if (o->json_key && j->mode != IN_JSONL)
         return cli_usage_error("--json-key is for --input-format jsonl");
     if (o->sep_arg && j->mode != IN_TEXT)

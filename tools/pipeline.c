@@ -258,10 +258,15 @@ static int encode_batch(worker *wk, batch *b)
                 continue;
             }
         }
+        /* A document cut into parts gets its post-processor ids once. */
+        simdbpe_encode_options o = j->enc;
+        if (o.add_special_tokens && !(s->begin && s->end))
+            o.add_special_tokens =
+                (s->begin ? SIMDBPE_ADD_PREFIX : 0) | (s->end ? SIMDBPE_ADD_SUFFIX : 0);
         const uint32_t *ids;
         size_t n;
         simdbpe_error err;
-        simdbpe_status st = simdbpe_encode(wk->enc, text, len, &j->enc, &ids, &n, &err);
+        simdbpe_status st = simdbpe_encode(wk->enc, text, len, &o, &ids, &n, &err);
         if (st == SIMDBPE_ERR_NOMEM)
             return -1;
         if (st != SIMDBPE_OK) {

@@ -14,7 +14,7 @@
  * timing.
  *
  * A batch holds whole documents, or pieces of a long document cut at safe
- * pre-token boundaries (safecut.h), so the ids of the pieces concatenate to
+ * pre-token boundaries (simdbpe_cut_find), so the ids of the pieces concatenate to
  * the ids of the document. At most `2 * threads + 2` batches exist at once,
  * which bounds memory whatever the input size.
  */
@@ -40,8 +40,6 @@ typedef struct job {
     jsonl_key key;            /* IN_JSONL */
     int skip_errors;          /* --on-error skip */
     int quiet;                /* no "skipping ..." lines on stderr */
-    int can_cut;              /* long documents may be cut (safecut.h) */
-    int cut_at_breaks;        /* ... also before \r and \n (GPT-2's pre-tokenizer) */
     size_t batch_bytes;       /* target input bytes per batch */
     char **files;             /* this run's inputs ("-" = stdin) */
     size_t n_files;

@@ -18,7 +18,6 @@
 
 #include "cli.h"
 #include "reader_source.h"
-#include "safecut.h"
 
 #define FIRST_BATCH (64u << 10)
 
@@ -150,16 +149,15 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
 static int try_cut(reader *r, batch *b, size_t *ustart)
 {
     const job *j = r->j;
-    if (!j->can_cut || j->mode == IN_JSONL)
+    if (j->mode == IN_JSONL)
         return 0;
     size_t n = b->len - *ustart;
     /* Keep clear of a separator that may be only partly read. */
     size_t guard = j->sep ? j->sep_len - 1 : 0;
     if (n <= guard + 2)
         return 0;
-    const unsigned char *s = (const unsigned char *)b->buf + *ustart;
-    size_t p = safecut_find(s, n - guard, 1, n - guard - 1, j->cut_at_breaks);
-    if (p == SAFECUT_NONE)
+    size_t p = simdbpe_cut_find(j->model, &j->enc, b->buf + *ustart, n - guard, 1, n - guard - 1);
+    if (p == SIMDBPE_NO_CUT)
         return 0;
     if (!add_piece(r, b, *ustart, *ustart + p, SEG_TEXT, 0))
         return -1;

@@ -8,7 +8,7 @@
  *
  * The reader streams: it keeps one batch buffer plus the unframed tail of
  * the current file, never a whole file. A text document longer than a
- * batch is cut into pieces at safe pre-token boundaries (safecut.h); only
+ * batch is cut into pieces at safe pre-token boundaries (simdbpe_cut_find); only
  * a JSON record or a text document without any safe cut point (e.g. 1 GB
  * without whitespace) is held whole.
  *

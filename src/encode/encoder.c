@@ -376,11 +376,14 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     size_t n = 0;
     const simdbpe_model *m = e->m;
-    if (opts->add_special_tokens)
+    /* 1 (any value but the part flags alone) adds both. */
+    int add = opts->add_special_tokens;
+    int prefix = add & ~SIMDBPE_ADD_SUFFIX, suffix = add & ~SIMDBPE_ADD_PREFIX;
+    if (prefix)
         for (size_t i = 0; i < m->n_prefix; i++)
             e->out[n++] = m->prefix[i];
     simdbpe_status st = encode_text(e, s, len, opts->special, &n, err);
-    if (st == SIMDBPE_OK && opts->add_special_tokens && m->n_suffix &&
+    if (st == SIMDBPE_OK && suffix && m->n_suffix &&
         (st = reserve_out(e, n, m->n_suffix)) == SIMDBPE_OK)
         for (size_t i = 0; i < m->n_suffix; i++)
             e->out[n++] = m->suffix[i];

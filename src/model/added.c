@@ -32,6 +32,7 @@ struct simdbpe__added_trie {
     uint64_t first[4]; /* bytes some token begins with */
     int n_first;
     uint8_t only_first; /* the first byte when n_first == 1 */
+    uint32_t max_len;   /* the longest token's length */
 };
 
 void simdbpe__added_free(struct simdbpe__added_trie *t)
@@ -70,6 +71,8 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
     for (size_t i = 0; i < m->n_specials; i++) {
         const simdbpe__special *sp = &m->specials[i];
         uint32_t at = 0;
+        if (sp->len > t->max_len)
+            t->max_len = sp->len;
         for (uint32_t k = 0; k < sp->len; k++) {
             uint8_t b = sp->text[k];
             uint32_t c = child(t, at, b);
@@ -135,4 +138,25 @@ size_t simdbpe__added_find(const simdbpe_model *m, const uint8_t *s, size_t n, u
         }
     }
     return n;
+}
+
+int simdbpe__added_straddles(const simdbpe_model *m, const uint8_t *s, size_t n, size_t p,
+                             uint32_t mask, uint32_t want)
+{
+    const struct simdbpe__added_trie *t = m->trie;
+    if (!t)
+        return 0;
+    for (size_t q = p >= t->max_len ? p - t->max_len + 1 : 0; q < p; q++) {
+        uint32_t at = 0;
+        for (size_t k = q;; k++) {
+            if (k >= n) /* a longer token might go on past the known bytes */
+                return t->nodes[at].first_child == NONE ? 0 : -1;
+            if ((at = child(t, at, s[k])) == NONE)
+                break;
+            uint32_t tok = t->nodes[at].token;
+            if (k >= p && tok != NONE && (m->specials[tok].flags & mask) == want)
+                return 1;
+        }
+    }
+    return 0;
 }

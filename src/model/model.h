@@ -420,6 +420,12 @@ void simdbpe__added_free(struct simdbpe__added_trie *t);
 size_t simdbpe__added_find(const simdbpe_model *m, const uint8_t *s, size_t n, uint32_t mask,
                            uint32_t want, size_t *which);
 
+/* Whether an occurrence in s of an added token (flags & mask == want)
+ * begins before p and ends after it: 1 if one does, 0 if none does, -1
+ * if that depends on bytes at or past n (s[0..n) may be a prefix). */
+int simdbpe__added_straddles(const simdbpe_model *m, const uint8_t *s, size_t n, size_t p,
+                             uint32_t mask, uint32_t want);
+
 /* ---- building (load.c, reach.c) ---- */
 
 /* What BPE makes of a token's own bytes: the token (YES), something else

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test_split.py - documents cut into pieces (at safe pre-token boundaries,
-tools/safecut.h) still give exactly the references' ids, for any batch size
+simdbpe_cut_find) still give exactly the references' ids, for any batch size
 and thread count.
 
 With --batch-bytes 64 nearly every document is longer than a batch, so it is
@@ -9,7 +9,9 @@ threads) and joined by the ordered writer. Inputs are the golden documents
 of tests/data/golden (ids from tiktoken / HF tokenizers): as documents
 separated by --doc-separator, as one file per document, as lines, as
 JSON Lines (never cut: a record is parsed whole), with <|endoftext|>
-allowed, and with invalid UTF-8 in replace mode; plain, .gz and .zst.
+allowed, and with invalid UTF-8 in replace mode; plain, .gz and .zst. With
+../shared, the same for the other families (documents of the public corpora
+against golden/models) and a model that adds BOS to each document.
 """
 import gzip
 import json
@@ -148,6 +150,62 @@ def invalid_utf8_replaced():
     check_stream(ids_from_bytes(data, 4), want, "none", "utf8 replace")
 
 
+def model_documents(dirs, model, corpus, count):
+    """The first `count` documents of a corpus and their golden rows for `model`."""
+    c, g = dirs
+    text = subprocess.run(["zstd", "-dcq", os.path.join(c, corpus + ".txt.zst")],
+                          check=True, stdout=subprocess.PIPE).stdout
+    docs = []
+    with open(os.path.join(g, "models", model, corpus + ".tsv")) as f:
+        header = f.readline().rstrip("\n").split("\t")
+        oi, li = header.index("byte_offset"), header.index("byte_length")
+        ti, si = header.index("tokens"), header.index("sha256_u32le")
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            off, n = int(cols[oi]), int(cols[li])
+            docs.append((text[off:off + n], (int(cols[ti]), cols[si])))
+            if len(docs) == count:
+                break
+    return docs
+
+
+def other_families():
+    dirs = corpus_dirs()
+    if dirs is None or not os.path.isdir(os.path.join(dirs[1], "models")):
+        print("other_families: %s: no ../shared golden/models" % SKIP_LINE)
+        return
+    for model in ("cl100k_base", "o200k_base"):
+        for corpus in ("code", "multilingual"):
+            docs = [d for d in model_documents(dirs, model, corpus, 60) if SEP not in d[0]]
+            write_bytes(p("fam.txt"), SEP.join(t for t, _ in docs))
+            out = p("fam.ids")
+            _, err, _ = run(["encode", "-m", model, "--doc-separator", SEP_ARG, "-o", out,
+                             "--threads", "2", "--batch-bytes", "256", p("fam.txt")])
+            s = summary_of(err)
+            with open(out) as f:
+                got = [[int(x) for x in line.split()] for line in f]
+            check_against_tsv(got, [r for _, r in docs], "none", "%s %s" % (model, corpus))
+            check(s["cuts"] > 1000, "%s %s: only %d cuts" % (model, corpus, s["cuts"]))
+    # Llama-3.1 adds <|begin_of_text|> to each document, once however it is cut.
+    path = os.path.join(dirs[0], "..", "models", "llama3_1", "tokenizer.json.zst")
+    if not os.path.isfile(path):
+        print("other_families: %s: no %s" % (SKIP_LINE, path))
+        return
+    model = p("llama3_1.json")
+    write_bytes(model, subprocess.run(["zstd", "-dcq", path], check=True,
+                                      stdout=subprocess.PIPE).stdout)
+    docs = [t for t, _ in model_documents(dirs, "llama3", "english", 20)]
+    write_bytes(p("en.txt"), SEP.join(docs))
+    args = ["-m", model, "--add-special-tokens", "--doc-separator", SEP_ARG, p("en.txt")]
+    cut, s = encode_u32(args, 2, 256)
+    whole, w = encode_u32(args, 1, 1 << 26)
+    check(s["cuts"] > 1000 and w["cuts"] == 0, "cuts: %d and %d" % (s["cuts"], w["cuts"]))
+    ids = ids_from_bytes(cut, 4)
+    check(ids.count(128000) == len(docs), "%d BOS ids for %d documents"
+          % (ids.count(128000), len(docs)))
+    check(cut == whole, "cutting changed the ids with --add-special-tokens")
+
+
 if __name__ == "__main__":
     main([separator_documents, one_file_per_document, lines_and_jsonl, specials_allowed,
-          invalid_utf8_replaced])
+          invalid_utf8_replaced, other_families])
