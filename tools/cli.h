@@ -52,6 +52,10 @@ int cli_parse_count(const char *s, uint64_t *out);
 /* Seconds on a monotonic clock. */
 double cli_now(void);
 
+/* This process's peak resident memory in KB (VmHWM: since its exec, not
+ * what its parent had before it), or -1 where /proc does not tell. */
+long cli_peak_rss_kb(void);
+
 /* Decodes \n \t \r \\ and \xHH in a command-line argument into out (room
  * for strlen(in) bytes); returns the decoded length, or -1 for an unknown
  * escape or a backslash at the end. */

@@ -416,8 +416,11 @@ static int print_summary(const encode_opts *o, const job *j, const writer_config
                           (int)j->n_files, "format",
                           cfg->format == FMT_COUNT ? "count" : format_names[cfg->format],
                           "kernel", t->kernel ? t->kernel : "", "threads", j->threads);
+    long rss = cli_peak_rss_kb();
     if (s)
         json_object_set_new(s, "cuts", json_integer((json_int_t)t->cuts));
+    if (s && rss >= 0)
+        json_object_set_new(s, "peak_rss_kb", json_integer(rss));
     if (s && r->active) {
         json_object_set_new(s, "rank", json_integer(r->rank));
         json_object_set_new(s, "world_size", json_integer(r->world));

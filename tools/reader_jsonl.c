@@ -34,12 +34,14 @@ typedef struct parser {
     int unusual;   /* hand over to jansson */
     int surrogate; /* a lone surrogate in the value (strict mode) */
     const jsonl_key *key;
-    jsonl_buf *out;  /* the unescaped value when it has escapes */
+    jsonl_buf *out;  /* the unescaped value when it has escapes (NULL: in place) */
     jsonl_buf keys;  /* an unescaped key */
     int res;         /* RES_* */
     size_t res_level;/* RES_MISSING/RES_NOT_OBJECT: the path part concerned */
     const char *text;
     size_t text_len;
+    int escaped;     /* the last string read had escapes */
+    int text_escaped; /* ... and the value's */
 } parser;
 
 int jsonl_key_parse(jsonl_key *k, const char *spec)
@@ -90,6 +92,8 @@ static int buf_reserve(jsonl_buf *b, size_t extra)
 {
     if (b->len + extra <= b->cap)
         return 0;
+    if (b->fixed)
+        return -1; /* unescaping in place never needs more than the escaped text */
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + extra)
         cap *= 2;
@@ -239,7 +243,7 @@ static size_t plain_run_end(const unsigned char *s, size_t i, size_t n, int high
 static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, size_t *len)
 {
     const unsigned char *s = p->s;
-    size_t i = ++p->i, run = i;
+    size_t i = ++p->i, run = i, start = i;
     int escaped = 0;
     if (dst)
         dst->len = 0;
@@ -267,7 +271,7 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
         if (dst && i > run) {
             if (buf_reserve(dst, i - run))
                 return -2;
-            memcpy(dst->p + dst->len, s + run, i - run);
+            memmove(dst->p + dst->len, s + run, i - run); /* (in place: behind the reading) */
             dst->len += i - run;
         }
         escaped = 1;
@@ -280,14 +284,15 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
     if (escaped && dst) {
         if (buf_reserve(dst, i - run)) /* an escape has allocated dst->p */
             return -2;
-        memcpy(dst->p + dst->len, s + run, i - run);
+        memmove(dst->p + dst->len, s + run, i - run);
         dst->len += i - run;
         *str = dst->p;
         *len = dst->len;
     } else {
-        *str = (const char *)s + p->i;
-        *len = i - p->i;
+        *str = (const char *)s + start; /* (escaped only without dst: the raw text) */
+        *len = i - start;
     }
+    p->escaped = escaped;
     p->i = i + 1;
     return 0;
 }
@@ -469,8 +474,9 @@ static int read_value(parser *p, long level)
         int r = read_string(p, target ? STR_VALUE : STR_SKIP, target ? p->out : NULL, &str, &len);
         if (r == 0 && target) {
             p->res = RES_STRING;
-            p->text = str;
+            p->text = str; /* in place: the escaped text, until unescape_in_place */
             p->text_len = len;
+            p->text_escaped = p->escaped;
         }
         return r;
     }
@@ -494,9 +500,25 @@ static void path_prefix(const jsonl_key *k, size_t upto, char *out, size_t cap)
         o += (size_t)snprintf(out + o, o < cap ? cap - o : 0, "%s%s", i ? "." : "", k->parts[i]);
 }
 
-int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
-               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-               size_t msg_cap)
+/* Unescapes the value p->text (escaped, inside the record) where it is,
+ * which only ever shrinks it; the parse has checked it already. */
+static void unescape_in_place(parser *p, char *line)
+{
+    jsonl_buf dst = {line + (p->text - (const char *)p->s), 0, p->text_len, 1};
+    parser q = *p;
+    q.i = (size_t)(p->text - (const char *)p->s) - 1; /* the opening quote */
+    const char *str;
+    size_t len;
+    if (read_string(&q, STR_VALUE, &dst, &str, &len) == 0) {
+        p->text = str;
+        p->text_len = len;
+    }
+}
+
+/* The fast path; `scratch` NULL: the value is unescaped inside `line`. */
+static int fast_parse(const char *line, char *writable, size_t len, const jsonl_key *key,
+                      int replace, jsonl_buf *scratch, const char **text, size_t *text_len,
+                      char *msg, size_t msg_cap)
 {
     parser p;
     memset(&p, 0, sizeof p);
@@ -530,6 +552,8 @@ int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
                      key->spec);
             return JSONL_SURROGATE;
         }
+        if (!scratch && p.text_escaped)
+            unescape_in_place(&p, writable);
         *text = p.text;
         *text_len = p.text_len;
         return JSONL_OK;
@@ -545,6 +569,13 @@ int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
         snprintf(msg, msg_cap, "no key \"%s\" in the record", where);
         return JSONL_NO_KEY;
     }
+}
+
+int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
+               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+               size_t msg_cap)
+{
+    return fast_parse(line, NULL, len, key, replace, scratch, text, text_len, msg, msg_cap);
 }
 
 jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
@@ -606,6 +637,16 @@ jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, i
     int r = jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
     if (used_jansson)
         *used_jansson = r < 0;
+    if (r >= 0)
+        return (jsonl_status)r;
+    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+}
+
+jsonl_status jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key, int replace,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap)
+{
+    int r = fast_parse(line, line, len, key, replace, NULL, text, text_len, msg, msg_cap);
     if (r >= 0)
         return (jsonl_status)r;
     return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);

@@ -43,6 +43,7 @@ void jsonl_key_free(jsonl_key *k);
 typedef struct jsonl_buf {
     char *p;
     size_t len, cap;
+    int fixed; /* p is not ours: never reallocated */
 } jsonl_buf;
 
 void jsonl_buf_free(jsonl_buf *b);
@@ -67,6 +68,17 @@ typedef enum jsonl_status {
 jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
                            jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
                            size_t msg_cap, int *used_jansson);
+
+/*
+ * jsonl_extract for records that may be large: an escaped value is
+ * unescaped inside `line` (only on JSONL_OK), so that a 200 MB record does
+ * not cost twice its size. `scratch` serves the rare records that jansson
+ * decides. The value is scanned twice (checked, then unescaped), which is
+ * why small records take jsonl_extract.
+ */
+jsonl_status jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key, int replace,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap);
 
 /* Only the fast path, or only jansson (for tests that compare them).
  * jsonl_fast() returns -1 where it would hand over to jansson. */

@@ -74,6 +74,25 @@ static int compare(const char *line, size_t len, const char *key_spec, int repla
     jsonl_status all = jsonl_extract(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1, NULL);
     if (all == JSONL_MALFORMED)
         cr_assert_eq(ref, JSONL_MALFORMED, "%s", show);
+    /* In place: the same status and value; the record unchanged but on
+     * success. */
+    char *copy = malloc(len + 1);
+    cr_assert(copy);
+    memcpy(copy, line, len);
+    jsonl_buf b4 = {0};
+    const char *t4 = NULL;
+    size_t n4 = 0;
+    char m4[400];
+    jsonl_status inp =
+        jsonl_extract_in_place(copy, len, &key, replace, &b4, &t4, &n4, m4, sizeof m4);
+    cr_assert_eq(inp, all, "in place %d, jsonl_extract %d for %s", inp, all, show);
+    if (all == JSONL_OK)
+        cr_assert(n4 == n1 && memcmp(t4, t1, n1) == 0, "in place: values differ for %s", show);
+    else
+        cr_assert(memcmp(copy, line, len) == 0 && strcmp(m4, m1) == 0,
+                  "in place: record or message changed for %s", show);
+    free(copy);
+    jsonl_buf_free(&b4);
     jsonl_buf_free(&b1);
     jsonl_buf_free(&b2);
     jsonl_key_free(&key);
