@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "progress.h"
@@ -152,6 +153,8 @@ typedef struct pipeline {
     uint64_t doc_line, doc_text_bytes;
     uint32_t *docbuf;
     size_t docbuf_len, docbuf_cap;
+    FILE *spill;      /* the held document's ids beyond SPILL_IDS (unlinked) */
+    uint64_t spilled; /* ids in it */
 } pipeline;
 
 typedef struct worker {
@@ -369,10 +372,98 @@ static void record_skip(pipeline *p, const char *msg)
     }
 }
 
+/*
+ * In skip mode a document cut into parts is held until its last part (a
+ * failure drops it whole). Past SPILL_IDS (16 MB) its ids go on in an
+ * unlinked temporary file, so that memory does not grow with its length.
+ */
+#define SPILL_IDS (4u << 20)
+
+static const char *temp_dir(void)
+{
+    const char *d = getenv("TMPDIR");
+    return d && *d ? d : "/tmp";
+}
+
+/* Appends ids to the spill file; -1 (the run stopped, with a message). */
+static int spill_ids(pipeline *p, const uint32_t *ids, size_t n)
+{
+    char msg[4200];
+    if (!p->spill) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/simdbpe-doc.XXXXXX", temp_dir());
+        int fd = mkstemp(path);
+        if (fd >= 0) {
+            unlink(path);
+            if (!(p->spill = fdopen(fd, "w+b")))
+                close(fd);
+        }
+        if (!p->spill) {
+            snprintf(msg, sizeof msg, "cannot create a temporary file in %s (for a long document "
+                     "held in --on-error skip mode; set TMPDIR): %s", temp_dir(), strerror(errno));
+            set_fatal(p, msg);
+            return -1;
+        }
+    }
+    if (fwrite(ids, sizeof *ids, n, p->spill) != n) {
+        snprintf(msg, sizeof msg, "cannot write a temporary file in %s: %s", temp_dir(),
+                 strerror(errno));
+        set_fatal(p, msg);
+        return -1;
+    }
+    p->spilled += n;
+    return 0;
+}
+
+/* Forgets the held document. */
+static void docbuf_clear(pipeline *p)
+{
+    p->docbuf_len = 0;
+    if (p->spilled) {
+        rewind(p->spill); /* overwritten; p->spilled says how much is valid */
+        p->spilled = 0;
+    }
+}
+
+/* Writes the held document's ids. */
+static int docbuf_write(pipeline *p)
+{
+    if (p->spilled) {
+        uint32_t chunk[16384];
+        int ok = fflush(p->spill) == 0 && fseek(p->spill, 0, SEEK_SET) == 0;
+        for (uint64_t left = p->spilled; ok && left > 0;) {
+            size_t k = left < 16384 ? (size_t)left : 16384;
+            if (fread(chunk, sizeof *chunk, k, p->spill) != k) {
+                ok = 0;
+                break;
+            }
+            int e = writer_ids(p->w, chunk, k);
+            if (e)
+                return e;
+            left -= k;
+        }
+        if (!ok) {
+            char msg[4200];
+            snprintf(msg, sizeof msg, "cannot read back a temporary file in %s: %s", temp_dir(),
+                     errno ? strerror(errno) : "short read");
+            set_fatal(p, msg);
+            return -1;
+        }
+    }
+    return writer_ids(p->w, p->docbuf, p->docbuf_len);
+}
+
 static int docbuf_add(pipeline *p, const uint32_t *ids, size_t n)
 {
     if (n == 0)
         return 0;
+    if (p->docbuf_len + n > SPILL_IDS) {
+        if (p->docbuf_len && spill_ids(p, p->docbuf, p->docbuf_len))
+            return -1;
+        p->docbuf_len = 0;
+        if (n > SPILL_IDS)
+            return spill_ids(p, ids, n);
+    }
     if (p->docbuf_len + n > p->docbuf_cap) {
         size_t cap = p->docbuf_cap ? p->docbuf_cap : 4096;
         while (cap < p->docbuf_len + n)
@@ -394,7 +485,7 @@ static int end_document(pipeline *p)
     if (p->doc_buffered) {
         e = writer_begin_doc(p->w);
         if (!e)
-            e = writer_ids(p->w, p->docbuf, p->docbuf_len);
+            e = docbuf_write(p);
     } else if (!p->doc_open) {
         e = writer_begin_doc(p->w); /* an empty document */
     }
@@ -418,7 +509,7 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
     if (s->begin) {
         p->doc_open = p->doc_poisoned = 0;
         p->doc_buffered = p->j->skip_errors && !s->end;
-        p->docbuf_len = 0;
+        docbuf_clear(p);
         p->doc_file = s->file;
         p->doc_line = s->line;
         p->doc_text_bytes = 0;
@@ -448,6 +539,8 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
         e = end_document(p);
     if (s->end)
         p->doc_open = 0;
+    if (e == -1)
+        return -1; /* the message is set */
     return e ? write_error(p, e) : 0;
 }
 
@@ -651,6 +744,8 @@ static void teardown(pipeline *p)
     }
     free(p->slots);
     free(p->docbuf);
+    if (p->spill)
+        fclose(p->spill);
     free(p->fatal);
     reader_free(p->rd);
     pthread_mutex_destroy(&p->mu);

@@ -591,6 +591,21 @@ def long_documents_in_bounded_memory():
     rc, rss = encode_rss_kb(["--output-format", "u32", "-o", out, one])
     check(rc == 0 and rss < (64 + 12 * 16) * 1024, "peak RSS %d KB for one 16 MB piece" % rss)
 
+    # With --on-error skip a document cut into parts is held until its end
+    # (a failure drops it whole): past 16 MB of ids in a temporary file.
+    many = os.path.join(d, "many.txt")
+    late = b"x y " * (6 << 20) + b"\xff"
+    sep = b"\x1e"
+    write_bytes(many, block * 24 + sep + late + sep + b"after")
+    out2 = os.path.join(d, "many.u32")
+    rc, rss = encode_rss_kb(["--on-error", "skip", "--doc-separator", "\\x1e",
+                             "--output-format", "u32", "--threads", "2", "-o", out2, many])
+    check(rc == 0 and rss < 64 * 1024, "skip mode: exit %d, peak RSS %s KB" % (rc, rss))
+    with open(out2, "rb") as f:
+        got = f.read()
+    after, _, _ = run(["encode", "-q", "--output-format", "u32", "-"], stdin=b"after")
+    check(got == outs[0] + after, "skip mode: not the first and last documents' ids")
+
     # Errors deep in a long text name the offset in the whole text.
     bad = b"a b " * 750000 + b"\xff" + b" c" * 1000
     write_bytes(os.path.join(d, "bad.txt"), bad)
