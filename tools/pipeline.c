@@ -34,6 +34,7 @@
 #include "cli.h"
 #include "progress.h"
 #include "reader_docs.h"
+#include "reader_source.h"
 #include "writer.h"
 
 /* --------------------------------------------------------------- batches */
@@ -147,6 +148,8 @@ typedef struct pipeline {
     batch *free_list;
     size_t n_batches;
     char *fatal; /* the message that stopped the run */
+    int doc_failed;    /* ... about a document (not a stream or a write) */
+    uint32_t fail_file; /* the document's file */
     /* Writer-role state: the document being written. */
     int doc_open, doc_poisoned, doc_buffered;
     uint32_t doc_file;
@@ -348,6 +351,36 @@ static int encode_batch(worker *wk, batch *b)
     return 0;
 }
 
+/*
+ * Whether the compressed file `path` fails its stream check (CRC, frame,
+ * truncation), read through to the end; `why` gets the reason. A damaged
+ * stream yields garbage before its check fails, so a malformed record
+ * read from it is the damage, not the data: the run names the stream.
+ */
+static int stream_fails(const char *path, char *why, size_t cap)
+{
+    source *src = NULL;
+    if (strcmp(path, "-") == 0 || source_open(&src, path) != 0)
+        return 0;
+    int fails = 0;
+    char *buf = malloc(1 << 16);
+    if (buf && source_kind_of(src) != SOURCE_PLAIN) {
+        ssize_t got;
+        uint64_t total = 0;
+        while ((got = source_read(src, buf, 1 << 16, why, cap)) > 0)
+            total += (uint64_t)got;
+        if (got < 0) {
+            size_t n = strlen(why);
+            snprintf(why + n, cap - n, " (after %llu bytes of decompressed data)",
+                     (unsigned long long)total);
+            fails = 1;
+        }
+    }
+    free(buf);
+    source_close(src);
+    return fails;
+}
+
 /* ---------------------------------------------------------------- writing */
 
 static int write_error(pipeline *p, int e)
@@ -517,6 +550,8 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
     if (s->failed) {
         const char *msg = b->msgs[s->msg - 1];
         if (!p->j->skip_errors || s->fatal) {
+            p->doc_failed = !s->fatal;
+            p->fail_file = s->file;
             set_fatal(p, msg);
             return -1;
         }
@@ -796,7 +831,12 @@ int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
     for (int i = 1; i <= started; i++)
         pthread_join(wk[i].thread, NULL);
     if (rc == 0 && p.fatal) {
-        cli_error("%s", p.fatal);
+        char why[600];
+        if (p.doc_failed && stream_fails(j->files[p.fail_file], why, sizeof why))
+            cli_error("%s: %s; the document error before the check is from the damaged data: %s",
+                      cli_display_name(j->files[p.fail_file]), why, p.fatal);
+        else
+            cli_error("%s", p.fatal);
         rc = 1;
     }
     for (int i = 0; wk && i < j->threads; i++) {

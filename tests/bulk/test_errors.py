@@ -212,6 +212,12 @@ def broken_stream_fails_the_run_even_with_skip():
         expect_failure(d, [good, path], [name, needle],
                        extra=["--on-error", "skip", "--summary", os.path.join(d, "s.json")])
         os.unlink(path)
+    # Without skip, the first malformed record decoded from the damage
+    # stopped the run as "malformed JSON": the message names the stream.
+    path = os.path.join(d, "corrupt.jsonl.gz")
+    write_bytes(path, bytes(bad))
+    expect_failure(d, [good, path], ["corrupt.jsonl.gz: corrupt gzip data", "incorrect data check",
+                                     "from the damaged data"])
 
 
 def output_that_is_an_input_is_refused():
