@@ -275,6 +275,8 @@ static int build_job(const encode_opts *o, const simdbpe_model *m, job *j)
     j->enc = o->enc;
     j->mode = (input_mode)o->in_mode;
     j->skip_errors = o->skip_errors;
+    /* A run that stops leaves no partial document on standard output. */
+    j->hold_docs = o->skip_errors || !o->output || !strcmp(o->output, "-");
     j->quiet = o->quiet;
     j->batch_bytes = (size_t)o->batch_bytes;
     j->threads = o->threads ? (int)o->threads : default_threads();

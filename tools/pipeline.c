@@ -20,7 +20,9 @@
  * meets failures in input order, so the error reported (or the skip list)
  * is the same for any thread count. In stop mode the first failure stops
  * everything; in skip mode the whole document is dropped, which is why the
- * writer buffers a document cut into pieces until its last piece.
+ * writer holds a document cut into pieces until its last piece (also when
+ * writing to standard output, where a stopped run must not leave part of
+ * a document).
  */
 #include "pipeline.h"
 
@@ -541,7 +543,7 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
     p->t->cuts += !s->begin;
     if (s->begin) {
         p->doc_open = p->doc_poisoned = 0;
-        p->doc_buffered = p->j->skip_errors && !s->end;
+        p->doc_buffered = p->j->hold_docs && !s->end;
         docbuf_clear(p);
         p->doc_file = s->file;
         p->doc_line = s->line;

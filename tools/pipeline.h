@@ -39,6 +39,8 @@ typedef struct job {
     size_t sep_len;
     jsonl_key key;            /* IN_JSONL */
     int skip_errors;          /* --on-error skip */
+    int hold_docs;            /* hold a cut document until its end (output that a failure
+                                 cannot take back: standard output) */
     int quiet;                /* no "skipping ..." lines on stderr */
     size_t batch_bytes;       /* target input bytes per batch */
     char **files;             /* this run's inputs ("-" = stdin) */

@@ -612,6 +612,16 @@ def long_documents_in_bounded_memory():
     after, _, _ = run(["encode", "-q", "--output-format", "u32", "-"], stdin=b"after")
     check(got == outs[0] + after, "skip mode: not the first and last documents' ids")
 
+    # A run that stops leaves whole documents on standard output: the lines
+    # before the bad document, none of it (its first parts were printed,
+    # without a newline).
+    two = os.path.join(d, "two.txt")
+    write_bytes(two, b"first document" + sep + b"a b " * (1 << 18) + b"\xff")
+    got, err, rc = run(["encode", "--doc-separator", "\\x1e", "--batch-bytes", "65536", two],
+                       expect=None)
+    first, _, _ = run(["encode", "-q", "-"], stdin=b"first document")
+    check(rc == 1 and "byte offset" in err and got == first, "stdout %r..." % got[:80])
+
     # Errors deep in a long text name the offset in the whole text.
     bad = b"a b " * 750000 + b"\xff" + b" c" * 1000
     write_bytes(os.path.join(d, "bad.txt"), bad)
