@@ -150,6 +150,11 @@ static int find_parts(merge *m, char ***names, int *n)
 
 /* ------------------------------------------------------------- parts */
 
+static const char *format_name(int f)
+{
+    return merge_formats[f];
+}
+
 static int open_part(merge *m, part *p, const char *base)
 {
     char msg[700];
@@ -172,10 +177,30 @@ static int open_part(merge *m, part *p, const char *base)
         return EXIT_FAIL;
     }
     p->has_marker = r == 0;
+    /* A marker of another format says so before its files are looked for. */
+    if (p->has_marker && strcmp(p->mk.format, format_name(m->format))) {
+        cli_error("merge: %s.done was written with --output-format %s, not %s: merge with "
+                  "--output-format %s", base, p->mk.format, format_name(m->format),
+                  p->mk.format);
+        return EXIT_FAIL;
+    }
     p->fd = open(p->data_path, O_RDONLY | O_CLOEXEC);
     struct stat st;
     if (p->fd < 0 || fstat(p->fd, &st) != 0) {
-        cli_error("merge: %s: %s", p->data_path, strerror(errno));
+        int e = errno;
+        char other[4200];
+        snprintf(other, sizeof other, m->format == M_MEGATRON ? "%s" : "%s.bin", base);
+        if (e == ENOENT && m->format == M_MEGATRON && n > 4 && !strcmp(base + n - 4, ".bin"))
+            cli_error("merge: %s does not exist: a Megatron part is named by its prefix "
+                      "(%.*s, for %.*s.bin and .idx)", p->data_path, (int)(n - 4), base,
+                      (int)(n - 4), base);
+        else if (e == ENOENT && stat(other, &st) == 0)
+            cli_error("merge: %s does not exist, but %s does: %s", p->data_path, other,
+                      m->format == M_MEGATRON
+                          ? "a raw part is merged with --output-format u16, u32 or text"
+                          : "a Megatron part is merged with --output-format megatron");
+        else
+            cli_error("merge: %s: %s", p->data_path, strerror(e));
         return EXIT_FAIL;
     }
     p->size = (uint64_t)st.st_size;
@@ -214,9 +239,31 @@ static void close_part(part *p)
 
 /* ------------------------------------------------------- marker checks */
 
-static const char *format_name(int f)
+/* Why marker k (of part `kb`) does not go with the first part's, or NULL. */
+static const char *mismatch(const merge *m, const marker *k, const char *kb, part **by_rank,
+                            char *why, size_t cap)
 {
-    return merge_formats[f];
+    const part *first = &m->parts[0];
+    const marker *f = &first->mk;
+    /* (The format was checked when the part was opened.) */
+    if (k->world != f->world)
+        snprintf(why, cap, "%s.done is from a run of %ld ranks, %s.done from one of %ld: parts "
+                 "of different runs", kb, k->world, first->base, f->world);
+    else if (k->total_files != f->total_files)
+        snprintf(why, cap, "%s.done is from a run over %llu input files, %s.done from one over "
+                 "%llu: parts of different runs", kb, (unsigned long long)k->total_files,
+                 first->base, (unsigned long long)f->total_files);
+    else if (strcmp(k->dtype, f->dtype) || strcmp(k->eot, f->eot))
+        snprintf(why, cap, "%s.done has ids of %s with --eot %s, %s.done of %s with --eot %s",
+                 kb, k->dtype, k->eot, first->base, f->dtype, f->eot);
+    else if (k->rank < 0 || k->rank >= f->world)
+        snprintf(why, cap, "%s.done says rank %ld of %ld", kb, k->rank, f->world);
+    else if (by_rank[k->rank])
+        snprintf(why, cap, "%s.done and %s.done are both rank %ld", by_rank[k->rank]->base, kb,
+                 k->rank);
+    else
+        return NULL;
+    return why;
 }
 
 /* The parts are exactly ranks 0..W-1 of one run, in rank order. */
@@ -224,25 +271,27 @@ static int check_markers(merge *m)
 {
     part *first = &m->parts[0];
     long W = first->mk.world;
-    if ((long)m->n != W) {
-        cli_error("merge: %zu parts, but the markers say the run had %ld ranks", m->n, W);
-        return EXIT_FAIL;
-    }
-    part **by_rank = calloc((size_t)W, sizeof *by_rank);
+    part **by_rank = calloc((size_t)(W > 0 ? W : 1), sizeof *by_rank);
     if (!by_rank)
         return EXIT_FAIL;
+    char why[1200];
     for (size_t i = 0; i < m->n; i++) {
         marker *k = &m->parts[i].mk;
-        const char *want = format_name(m->format);
-        if (k->world != W || k->total_files != first->mk.total_files ||
-            strcmp(k->format, want) || strcmp(k->dtype, first->mk.dtype) ||
-            strcmp(k->eot, first->mk.eot) || k->rank < 0 || k->rank >= W || by_rank[k->rank]) {
-            cli_error("merge: %s.done does not belong with %s.done (format %s/%s, rank %ld of %ld)",
-                      m->parts[i].base, first->base, k->format, want, k->rank, k->world);
+        if (mismatch(m, k, m->parts[i].base, by_rank, why, sizeof why)) {
+            cli_error("merge: %s", why);
             free(by_rank);
             return EXIT_FAIL;
         }
         by_rank[k->rank] = &m->parts[i];
+    }
+    if ((long)m->n != W) {
+        long missing = 0;
+        while (missing < W && by_rank[missing])
+            missing++;
+        cli_error("merge: %zu parts, but the markers say the run had %ld ranks (rank %ld is "
+                  "missing)", m->n, W, missing);
+        free(by_rank);
+        return EXIT_FAIL;
     }
     /* Sort the parts by rank. */
     part *sorted = malloc(m->n * sizeof *sorted);

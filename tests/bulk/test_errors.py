@@ -552,6 +552,41 @@ def peak_rss_kb(args):
     return int(out[0]), int(out[1])
 
 
+def merge_says_what_is_wrong():
+    """merge names what does not fit: parts of runs with other world sizes
+    or input lists, a rank twice or missing, another --output-format (it
+    said "does not belong with", or "No such file")."""
+    d = fresh_dir()
+    inputs = []
+    for x in "abc":
+        inputs.append(os.path.join(d, x + ".txt"))
+        write_bytes(inputs[-1], b"text of " + x.encode())
+    def shard(name, rank, world, files):
+        run(["encode", "-q", "--output-format", "megatron", "--rank", str(rank), "--world-size",
+             str(world), "-o", os.path.join(d, name)] + files)
+        return os.path.join(d, "%s.%05d-of-%05d" % (name, rank, world))
+    r2 = [shard("run2", r, 2, inputs) for r in range(2)]
+    r3 = [shard("run3", r, 3, inputs) for r in range(3)]
+    rx = shard("runx", 1, 2, inputs[:2])
+    out = os.path.join(d, "out")
+    for fmt, parts, needles in (
+            ("megatron", [r2[0], r3[2]], ["run3.00002-of-00003.done is from a run of 3 ranks",
+                                          "one of 2: parts of different runs"]),
+            ("megatron", [r2[0], rx], ["runx.00001-of-00002.done is from a run over 2 input "
+                                       "files", "over 3: parts of different runs"]),
+            ("megatron", [r3[0], r3[1]], ["2 parts, but the markers say the run had 3 ranks "
+                                          "(rank 2 is missing)"]),
+            ("megatron", [r2[0], r2[0]], ["both rank 0"]),
+            ("u16", r2, ["was written with --output-format megatron, not u16: merge with "
+                         "--output-format megatron"]),
+            ("megatron", [r2[0] + ".bin"], ["a Megatron part is named by its prefix"]),
+            ("megatron", [inputs[0]], ["a.txt.bin does not exist, but", "a raw part is merged "
+                                       "with --output-format u16, u32 or text"])):
+        _, err, rc = run(["merge", "--output-format", fmt, "-o", out] + parts, expect=None)
+        check(rc == 1 and all(n in err for n in needles), "merge %s: %s" % (parts, err))
+        check(not os.path.exists(out + ".bin"), "a failed merge wrote out.bin")
+
+
 def long_documents_in_bounded_memory():
     """A document streams through in bounded memory whatever its length:
     24 MB without whitespace is cut at digits and punctuation (it was held
@@ -725,5 +760,6 @@ if __name__ == "__main__":
           killed_run_leftovers_removed,
           interrupted_run_leaves_nothing,
           output_that_cannot_be_written, usage_errors, absurd_thread_count_costs_nothing,
-          non_utf8_file_names_recorded, long_documents_in_bounded_memory, decode_streams,
+          non_utf8_file_names_recorded, merge_says_what_is_wrong,
+          long_documents_in_bounded_memory, decode_streams,
           vocabulary_over_65536_ids])
