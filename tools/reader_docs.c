@@ -136,6 +136,11 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
             return 0;
         size_t end = (size_t)(hit - b->buf);
         size_t delim = j->sep ? j->sep_len : 1;
+        /* A line ends with \n or \r\n (a file written on Windows). */
+        if (j->mode == IN_LINES && end > *ustart && b->buf[end - 1] == '\r') {
+            end--;
+            delim++;
+        }
         if (emit_unit(r, b, *ustart, end, delim))
             return -1;
         *ustart = end + delim;

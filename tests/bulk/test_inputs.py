@@ -69,6 +69,14 @@ def framings():
     out, _, _ = run(["encode", "-q", "--input-format", "lines"],
                     stdin=gzip.compress(b"\n".join(texts) + b"\n"))
     check_against_ids(text_ids(out), ids, "none", "lines from gzip stdin")
+    # A line ends with \n or \r\n: a file written on Windows gives the same
+    # documents (the \r was kept, changing the last id of every line).
+    crlf = [(t, i) for t, i in zip(texts, ids) if not t.endswith(b"\r")]
+    out, _, _ = run(["encode", "-q", "--input-format", "lines"],
+                    stdin=b"\r\n".join(t for t, _ in crlf) + b"\r\n")
+    check_against_ids(text_ids(out), [i for _, i in crlf], "none", "CRLF lines")
+    out, _, _ = run(["encode", "-q", "--input-format", "lines"], stdin=b"a\r\nb\r")
+    check(out == b"64\n65 201\n", "a \\r that ends no line is text: %r" % out)
     # stress.jsonl has <|endoftext|> in its texts (as text); another marker.
     sep = b"<|doc-end|>"
     check(all(sep not in t for t in TEXTS), "separator inside a text")

@@ -95,7 +95,8 @@ def one_file_per_document():
 
 
 def lines_and_jsonl():
-    docs = [d for d in golden_docs() if b"\n" not in d[0]]
+    # (A line's \r\n ending is not part of it: no text ending in \r.)
+    docs = [d for d in golden_docs() if b"\n" not in d[0] and not d[0].endswith(b"\r")]
     write_bytes(p("lines.txt"), b"\n".join(t for t, _ in docs) + b"\n")
     data, s = encode_u32(["--input-format", "lines", p("lines.txt")], 2, 64)
     check_stream(ids_from_bytes(data, 4), [ids for _, ids in docs], "none", "lines")
