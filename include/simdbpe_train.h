@@ -48,6 +48,7 @@
 #define SIMDBPE_TRAIN_H
 
 #include "simdbpe.h"
+#include "simdbpe_batch.h" /* simdbpe_pool */
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,6 +91,10 @@ typedef struct simdbpe_train_options {
     const char *doc_separator; /* documents mode: separator bytes, or NULL */
     size_t doc_separator_len;
     unsigned threads;          /* worker threads; 0 = one per online CPU */
+    /* A pool to count words on (simdbpe_batch.h), e.g. the one the
+     * program encodes on; it must outlive the trainer, and `threads` is
+     * then ignored. NULL: the trainer starts its own. */
+    simdbpe_pool *pool;
     simdbpe_utf8_policy errors; /* strict: invalid UTF-8 fails; replace: U+FFFD */
     simdbpe_train_progress_fn progress; /* may be NULL */
     void *progress_user;

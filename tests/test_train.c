@@ -264,6 +264,55 @@ Test(documents, same_for_any_threads_and_chunks)
     free(text);
 }
 
+/* One pool for the program: a trainer counts on the pool a batch encoder
+ * runs on, with the same merges as on threads of its own. */
+Test(documents, one_pool_for_the_trainer_and_the_encoder)
+{
+    size_t len;
+    char *text = tt_read(TT_CORPUS("tinyshakespeare"), &len);
+    simdbpe_error err;
+    simdbpe_pool *pool;
+    cr_assert_eq(simdbpe_pool_new(3, &pool, &err), SIMDBPE_OK);
+    simdbpe_model *m = NULL;
+    cr_assert_eq(simdbpe_model_open("gpt2", &m, &err), SIMDBPE_OK);
+    simdbpe_batch_options bo = {.pool = pool};
+    simdbpe_batch *batch;
+    cr_assert_eq(simdbpe_batch_new(m, &bo, &batch, &err), SIMDBPE_OK);
+    const char *docs[] = {text, text + len / 2};
+    size_t lens[] = {len / 2, len - len / 2};
+    uint32_t *ids;
+    size_t n_before, n_after, *offsets;
+    cr_assert_eq(simdbpe_batch_encode(batch, docs, lens, 2, NULL, 0, &ids, &n_before, &offsets,
+                                      &err),
+                 SIMDBPE_OK);
+    simdbpe_free(offsets);
+
+    simdbpe_train_options o = doc_options(1200, 1, NULL);
+    size_t ref_len;
+    char *ref = merges_of(tt_train(&o, text, len, len), &ref_len);
+    o.pool = pool;
+    o.threads = 99; /* ignored: the pool decides */
+    size_t got_len;
+    char *got = merges_of(tt_train(&o, text, len, 65537), &got_len);
+    tt_assert_same("trainer on a borrowed pool", got, got_len, ref, ref_len);
+
+    uint32_t *again;
+    cr_assert_eq(simdbpe_batch_encode(batch, docs, lens, 2, NULL, 0, &again, &n_after, &offsets,
+                                      &err),
+                 SIMDBPE_OK);
+    cr_assert(n_after == n_before && memcmp(again, ids, n_before * sizeof *ids) == 0,
+              "the pool encodes the same after training on it");
+    simdbpe_free(ids);
+    simdbpe_free(again);
+    simdbpe_free(offsets);
+    simdbpe_batch_free(batch);
+    simdbpe_model_free(m);
+    simdbpe_pool_free(pool);
+    free(ref);
+    free(got);
+    free(text);
+}
+
 Test(documents, lines_mode_cuts_at_every_newline)
 {
     /* In documents mode "a \nb" has the pieces "a", " ", "\n", "b"; in lines

@@ -416,6 +416,12 @@ static void *run_job(void *arg)
     return NULL;
 }
 
+static void count_task(void *user, size_t task, unsigned worker)
+{
+    (void)worker; /* each part has its own table, whoever counts it */
+    run_job(&((job *)user)[task]);
+}
+
 /* Counts buf[0..end) with up to f->threads threads. */
 static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error *err)
 {
@@ -425,8 +431,6 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
     if (parts > f->threads)
         parts = f->threads;
     job jobs[64];
-    pthread_t tids[64];
-    int started[64] = {0};
     if (parts > 64)
         parts = 64;
     size_t start = 0;
@@ -445,15 +449,7 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
         jobs[i].bad = SIZE_MAX;
         start = stop;
     }
-    for (unsigned i = 1; i < parts; i++)
-        started[i] = pthread_create(&tids[i], NULL, run_job, &jobs[i]) == 0;
-    run_job(&jobs[0]);
-    for (unsigned i = 1; i < parts; i++) {
-        if (started[i])
-            pthread_join(tids[i], NULL);
-        else
-            run_job(&jobs[i]);
-    }
+    simdbpe_pool_run(f->pool, parts, parts, count_task, jobs);
     simdbpe_status st = SIMDBPE_OK;
     uint64_t newlines = 0;
     for (unsigned i = 0; i < parts; i++) {

@@ -203,6 +203,7 @@ typedef struct simdbpe__feeder {
     simdbpe_utf8_policy errors;
     const struct simdbpe__kernels *k;
     unsigned threads;
+    simdbpe_pool *pool;     /* runs the counting tasks (not owned) */
     simdbpe__wordtab *tabs; /* one per thread */
     simdbpe__hot_slot *hot; /* SIMDBPE__HOT_SLOTS per thread, in front of tabs */
 
@@ -239,6 +240,7 @@ struct simdbpe_trainer {
     size_t n_specials;
     uint8_t *sep;
     simdbpe__feeder feed;
+    simdbpe_pool *own_pool; /* when the options gave none */
     int failed;  /* a feeding error stopped the trainer */
     int trained;
     uint64_t unique_words;

@@ -151,13 +151,20 @@ simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *o, simdbpe_train
         else
             memcpy(t->sep, o->doc_separator, n);
     }
-    if (st == SIMDBPE_OK) {
+    simdbpe_pool *pool = o->pool;
+    if (st == SIMDBPE_OK && !pool) {
         unsigned threads = o->threads;
         if (threads == 0) {
             long n = sysconf(_SC_NPROCESSORS_ONLN);
             threads = n > 0 ? (unsigned)n : 1;
         }
+        st = simdbpe_pool_new(threads < MAX_THREADS ? threads : MAX_THREADS, &t->own_pool, err);
+        pool = t->own_pool;
+    }
+    if (st == SIMDBPE_OK) {
+        unsigned threads = simdbpe_pool_threads(pool);
         simdbpe__feeder *f = &t->feed;
+        f->pool = pool;
         f->mode = o->mode;
         f->pretok = o->pre_tokenizer ? (uint8_t)simdbpe__pretok_kind_of(o->pre_tokenizer) : 0;
         f->sep = t->sep;
@@ -185,6 +192,7 @@ void simdbpe_trainer_free(simdbpe_trainer *t)
     if (!t)
         return;
     simdbpe__feeder_free(&t->feed);
+    simdbpe_pool_free(t->own_pool);
     if (t->specials)
         for (size_t i = 0; i < t->n_specials; i++) {
             free(t->specials[i].text);
