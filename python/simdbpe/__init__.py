@@ -13,14 +13,21 @@ runs in C with the GIL released, on encoders kept per calling thread, so
 many Python threads can encode at once. Library failures raise
 simdbpe.Error, a ValueError with `status`, `byte_offset`, `document` and
 `index` attributes.
+
+    tok = simdbpe.train(["corpus.txt"], vocab_size=32000, output="my-bpe")
+    tok.encode("hello")                          # a Tokenizer over my-bpe/
 """
+import gzip
+import os
 import re
+import shutil
+import tempfile
 import threading
 
-from ._simdbpe import Buffer, Error, Model, ids_buffer, version
+from ._simdbpe import Buffer, Error, Model, Trainer, ids_buffer, version
 
 __all__ = ["Buffer", "Encoding", "EncodeError", "Error", "Tokenizer", "get_encoding",
-           "list_encoding_names", "version"]
+           "list_encoding_names", "train", "version"]
 
 EncodeError = Error
 
@@ -268,3 +275,77 @@ def get_encoding(encoding_name):
 def list_encoding_names():
     """The encodings built into the library (simdbpe_model_name_at): get_encoding takes each."""
     return ["gpt2", "r50k_base", "p50k_base", "cl100k_base", "o200k_base"]
+
+
+_FEED_BYTES = 1 << 22
+
+
+def _located(e, where):
+    """e with `where` in front of its message, and its attributes."""
+    out = Error(f"{where}: {e}")
+    for a in ("status", "byte_offset", "document", "index"):
+        setattr(out, a, getattr(e, a, None))
+    return out
+
+
+def _feed_file(trainer, path):
+    """Feeds one file as one stream: plain or gzip (by its first bytes)."""
+    with open(path, "rb") as raw:
+        head = raw.read(4)
+        if head[:4] == b"\x28\xb5\x2f\xfd":
+            raise ValueError(f"{os.fsdecode(path)}: zstd input: decompress it first, or train "
+                             "with the command-line tool (`simdbpe train` reads .zst)")
+        raw.seek(0)
+        f = gzip.GzipFile(fileobj=raw) if head[:2] == b"\x1f\x8b" else raw
+        try:
+            while True:
+                chunk = f.read(_FEED_BYTES)
+                if not chunk:
+                    break
+                trainer.feed(chunk)
+            trainer.end_stream()
+        except Error as e:
+            raise _located(e, os.fsdecode(path)) from None
+
+
+def train(files=(), *, texts=None, output=None, vocab_size=30000, min_frequency=0,
+          special_tokens=(), mode="lines", doc_separator=None, pre_tokenizer="gpt2",
+          threads=0, errors="strict"):
+    """Trains a byte-level BPE model, as `simdbpe train` does, and returns a
+    Tokenizer over it.
+
+    files: paths of text files (plain or gzip), each one stream; texts: an
+    iterable of str or bytes, each one stream, after the files. mode
+    "lines": every line is a document; "documents": every stream is one,
+    or its parts between occurrences of doc_separator. pre_tokenizer: the
+    family whose pieces the words are ("gpt2", "cl100k", "qwen2", "o200k",
+    "deepseek_v3"). special_tokens get the last ids. output: a directory
+    that receives vocab.json, merges.txt, tokenizer.json (and
+    special_tokens), written atomically; without it the model lives in a
+    temporary directory only while it is loaded. Counting and merging run
+    in C on `threads` threads (0: every CPU) with the GIL released. Errors
+    raise simdbpe.Error (invalid UTF-8: the file, `byte_offset` and, in
+    `index`, the line)."""
+    sep = doc_separator.encode("utf-8") if isinstance(doc_separator, str) else doc_separator
+    trainer = Trainer(vocab_size, min_frequency, list(special_tokens), mode, sep,
+                      pre_tokenizer, threads, errors)
+    if isinstance(files, (str, bytes, os.PathLike)):
+        files = [files]
+    for path in files:
+        _feed_file(trainer, path)
+    for i, text in enumerate(texts or ()):
+        try:
+            trainer.feed(text)
+            trainer.end_stream()
+        except Error as e:
+            raise _located(e, f"text {i}") from None
+    trainer.train()
+    if output is not None:
+        trainer.save(output)
+        return Tokenizer.from_file(os.fspath(output))
+    tmp = tempfile.mkdtemp(prefix="simdbpe-train-")
+    try:
+        trainer.save(tmp)
+        return Tokenizer(Model(tmp), "trained")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

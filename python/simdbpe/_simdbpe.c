@@ -12,8 +12,12 @@
  *           need no lock of their own.
  *   Buffer  a malloc'd array of uint32 ids or size_t offsets that exposes
  *           the buffer protocol (numpy.asarray takes it without a copy).
+ *   Trainer one simdbpe_trainer: feed bytes stream by stream, train, save
+ *           (simdbpe.train in __init__.py drives it); the GIL is released
+ *           while it counts and merges.
  *   Error   ValueError with status, byte_offset, document and index
- *           attributes (None where they do not apply).
+ *           attributes (None where they do not apply; a trainer's UTF-8
+ *           error gives the line in `index`).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,6 +27,7 @@
 
 #include "simdbpe.h"
 #include "simdbpe_batch.h"
+#include "simdbpe_train.h"
 
 _Static_assert(sizeof(unsigned int) == 4, "Buffer format 'I' must be 32 bits");
 
@@ -685,6 +690,215 @@ static PyTypeObject ModelType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* --------------------------------------------------------------- Trainer */
+
+typedef struct {
+    PyObject_HEAD simdbpe_trainer *t;
+    int busy; /* a call runs without the GIL: the trainer is for one thread at a time */
+} Trainer;
+
+static const char *const MODES[] = {"lines", "documents", NULL};
+static const char *const ERRORS[] = {"strict", "replace", NULL};
+
+static int pick(const char *what, const char *value, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(value, names[i]))
+            return i;
+    PyErr_Format(PyExc_ValueError, "unknown %s '%s'", what, value);
+    return -1;
+}
+
+static int trainer_init(Trainer *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"vocab_size", "min_frequency", "special_tokens", "mode",
+                            "doc_separator", "pre_tokenizer", "threads", "errors", NULL};
+    unsigned vocab = 30000, threads = 0;
+    unsigned long long min_freq = 0;
+    PyObject *specials = NULL;
+    const char *mode = "lines", *errors = "strict", *pretok = "gpt2";
+    const char *sep = NULL;
+    Py_ssize_t sep_len = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "|IKOsz#sIs", names, &vocab, &min_freq,
+                                     &specials, &mode, &sep, &sep_len, &pretok, &threads,
+                                     &errors))
+        return -1;
+    simdbpe_train_options o;
+    simdbpe_train_options_init(&o);
+    o.vocab_size = vocab;
+    o.min_frequency = min_freq;
+    o.threads = threads;
+    o.pre_tokenizer = pretok;
+    o.doc_separator = sep;
+    o.doc_separator_len = (size_t)sep_len;
+    int m = pick("mode", mode, MODES), e = pick("errors", errors, ERRORS);
+    if (m < 0 || e < 0)
+        return -1;
+    o.mode = m ? SIMDBPE_TRAIN_DOCUMENTS : SIMDBPE_TRAIN_LINES;
+    o.errors = e ? SIMDBPE_UTF8_REPLACE : SIMDBPE_UTF8_STRICT;
+    PyObject *seq = NULL;
+    const char **texts = NULL;
+    if (specials && specials != Py_None) {
+        if (!(seq = PySequence_Fast(specials, "special_tokens must be a sequence of str")))
+            return -1;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        texts = PyMem_Calloc(n ? (size_t)n : 1, sizeof *texts);
+        for (Py_ssize_t i = 0; texts && i < n; i++)
+            if (!(texts[i] = PyUnicode_AsUTF8(PySequence_Fast_GET_ITEM(seq, i)))) {
+                PyMem_Free(texts);
+                Py_DECREF(seq);
+                return -1;
+            }
+        o.specials = texts;
+        o.n_specials = (size_t)n;
+    }
+    simdbpe_trainer_free(self->t);
+    self->t = NULL;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_trainer_new(&o, &self->t, &err);
+    PyMem_Free(texts);
+    Py_XDECREF(seq);
+    if (st != SIMDBPE_OK) {
+        raise_nomem(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+static void trainer_dealloc(Trainer *self)
+{
+    simdbpe_trainer_free(self->t);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Takes the trainer for a call (0), or raises. */
+static int check_trainer(Trainer *self)
+{
+    if (!self->t) {
+        PyErr_SetString(PyExc_ValueError, "simdbpe: trainer not created");
+        return -1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "simdbpe: the trainer is in use by another thread (one at a time)");
+        return -1;
+    }
+    self->busy = 1;
+    return 0;
+}
+
+static PyObject *trainer_failed(simdbpe_status st, const simdbpe_error *err)
+{
+    raise_nomem(st, err);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    if (value && PyObject_IsInstance(value, Error) == 1 && err->line) {
+        PyObject *line = PyLong_FromUnsignedLongLong(err->line);
+        if (line)
+            PyObject_SetAttrString(value, "index", line);
+        Py_XDECREF(line);
+    }
+    PyErr_Restore(type, value, tb);
+    return NULL;
+}
+
+/* feed(data): the next bytes of the current stream (bytes-like or str). */
+static PyObject *trainer_feed(Trainer *self, PyObject *arg)
+{
+    if (check_trainer(self))
+        return NULL;
+    const char *s;
+    size_t len;
+    Py_buffer view;
+    if (text_bytes(arg, &s, &len, &view)) {
+        self->busy = 0;
+        return NULL;
+    }
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_feed(self->t, s, len, &err);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (view.obj)
+        PyBuffer_Release(&view);
+    if (st != SIMDBPE_OK)
+        return trainer_failed(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *trainer_end_stream(Trainer *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_trainer(self))
+        return NULL;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_end_stream(self->t, &err);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != SIMDBPE_OK)
+        return trainer_failed(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyObject *trainer_train(Trainer *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_trainer(self))
+        return NULL;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_train(self->t, &err);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st != SIMDBPE_OK)
+        return trainer_failed(st, &err);
+    return Py_BuildValue("(InK)", simdbpe_trainer_vocab_size(self->t),
+                         (Py_ssize_t)simdbpe_trainer_merge_count(self->t),
+                         (unsigned long long)simdbpe_trainer_unique_words(self->t));
+}
+
+static PyObject *trainer_save(Trainer *self, PyObject *arg)
+{
+    if (check_trainer(self))
+        return NULL;
+    PyObject *path = NULL;
+    if (!PyUnicode_FSConverter(arg, &path)) {
+        self->busy = 0;
+        return NULL;
+    }
+    simdbpe_error err;
+    simdbpe_status st;
+    const char *dir = PyBytes_AS_STRING(path);
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_save(self->t, dir, &err);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    Py_DECREF(path);
+    if (st != SIMDBPE_OK)
+        return trainer_failed(st, &err);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef trainer_methods[] = {
+    {"feed", (PyCFunction)trainer_feed, METH_O,
+     "feed(data): the next bytes (or str) of the current stream."},
+    {"end_stream", (PyCFunction)trainer_end_stream, METH_NOARGS,
+     "Ends the current stream (a file, or one text)."},
+    {"train", (PyCFunction)trainer_train, METH_NOARGS,
+     "Computes the merges; returns (vocab size, merges, unique words)."},
+    {"save", (PyCFunction)trainer_save, METH_O,
+     "save(dir): vocab.json, merges.txt, tokenizer.json [, special_tokens], atomically."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject TrainerType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbpe._simdbpe.Trainer",
+    .tp_basicsize = sizeof(Trainer),
+    .tp_dealloc = (destructor)trainer_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Trainer(vocab_size=30000, min_frequency=0, special_tokens=None, mode='lines', "
+              "doc_separator=None, pre_tokenizer='gpt2', threads=0, errors='strict'): one "
+              "simdbpe_trainer.",
+    .tp_methods = trainer_methods,
+    .tp_init = (initproc)trainer_init,
+    .tp_new = PyType_GenericNew,
+};
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *mod_version(PyObject *m, PyObject *unused)
@@ -726,7 +940,8 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_simdbpe",
 PyMODINIT_FUNC PyInit__simdbpe(void);
 PyMODINIT_FUNC PyInit__simdbpe(void)
 {
-    if (PyType_Ready(&BufferType) < 0 || PyType_Ready(&ModelType) < 0)
+    if (PyType_Ready(&BufferType) < 0 || PyType_Ready(&ModelType) < 0 ||
+        PyType_Ready(&TrainerType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
@@ -739,6 +954,7 @@ PyMODINIT_FUNC PyInit__simdbpe(void)
         PyExc_ValueError, NULL);
     if (!Error || PyModule_AddObjectRef(m, "Error", Error) < 0 ||
         PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0 ||
+        PyModule_AddObjectRef(m, "Trainer", (PyObject *)&TrainerType) < 0 ||
         PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0) {
         Py_DECREF(m);
         return NULL;
