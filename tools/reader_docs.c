@@ -38,7 +38,16 @@ struct reader {
     uint64_t doc_off; /* their offset within it */
     uint64_t raw_done;
     unsigned n_filled; /* batches returned so far */
+    /* The unframed bytes up to here (from their start) were searched for
+     * a cut point without finding one: a text without any is searched once,
+     * not again each time its buffer doubles. */
+    size_t no_cut_below;
 };
+
+/* Bytes searched again below no_cut_below: a point near the end of the
+ * known bytes may have been undecided (it looks a little way ahead). A
+ * point missed for want of margin costs a cut, never exactness. */
+#define CUT_MARGIN 4096
 
 int reader_new(reader **out, const job *j)
 {
@@ -144,6 +153,7 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
         if (emit_unit(r, b, *ustart, end, delim))
             return -1;
         *ustart = end + delim;
+        r->no_cut_below = 0;
     }
 }
 
@@ -161,9 +171,13 @@ static int try_cut(reader *r, batch *b, size_t *ustart)
     size_t guard = j->sep ? j->sep_len - 1 : 0;
     if (n <= guard + 2)
         return 0;
-    size_t p = simdbpe_cut_find(j->model, &j->enc, b->buf + *ustart, n - guard, 1, n - guard - 1);
-    if (p == SIMDBPE_NO_CUT)
+    size_t lo = r->no_cut_below > CUT_MARGIN ? r->no_cut_below - CUT_MARGIN : 1;
+    size_t p = simdbpe_cut_find(j->model, &j->enc, b->buf + *ustart, n - guard, lo, n - guard - 1);
+    if (p == SIMDBPE_NO_CUT) {
+        r->no_cut_below = n - guard;
         return 0;
+    }
+    r->no_cut_below = 0;
     if (!add_piece(r, b, *ustart, *ustart + p, SEG_TEXT, 0))
         return -1;
     advance(r, b, *ustart, *ustart + p, 0);
@@ -238,6 +252,7 @@ static int open_next(reader *r, batch *b)
     r->line = 1;
     r->in_doc = 0;
     r->doc_off = 0;
+    r->no_cut_below = 0;
     r->src_done = 0;
     r->failed = 0;
     r->carry_len = 0;

@@ -43,6 +43,8 @@
  * well-formed, so the bytes that "replace" mode turns into U+FFFD stay
  * whole on one side.
  */
+#include <string.h>
+
 #include "../../kernels/kernels.h"
 #include "../common/utf8_valid.h"
 #include "../model/model.h"
@@ -61,6 +63,21 @@ static unsigned candidate(uint8_t y)
     if (y > 0x20 && y < 0x7F && y != '\'' && !letter)
         return CAND_PUNCT;
     return CAND_NONE;
+}
+
+/* Whether none of the eight bytes of w can start a cut (candidate() is
+ * NONE for each): every byte is an ASCII letter or a continuation byte
+ * 0x80-0xBF, the bytes of long runs of letters in any script (the leads
+ * of such characters are rarer; they fall to the exact test). */
+static inline int no_candidate(uint64_t w)
+{
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    /* x | 0x20 is in 'a'..'z' exactly for the ASCII letters; with the top
+     * bit cleared, adding 0x1F or 0x05 carries into no other byte. */
+    uint64_t x = (w | ones * 0x20) & ~highs;
+    uint64_t letter = (x + ones * (0x80 - 'a')) & ~(x + ones * (0x80 - 'z' - 1)) & ~w;
+    uint64_t cont = w & ~(w << 1); /* 10xxxxxx: top bit set, the next clear */
+    return ((letter | cont) & highs) == highs;
 }
 
 /* The properties of the well-formed character ending at p (p >= 1), or 0
@@ -120,8 +137,18 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
     if (lo < 1)
         lo = 1;
     for (size_t p = hi + 1; p-- > lo;) {
+        /* Eight bytes at a time past words of letters (and other bytes
+         * >= 0x41 that start nothing: below is the exact test). */
+        while (p >= lo + 8 && p >= 7) {
+            uint64_t w;
+            memcpy(&w, s + p - 7, 8);
+            if (no_candidate(w))
+                p -= 8;
+            else
+                break;
+        }
         if (candidate(s[p]) == CAND_NONE || !shape_ok(s, len, p, line_breaks))
-            continue; /* (the first test alone skips most bytes) */
+            continue;
         if (!added || simdbpe__added_straddles(m, s, len, p, mask, 0) == 0)
             return p;
     }
