@@ -220,7 +220,7 @@ struct simdbpe_encoder {
     const simdbpe__kernels *k;
     uint32_t *out;
     size_t out_cap;
-    void *out_map; /* the mapping out is in, once it is large (simdbpe__grow_out) */
+    void *out_map; /* out's own mapping once it is large, else NULL: out is in the tables */
     size_t out_map_len;
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
@@ -246,7 +246,7 @@ struct simdbpe_encoder {
     unsigned warm_bits; /* the full tables' b (see WARM_BITS) */
     void *warm_map;
     size_t warm_map_len;
-    struct chunk_work *work; /* encode_chunk's arrays (88 KB: not on the stack) */
+    struct chunk_work *work; /* encode_chunk's arrays (88 KB, in the tables: not on the stack) */
     /* Whether the general path looks pieces up in the whole-token map
      * (see WHOLE_WINDOW), and its count of pieces and of pieces of one id
      * in the current window. */
