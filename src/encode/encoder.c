@@ -32,9 +32,10 @@
 #include "encoder.h"
 
 /*
- * The tables live in two zeroed regions, touched at random: 6.5 MB for
- * the hot tables, caches and byte pairs, and the warm tables' 1.5 MB,
- * later 24 MB by default. On Linux each is an anonymous mapping of whole 2 MB pages,
+ * The tables live in two zeroed regions, touched at random: 7.4 MB for
+ * the hot tables, caches, byte pairs, BPE's merge-lookup cache, the piece
+ * path's arrays and the first ids of an output, and the warm tables'
+ * 1.5 MB, later 24 MB by default. On Linux each is an anonymous mapping of whole 2 MB pages,
  * aligned to 2 MB, with transparent huge pages asked for: the kernel
  * hands out zeroed pages on first touch (no memset of memory that may
  * never be used, which cost a few ms per encoder), and a handful of page
@@ -98,33 +99,25 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
 }
 
 /*
- * Outputs of up to OUT_SMALL ids are in malloc's memory; larger ones in
- * a mapping of huge pages (map_tables), written in order, like the text
- * is read: a 3 MB document's 3.3 MB of ids on 4 KB pages took a TLB miss
- * every 1 K ids, which this VM's nested page walks make dear. In one
- * process, alternating passes over the same documents (eight processes,
- * twelve pairs of passes each, in turn first): English +1.6%, code
- * +1.4%, multilingual +0.3%.
+ * The first OUT_SMALL ids of an output go to room in the encoder's
+ * tables; a larger output goes to a mapping of huge pages of its own
+ * (map_tables), written in order, like the text is read: a 3 MB
+ * document's 3.3 MB of ids on 4 KB pages took a TLB miss every 1 K ids,
+ * which this VM's nested page walks make dear, and a page fault per 1 K
+ * ids the first time (a few microseconds each on such a VM).
  */
 #define OUT_SMALL ((size_t)1 << 17)
 
-/* Releases e->out, wherever it is. */
+/* Releases e->out's mapping, if it has one of its own. */
 static void free_out(simdbpe_encoder *e)
 {
     if (e->out_map)
         simdbpe__unmap_tables(e->out_map, e->out_map_len);
-    else
-        free(e->out);
 }
 
 simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
 {
-    if (need <= OUT_SMALL) {
-        if (simdbpe__grow((void **)&e->out, &e->out_cap, need, sizeof *e->out))
-            return SIMDBPE_ERR_NOMEM;
-        return SIMDBPE_OK;
-    }
-    size_t cap = OUT_SMALL;
+    size_t cap = e->out_cap;
     while (cap < need) {
         if (cap > SIZE_MAX / 2 / sizeof *e->out)
             return SIMDBPE_ERR_NOMEM;
@@ -135,8 +128,7 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
     uint32_t *out = map_tables(cap * sizeof *out, &map, &map_len);
     if (!out)
         return SIMDBPE_ERR_NOMEM;
-    if (e->out)
-        memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
+    memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
     free_out(e);
     e->out = out;
     e->out_cap = cap;
@@ -180,11 +172,6 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->work = calloc(1, sizeof *e->work);
-    if (!e->work) {
-        free(e);
-        return SIMDBPE_ERR_NOMEM;
-    }
     e->whole_ahead = true;
     size_t cache_bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
     size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
@@ -192,8 +179,14 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
     size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
     size_t big_bytes = BIG_SLOTS * sizeof(big_slot);
+    /* BPE's cache of merge lookups, encode_chunk's arrays and the first
+     * ids of an output in the same huge pages: on 4 KB pages of their
+     * own they cost a page fault each (over 300 a fresh encoder). */
+    size_t merge_cache_bytes = simdbpe__bpe_pairs_bytes();
+    size_t work_bytes = (sizeof *e->work + 63) & ~(size_t)63;
+    size_t out_bytes = OUT_SMALL * sizeof *e->out;
     uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
-                                big_bytes + BIG_ARENA,
+                                big_bytes + BIG_ARENA + merge_cache_bytes + work_bytes + out_bytes,
                             &e->tables, &e->tables_len);
     e->warm_bits = warm_bits;
     if (!t || !simdbpe__map_warm(e, WARM_START_BITS)) {
@@ -214,6 +207,13 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     e->big = (big_slot *)(void *)t;
     t += big_bytes;
     e->big_arena = t;
+    t += BIG_ARENA;
+    simdbpe__bpe_lend_pairs(&e->scratch, t);
+    t += merge_cache_bytes;
+    e->work = (struct chunk_work *)(void *)t;
+    t += work_bytes;
+    e->out = (uint32_t *)(void *)t;
+    e->out_cap = OUT_SMALL;
     e->m = model;
     e->k = k;
     e->encode_pieces = simdbpe__encode_pieces;
@@ -232,7 +232,6 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
 {
     if (!e)
         return;
-    free(e->work);
     free_out(e);
     free(e->clean);
     free(e->norm);

@@ -3,42 +3,27 @@
  * encoder.c (creating encoders; UTF-8, special tokens) and the piece path
  * (pieces.inc.h), which encodes the pre-tokens of a stretch of text.
  *
- * The hot tables are 2.5 MB, about the size of an L2; every access beyond
- * them (warm tables, whole-token map, caches) is a likely cache miss, so
- * the pieces of a pre-tokenizer chunk are encoded in passes that prefetch
- * those accesses for all of the chunk's pieces before any of them is
- * needed (see encode_chunk). Pieces are keyed by their first 16 bytes as two
- * zero-padded words plus the length, hashed with one multiply. The cache
- * holds pieces of up to 16 bytes that are not whole tokens and encode to
- * at most 11 ids, one per cache line; a second one holds pieces of up to
- * 48 bytes and 16 ids, and a third (the big cache) longer pieces and
- * those pushed out of the second. The hot tables and caches are
- * direct-mapped and bounded (2, 0.5, 1, 0.25 and 2.25 MB); a new entry
- * replaces the one in its slot. The caches are small because the hot
- * tables take most of their hits, and because the tables of encoders on
- * several threads compete for the shared cache and memory.
+ * A piece's ids come from the first of these that has them:
+ *   hot tables   per encoder, direct-mapped: pieces of up to 16 bytes of up
+ *                to six ids, or whose ids are their bytes'; looked up for
+ *                every piece, with no branch (pass 1 of encode_chunk);
+ *   warm tables  their second level, lines of two or four entries;
+ *   whole-token map  the model's: the piece is one token BPE yields whole;
+ *   caches       pieces no hot slot holds: up to 16 bytes and 11 ids, up to
+ *                48 bytes and 16 ids (long), up to 1 KB (big, in an arena);
+ *   BPE          on the piece, or on its parts between places no merge spans.
+ * Every table is bounded: a new entry replaces an old one, and an entry
+ * found is the piece's ids (its key is the whole piece: up to 16 bytes as
+ * two zero-padded words, longer ones as a hash and the bytes). The lookups
+ * past the hot tables are prefetched for all of a chunk's pieces before
+ * the first is needed (encode_chunk).
  *
- * The warm tables (8 + 16 MB by default; 0.5 + 1 MB until the encoder
- * has put as many entries in them as those hold) are the second level of
- * the hot ones: a piece that misses its hot slot is looked up there, by
- * its hash, in the general path (so the line is prefetched like the
- * caches). They hold four 16-byte entries a cache line, the newest first,
- * so a burst of pieces seen once pushes out only the oldest of a line, or
- * two 32-byte ones, which may go to a second line and keep their first
- * entry when full (see warm_put); the 32-byte entries also hold pieces of
- * 4-6 ids, as the hot ones do. They take most of the hot misses, so BPE
- * runs mostly for pieces the encoder meets for the first time (and for
- * the parts of pieces cut at places no merge spans). The 32-byte entries
- * get twice the memory of the 16-byte ones: a corpus has about as many
- * distinct pieces of 9-16 bytes as of up to 8, and each takes twice the
- * room.
- *
- * How large is a trade-off, which simdbpe_encoder_options.cache_mb lets
- * the caller make (3 to 96 MB). Larger tables make text the encoder sees
- * again faster; they make a fresh encoder's single pass a little slower
- * (more fresh pages), and encoders on several threads compete for the
- * CPU's shared cache. The command-line tool therefore gives each encoder
- * 12 MB when it runs more than one. bench/README.md has the figures.
+ * Sizes: hot 2 + 0.5 MB, caches 1 + 0.25 + 2.25 MB, warm 1.5 MB at first
+ * and 24 MB once filled (simdbpe_encoder_options.cache_mb: 3 to 96 MB).
+ * Larger tables make text seen again faster, a fresh encoder's one pass
+ * slower (fresh pages) and encoders on several threads compete for the
+ * CPU's shared cache (the command-line tool gives each 12 MB when it runs
+ * more than one); bench/README.md has the measurements.
  */
 #ifndef SIMDBPE_ENCODER_H
 #define SIMDBPE_ENCODER_H
@@ -220,7 +205,7 @@ struct simdbpe_encoder {
     const simdbpe__kernels *k;
     uint32_t *out;
     size_t out_cap;
-    void *out_map; /* the mapping out is in, once it is large (simdbpe__grow_out) */
+    void *out_map; /* out's own mapping once it is large, else NULL: out is in the tables */
     size_t out_map_len;
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
@@ -246,7 +231,7 @@ struct simdbpe_encoder {
     unsigned warm_bits; /* the full tables' b (see WARM_BITS) */
     void *warm_map;
     size_t warm_map_len;
-    struct chunk_work *work; /* encode_chunk's arrays (88 KB: not on the stack) */
+    struct chunk_work *work; /* encode_chunk's arrays (88 KB, in the tables: not on the stack) */
     /* Whether the general path looks pieces up in the whole-token map
      * (see WHOLE_WINDOW), and its count of pieces and of pieces of one id
      * in the current window. */

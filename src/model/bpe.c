@@ -118,7 +118,8 @@ static void free_buckets(simdbpe__bpe_scratch *s)
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
-    free(s->pairs);
+    if (!s->pairs_lent)
+        free(s->pairs);
     free(s->syms);
     free_buckets(s);
     const struct simdbpe__kernels *k = s->k;
@@ -126,6 +127,20 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
     memset(s, 0, sizeof *s);
     s->k = k;
     s->byte_pairs = byte_pairs;
+}
+
+size_t simdbpe__bpe_pairs_bytes(void)
+{
+    return sizeof(pair_entry) << PAIR_BITS;
+}
+
+void simdbpe__bpe_lend_pairs(simdbpe__bpe_scratch *s, void *mem)
+{
+    if (!s->pairs_lent)
+        free(s->pairs);
+    s->pairs = mem;
+    s->pairs_lent = 1;
+    memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS); /* every entry empty */
 }
 
 void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table)

@@ -373,12 +373,22 @@ typedef struct simdbpe__bpe_scratch {
     uint32_t *used; /* the ranks whose bucket has an array, to free only those */
     size_t n_used, cap_used;
     struct simdbpe__pair_entry *pairs;   /* recent merge lookups */
+    /* pairs is the owner's memory (simdbpe__bpe_lend_pairs), not freed */
+    uint8_t pairs_lent;
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
+
+/* The bytes of the cache of merge lookups, and a way to give a scratch
+ * one in memory of the caller's (an encoder's huge-page tables: malloc'd,
+ * its 64 pages of 4 KB were each a page fault on first use, which some
+ * virtual machines make cost microseconds). `mem` is aligned to 16 bytes
+ * and outlives the scratch's use. */
+size_t simdbpe__bpe_pairs_bytes(void);
+void simdbpe__bpe_lend_pairs(simdbpe__bpe_scratch *s, void *mem);
 
 /*
  * Applies the model's merges to the bytes s[0..len) (len >= 1): starts from
