@@ -344,6 +344,7 @@ static int reserve_long(const simdbpe_model *m, simdbpe__bpe_scratch *s, size_t 
  * the encoder: 50 MB of one letter peaked at 18 times its size before.
  */
 #define BIG_BUCKET (1u << 16)
+#define HUGE_BUCKET (1u << 19) /* entries: 2 MB */
 #define BIG_WORD (4u << 20)
 
 /* Gives the pages of b->pos[0..i) back to the system while its sweep
@@ -379,6 +380,22 @@ static int bucket_grow(simdbpe__bpe_scratch *s, bucket *b, uint32_t r)
     if (first && simdbpe__grow((void **)&s->used, &s->cap_used, s->n_used + 1, sizeof *s->used))
         return -1;
     size_t cap = b->cap;
+    if (cap >= HUGE_BUCKET) {
+        /* Past 2 MB, arrays of whole huge pages: on 4 KB pages a 5 MB
+         * run of one letter took 10 K page faults, a fifth of its time. */
+        size_t bytes = 2 * cap * sizeof *b->pos;
+        uint32_t *pos = cap <= UINT32_MAX / 2 ? aligned_alloc(2u << 20, bytes) : NULL;
+        if (!pos)
+            return -1;
+#if defined(MADV_HUGEPAGE)
+        madvise(pos, bytes, MADV_HUGEPAGE);
+#endif
+        memcpy(pos, b->pos, b->n * sizeof *pos);
+        free(b->pos);
+        b->pos = pos;
+        b->cap = (uint32_t)(2 * cap);
+        return 0;
+    }
     if (simdbpe__grow((void **)&b->pos, &cap, (size_t)b->n + 1, sizeof *b->pos) ||
         cap > UINT32_MAX)
         return -1;
