@@ -264,6 +264,27 @@ Test(documents, same_for_any_threads_and_chunks)
     free(text);
 }
 
+/* Every family's parts (its cut points, pretok/cuts.c) give the merges of
+ * one thread reading the text whole. */
+Test(documents, every_family_same_for_any_threads_and_chunks)
+{
+    size_t len;
+    char *text = tt_read(TT_CORPUS("tinyshakespeare"), &len);
+    static const char *const families[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"};
+    for (size_t f = 0; f < 5; f++) {
+        simdbpe_train_options o = doc_options(900, 1, NULL);
+        o.pre_tokenizer = families[f];
+        size_t ref_len, m_len;
+        char *ref = merges_of(tt_train(&o, text, len, len), &ref_len);
+        o.threads = 3;
+        char *m = merges_of(tt_train(&o, text, len, 65537), &m_len);
+        tt_assert_same(families[f], m, m_len, ref, ref_len);
+        free(m);
+        free(ref);
+    }
+    free(text);
+}
+
 /* One pool for the program: a trainer counts on the pool a batch encoder
  * runs on, with the same merges as on threads of its own. */
 Test(documents, one_pool_for_the_trainer_and_the_encoder)

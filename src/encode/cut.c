@@ -1,118 +1,17 @@
 /*
  * cut.c - where a long text may be cut so that its parts, encoded one
- * after the other, give exactly the ids of encoding it whole.
- *
- * Every family's pre-tokenizer is a regex without look-behind (DeepSeek-V3's
- * later splits run on the gaps the earlier ones leave), so matching from
- * a position where a piece starts depends only on the text after it. A cut
- * at p is exact when a piece ends at p in the whole text and in the text
- * truncated at p. With X the character that ends at p and Y the one that
- * starts there, these three shapes are such places in every family:
- *
- *   space  X not White_Space, Y one White_Space character followed by
- *          one that is not; Y is not \r or \n except for GPT-2's regex
- *          (the other families put line breaks after a run of punctuation
- *          into its piece: ".\n", and o200k "./");
- *   digit  X neither White_Space nor \p{N}, Y an ASCII digit;
- *   punct  X a letter (\p{L}), Y ASCII punctuation or a symbol, not '.
- *
- * A piece starts at p in the whole text:
- *   space  no piece that holds a non-whitespace character goes on with
- *          whitespace (but for the line breaks above); a lone whitespace
- *          character before a non-space is taken by `\s+` alone or starts
- *          the next word (" ?\p{L}+", "[^\r\n\p{L}\p{N}]?\p{L}+"...);
- *   digit  a piece that holds a \p{N} holds nothing else, except GPT-2's
- *          " ?\p{N}+" (X is no space); DeepSeek-V3 isolates digit runs
- *          first; the run starts at p in both texts, so cl100k's and
- *          o200k's groups of three fall alike;
- *   punct  no piece goes on from a letter to punctuation except o200k's
- *          contraction suffix ('s, 't, ...), and Y is not an apostrophe.
- * The piece holding X ends at p in the truncated text too: every
- * alternative tried from its start reads the character at p only to find
- * that it does not continue a run (or a fixed string), which the end of
- * the text tells alike; the one look-ahead, \s+(?!\S), is about pieces of
- * whitespace, and X is not whitespace.
+ * after the other, give exactly the ids of encoding it whole: a place
+ * where the pre-tokenizer certainly ends a piece (pretok/cuts.c argues
+ * which, for every family) that no added token straddles.
  *
  * Added tokens split the text before the pre-tokenizer: a cut is refused
  * where an occurrence of one that is matched (the non-special ones always,
  * the special ones unless they are text) begins before p and ends after
- * it; then both parts are split as the whole. NFC (Qwen): Y is ASCII or
- * White_Space, a starter that never composes with what precedes it, so
- * NFC of the whole is NFC of the parts. Ill-formed UTF-8 is never
- * straddled: X, Y and the character after a White_Space Y must be
- * well-formed, so the bytes that "replace" mode turns into U+FFFD stay
- * whole on one side.
+ * it; then both parts are split as the whole. Tokens matched after NFC
+ * could straddle p in the normalized text only: with one of those (no
+ * model has one) nothing is cut.
  */
-#include <string.h>
-
-#include "../../kernels/kernels.h"
-#include "../common/utf8_valid.h"
 #include "../model/model.h"
-#include "../pretok/ucd.h"
-
-enum { CAND_NONE = 0, CAND_DIGIT, CAND_PUNCT, CAND_SPACE };
-
-/* What the byte at p can start, for the cheap first test. */
-static unsigned candidate(uint8_t y)
-{
-    if (y >= '0' && y <= '9')
-        return CAND_DIGIT;
-    if (y == ' ' || (y >= 0x09 && y <= 0x0D) || y == 0xC2 || (y >= 0xE1 && y <= 0xE3))
-        return CAND_SPACE; /* the leads of every White_Space character */
-    int letter = (y | 0x20) >= 'a' && (y | 0x20) <= 'z';
-    if (y > 0x20 && y < 0x7F && y != '\'' && !letter)
-        return CAND_PUNCT;
-    return CAND_NONE;
-}
-
-/* Whether none of the eight bytes of w can start a cut (candidate() is
- * NONE for each): every byte is an ASCII letter or a continuation byte
- * 0x80-0xBF, the bytes of long runs of letters in any script (the leads
- * of such characters are rarer; they fall to the exact test). */
-static inline int no_candidate(uint64_t w)
-{
-    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
-    /* x | 0x20 is in 'a'..'z' exactly for the ASCII letters; with the top
-     * bit cleared, adding 0x1F or 0x05 carries into no other byte. */
-    uint64_t x = (w | ones * 0x20) & ~highs;
-    uint64_t letter = (x + ones * (0x80 - 'a')) & ~(x + ones * (0x80 - 'z' - 1)) & ~w;
-    uint64_t cont = w & ~(w << 1); /* 10xxxxxx: top bit set, the next clear */
-    return ((letter | cont) & highs) == highs;
-}
-
-/* The properties of the well-formed character ending at p (p >= 1), or 0
- * with *ok = 0 if none ends there. */
-static unsigned props_before(const uint8_t *s, size_t p, int *ok)
-{
-    size_t back = 1;
-    while (back < 4 && back < p && (s[p - back] & 0xC0) == 0x80)
-        back++;
-    size_t len;
-    *ok = simdbpe__utf8_sequence_len(s + p - back, back) == back;
-    return *ok ? simdbpe__ucd_props(simdbpe__utf8_decode(s, p - back, &len)) : 0;
-}
-
-/* Whether the character shapes around p are one of the three above. */
-static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
-{
-    unsigned kind = candidate(s[p]);
-    int ok;
-    unsigned x = props_before(s, p, &ok);
-    if (!ok || (x & SIMDBPE__UCD_WS))
-        return 0;
-    if (kind == CAND_DIGIT)
-        return !(x & SIMDBPE__UCD_N);
-    if (kind == CAND_PUNCT)
-        return (x & SIMDBPE__UCD_L) != 0;
-    size_t wl = simdbpe__utf8_sequence_len(s + p, n - p), zl;
-    if (wl == 0 || p + wl >= n)
-        return 0;
-    uint32_t w = simdbpe__utf8_decode(s, p, &zl);
-    if (!(simdbpe__ucd_props(w) & SIMDBPE__UCD_WS) || (!line_breaks && (w == '\r' || w == '\n')))
-        return 0;
-    zl = simdbpe__utf8_sequence_len(s + p + wl, n - p - wl);
-    return zl && !(simdbpe__ucd_props(simdbpe__utf8_decode(s, p + wl, &zl)) & SIMDBPE__UCD_WS);
-}
 
 size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *opts,
                         const char *text, size_t len, size_t lo, size_t hi)
@@ -120,8 +19,6 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
     simdbpe_encode_options none = {0};
     if (!opts)
         opts = &none;
-    /* Added tokens matched in the raw text, and whether any is matched
-     * after NFC instead (then the raw text cannot tell; no model has one). */
     uint32_t mask = opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0;
     for (size_t i = 0; m->normalizer != SIMDBPE__NORM_NONE && i < m->n_specials; i++)
         if ((m->specials[i].flags & mask) == 0 &&
@@ -129,28 +26,12 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
             return SIMDBPE_NO_CUT;
     int added = mask == 0 ? m->n_specials > 0 : m->has_plain_added;
     const uint8_t *s = (const uint8_t *)text;
-    int line_breaks = m->pretok == SIMDBPE__PRETOK_GPT2;
-    if (len < 2)
-        return SIMDBPE_NO_CUT;
-    if (hi > len - 1)
-        hi = len - 1;
-    if (lo < 1)
-        lo = 1;
-    for (size_t p = hi + 1; p-- > lo;) {
-        /* Eight bytes at a time past words of letters (and other bytes
-         * >= 0x41 that start nothing: below is the exact test). */
-        while (p >= lo + 8 && p >= 7) {
-            uint64_t w;
-            memcpy(&w, s + p - 7, 8);
-            if (no_candidate(w))
-                p -= 8;
-            else
-                break;
-        }
-        if (candidate(s[p]) == CAND_NONE || !shape_ok(s, len, p, line_breaks))
-            continue;
+    for (;;) {
+        size_t p = simdbpe__pretok_cut_last(m->pretok, s, len, lo, hi);
+        if (p == SIZE_MAX)
+            return SIMDBPE_NO_CUT;
         if (!added || simdbpe__added_straddles(m, s, len, p, mask, 0) == 0)
             return p;
+        hi = p - 1;
     }
-    return SIMDBPE_NO_CUT;
 }

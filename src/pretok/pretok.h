@@ -65,6 +65,13 @@ const char *simdbpe__pretok_kind_name(unsigned kind);
 /* The family named `name` (as above), or -1. */
 int simdbpe__pretok_kind_of(const char *name);
 
+/* Whether family `kind`'s pieces certainly end at p (0 < p < n) whatever
+ * follows s[0..n), and the part from p is pre-tokenized alone as in the
+ * whole text (cuts.c: a space, a digit or punctuation after a non-space).
+ * And the largest such p in [lo, hi], or SIZE_MAX. */
+int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p);
+size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi);
+
 /* The regexes of the family's HF Split pre-tokenizers, applied one after
  * the other, each Isolated (*n of them; 0 and NULL for no family): what
  * tokenizer.json files say and what the scanners reproduce. */

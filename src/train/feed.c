@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "../../kernels/kernels.h"
+#include "../common/utf8_valid.h"
 #include "../pretok/pretok.h"
 #include "../pretok/ucd.h"
 #include "train.h"
@@ -95,15 +96,10 @@ static int class_before(const uint8_t *s, size_t p)
         return (int)simdbpe__ascii_class[s[q]];
     while (q > 0 && p - q < 4 && (s[q] & 0xC0) == 0x80)
         q--;
-    size_t len = simdbpe__utf8_sequence_len(s + q, p - q);
-    if (len != p - q)
+    size_t len;
+    if (simdbpe__utf8_sequence_len(s + q, p - q) != p - q)
         return -1;
-    uint32_t cp = len == 2   ? (uint32_t)(s[q] & 0x1F) << 6 | (s[q + 1] & 0x3F)
-                  : len == 3 ? (uint32_t)(s[q] & 0x0F) << 12 | (uint32_t)(s[q + 1] & 0x3F) << 6 |
-                                   (s[q + 2] & 0x3F)
-                             : (uint32_t)(s[q] & 0x07) << 18 | (uint32_t)(s[q + 1] & 0x3F) << 12 |
-                                   (uint32_t)(s[q + 2] & 0x3F) << 6 | (s[q + 3] & 0x3F);
-    return (int)simdbpe__ucd_class(cp);
+    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, q, &len));
 }
 
 /* The class of the valid code point that starts at s[p] and ends within
@@ -112,15 +108,10 @@ static int class_at(const uint8_t *s, size_t n, size_t p)
 {
     if (s[p] < 0x80)
         return (int)simdbpe__ascii_class[s[p]];
-    size_t len = simdbpe__utf8_sequence_len(s + p, n - p);
-    if (len == 0)
+    size_t len;
+    if (simdbpe__utf8_sequence_len(s + p, n - p) == 0)
         return -1;
-    uint32_t cp = len == 2   ? (uint32_t)(s[p] & 0x1F) << 6 | (s[p + 1] & 0x3F)
-                  : len == 3 ? (uint32_t)(s[p] & 0x0F) << 12 | (uint32_t)(s[p + 1] & 0x3F) << 6 |
-                                   (s[p + 2] & 0x3F)
-                             : (uint32_t)(s[p] & 0x07) << 18 | (uint32_t)(s[p + 1] & 0x3F) << 12 |
-                                   (uint32_t)(s[p + 2] & 0x3F) << 6 | (s[p + 3] & 0x3F);
-    return (int)simdbpe__ucd_class(cp);
+    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, p, &len));
 }
 
 /*
@@ -136,35 +127,13 @@ static int class_at(const uint8_t *s, size_t n, size_t p)
  * start at the "'"). Both code points must be valid UTF-8 so that `replace`
  * mode repairs both sides the same way.
  */
-/*
- * The other families' pieces may take a character of another class after
- * a run ("(foo" in cl100k, "Hello" in o200k's case rules) or line breaks
- * after one (".\n"), so a class change is no boundary for them. They cut
- * where the text looks like  X | W Y : X not White_Space, W one White_Space
- * character other than \r and \n, Y not White_Space. No piece that holds X
- * goes on past it into whitespace other than line breaks, and from W the
- * next piece is W alone or W with what follows, the same whether the text
- * before is there or not (the bulk engine's safe cuts, tools/safecut.h,
- * argue the same).
- */
-static int is_family_split_point(const uint8_t *s, size_t n, size_t p)
-{
-    int a = class_before(s, p);
-    if (a < 0 || a == SIMDBPE__CP_SPACE || s[p] == '\r' || s[p] == '\n')
-        return 0;
-    if (class_at(s, n, p) != SIMDBPE__CP_SPACE)
-        return 0;
-    size_t w = simdbpe__utf8_sequence_len(s + p, n - p);
-    if (w == 0 || p + w >= n)
-        return 0;
-    int c = class_at(s, n, p + w);
-    return c >= 0 && c != SIMDBPE__CP_SPACE;
-}
-
 static int is_split_point(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t p)
 {
     if (f->pretok != SIMDBPE__PRETOK_GPT2) {
-        if (!is_family_split_point(s, n, p))
+        /* The other families' pieces may take a character of another
+         * class after a run ("(foo" in cl100k, "Hello" in o200k) or line
+         * breaks after one (".\n"): their cut points (pretok/cuts.c). */
+        if (!simdbpe__pretok_cut_ok(f->pretok, s, n, p))
             return 0;
     } else {
         int a = class_before(s, p);
