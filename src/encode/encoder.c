@@ -216,10 +216,15 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     e->out_cap = OUT_SMALL;
     e->m = model;
     e->k = k;
-    e->encode_pieces = simdbpe__encode_pieces;
+    /* Ids up to 2^18 in the hot values when the vocabulary needs them
+     * (encoder.h); a larger vocabulary keeps 16 (its pieces with larger
+     * ids go to the other tables, as they do). */
+    uint32_t vocab = simdbpe_model_vocab_size(model);
+    int wide = vocab > (1u << 16) && vocab <= (1u << 18);
+    e->encode_pieces = wide ? simdbpe__encode_pieces_wide : simdbpe__encode_pieces;
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
     if (k == &simdbpe__kernels_avx2)
-        e->encode_pieces = simdbpe__encode_pieces_avx2;
+        e->encode_pieces = wide ? simdbpe__encode_pieces_wide_avx2 : simdbpe__encode_pieces_avx2;
 #endif
     e->scratch.k = k;
     simdbpe__byte_pairs_fill(model, e->byte_pairs);

@@ -88,15 +88,15 @@ typedef struct big_slot {
  * slot) that encode to up to three ids, in 2 MB + 512 KB. A larger table
  * misses less and a smaller one stays nearer the core; these sizes were
  * the fastest measured (bench/README.md lists the others). Their value
- * packs the ids (each < 2^16,
- * as all of GPT-2's are; a piece with a larger id is not kept here), the
- * length (for moving entries; lookups need only the key) and the number
- * of ids:
- * val = id0 | id1 << 16 | id2 << 32 | (len - 1) << 48 | more << 52 | n_ids << 62.
- * 16-bit ids go out with one vector store (emit_hot); with 19-bit ones,
- * the shifts and masks of three stores made writing the ids out cost
- * about as much as finding them. Nearly every piece of text is served
- * from here.
+ * packs the ids, the length (for moving entries; lookups need only the
+ * key) and the number of ids:
+ * val = id0 | id1 << B | id2 << 2B | (len - 1) << 54 | more << 58 | n_ids << 62,
+ * B the id width of the encoder's piece path: 16 for a vocabulary of up
+ * to 2^16 ids, as GPT-2's (the ids go out with one vector store,
+ * emit_hot); 18 for larger ones (cl100k, o200k, Llama-3: two stores),
+ * whose ids at or above 2^16 would otherwise keep their pieces out of
+ * these tables. A piece with an id that does not fit is not kept here.
+ * Nearly every piece of text is served from here.
  *
  * The 32-byte slots also hold pieces of 4..6 ids, of any length up to 16
  * (a piece of up to 8 bytes with hi = 0): `more` is set, n_ids is 3 and
@@ -112,12 +112,11 @@ typedef struct big_slot {
 #define HOT_BITS 17
 #define HOT16_BITS 14
 #define HOT_LEN 8
-#define HOT_ID_BITS 16
-#define HOT_LEN_SHIFT 48
-#define HOT_MORE_BIT 52
+#define HOT_LEN_SHIFT 54
+#define HOT_MORE_BIT 58
 #define HOT_MORE ((uint64_t)1 << HOT_MORE_BIT) /* the ids go on in the slot's `more` word */
 /* With HOT_MORE and n_ids 0: the piece's ids are its bytes' ids (see hot_val) */
-#define HOT_BYTES ((uint64_t)1 << 53)
+#define HOT_BYTES ((uint64_t)1 << 59)
 #define HOT_N_SHIFT 62
 
 /* The warm tables: 2^b entries of 16 bytes in lines of 4 and 2^b of 32
@@ -268,16 +267,22 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits);
 void simdbpe__unmap_tables(void *base, size_t mapped);
 
 /*
- * The piece path, built twice from pieces.inc.h: for the baseline CPU
+ * The piece path, built from pieces.inc.h for the baseline CPU
  * (pieces.c), and for AVX2 with BMI1 and BMI2 (pieces_avx2.c, x86 builds
  * only), which an encoder uses when its kernel set is the AVX2 one: the
  * same code, with gcc free to use tzcnt, blsr, andn, shlx and three-operand
- * vector instructions (fewer instructions a piece).
+ * vector instructions (fewer instructions a piece); and each once more
+ * with 18-bit ids in the hot values (_wide), for vocabularies of more than
+ * 2^16 ids.
  */
 simdbpe_status simdbpe__encode_pieces(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n);
+simdbpe_status simdbpe__encode_pieces_wide(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                          size_t *n);
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
 simdbpe_status simdbpe__encode_pieces_avx2(simdbpe_encoder *e, const uint8_t *s, size_t len,
                                           size_t *n);
+simdbpe_status simdbpe__encode_pieces_wide_avx2(simdbpe_encoder *e, const uint8_t *s, size_t len,
+                                               size_t *n);
 #endif
 
 #endif

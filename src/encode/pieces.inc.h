@@ -3,12 +3,22 @@
  * (no special tokens) to ids, through the hot and warm tables, the
  * whole-token map, the caches and BPE (see encoder.h for the tables).
  *
- * Included by pieces.c and pieces_avx2.c, each compiled with its own
- * flags, which name the entry point SIMDBPE__PIECES_FN.
+ * Included by pieces.c, pieces_avx2.c and their _wide twins, each
+ * compiled with its own flags, which name the entry point
+ * SIMDBPE__PIECES_FN and, for the _wide ones, set SIMDBPE__WIDE_IDS (the
+ * ids in hot values are 18 bits wide instead of 16, see encoder.h).
  */
+#include <string.h>
+
 #include <simde/x86/sse2.h>
 
 #include "encoder.h"
+
+#if defined(SIMDBPE__WIDE_IDS)
+#define HOT_ID_BITS 18
+#else
+#define HOT_ID_BITS 16
+#endif
 
 static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t len, size_t cut,
                                    size_t *n);
@@ -304,12 +314,20 @@ static inline uint64_t pack_ids(const uint32_t *ids, size_t n)
 }
 
 /* Writes the ids of hot value v at out[no..] (room for four: its 16-bit
- * fields widened, with one store); returns the new count. */
+ * fields widened, with one store; or its three 18-bit ones); returns the
+ * new count. */
 static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 {
+#if defined(SIMDBPE__WIDE_IDS)
+    const uint64_t id = (1u << HOT_ID_BITS) - 1;
+    uint64_t two = (v & id) | (v << (32 - HOT_ID_BITS) & id << 32);
+    memcpy(out + no, &two, 8);
+    out[no + 2] = (uint32_t)(v >> 2 * HOT_ID_BITS & id);
+#else
     simde__m128i x = simde_mm_cvtsi64_si128((int64_t)v);
     x = simde_mm_unpacklo_epi16(x, simde_mm_setzero_si128());
     simde_mm_storeu_si128((void *)(out + no), x);
+#endif
     return no + (v >> HOT_N_SHIFT);
 }
 
