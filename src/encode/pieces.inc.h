@@ -10,6 +10,9 @@
  */
 #include <string.h>
 
+#if defined(__BMI2__)
+#include <immintrin.h>
+#endif
 #include <simde/x86/sse2.h>
 
 #include "encoder.h"
@@ -320,7 +323,11 @@ static inline size_t emit_hot(uint32_t *out, size_t no, uint64_t v)
 {
 #if defined(SIMDBPE__WIDE_IDS)
     const uint64_t id = (1u << HOT_ID_BITS) - 1;
+#if defined(__BMI2__)
+    uint64_t two = _pdep_u64(v, id | id << 32); /* the first two ids into 32-bit halves */
+#else
     uint64_t two = (v & id) | (v << (32 - HOT_ID_BITS) & id << 32);
+#endif
     memcpy(out + no, &two, 8);
     out[no + 2] = (uint32_t)(v >> 2 * HOT_ID_BITS & id);
 #else

@@ -214,6 +214,11 @@ static size_t whitespace(const uint8_t *s, size_t n, size_t i, int cjk)
     return last > i ? last : e;
 }
 
+/* The ASCII classes, for the ASCII paths below. */
+#define A_L(c) ((c) < 0x80 && (ascii_props[c] & C_L))
+#define A_X(c) ((c) < 0x80 && (ascii_props[c] & C_X))
+#define A_WS(c) ((c) < 0x80 && (ascii_props[c] & C_WS))
+
 /* The common case of cl100k's [^\r\n\p{L}\p{N}]?\p{L}+ all in ASCII: a
  * run of ASCII letters, maybe after one other ASCII character (no
  * apostrophe: it may begin a contraction). Its end, 0 when the text is
@@ -226,19 +231,15 @@ static inline size_t ascii_word(const uint8_t *s, size_t n, size_t i)
     size_t j;
     if (ascii_props[c & 0x7F] & C_L && c < 0x80)
         j = i + 1;
-    else if (c < 0x80 && !(ascii_props[c] & (C_L | C_N)) && !is_break(c) && c != '\'' &&
-             i + 1 < n && s[i + 1] < 0x80 && (ascii_props[s[i + 1]] & C_L))
-        j = i + 2;
+    else if (i + 1 < n && A_L(s[i + 1]) &&
+             (c == ' ' || (c < 0x80 && !(ascii_props[c] & (C_L | C_N)) && !is_break(c) &&
+                           c != '\'')))
+        j = i + 2; /* most often " word" */
     else
         return 0;
     j = ascii_run(s, n, j, 0x20);
     return j < n && s[j] >= 0x80 ? DEFER : j;
 }
-
-/* The ASCII classes, for the ASCII paths below. */
-#define A_L(c) ((c) < 0x80 && (ascii_props[c] & C_L))
-#define A_X(c) ((c) < 0x80 && (ascii_props[c] & C_X))
-#define A_WS(c) ((c) < 0x80 && (ascii_props[c] & C_WS))
 
 /* cl100k's pieces other than letters when all they look at is ASCII: a
  * run of "other" characters (after one space) and its line breaks, or a
@@ -370,9 +371,8 @@ static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
         return 0;
     if (ascii_props[c] & C_L)
         p = i;
-    else if (!(ascii_props[c] & C_N) && !is_break(c) && i + 1 < n && s[i + 1] < 0x80 &&
-             (ascii_props[s[i + 1]] & C_L))
-        p = i + 1;
+    else if (i + 1 < n && A_L(s[i + 1]) && (c == ' ' || (!(ascii_props[c] & C_N) && !is_break(c))))
+        p = i + 1; /* most often " word" */
     else
         return 0;
     size_t u = p;
@@ -381,7 +381,7 @@ static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
     size_t e = ascii_run(s, n, u, 0);
     if (e < n && s[e] >= 0x80)
         return DEFER;
-    return e + contraction(s, n, e);
+    return e < n && s[e] == '\'' ? e + contraction(s, n, e) : e;
 }
 
 /* o200k's pieces that the ASCII paths tell: the end, or 0. */
