@@ -276,7 +276,7 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len
  * may be only the beginning of the document: p is decided from bytes before
  * len, and is a cut of any document that begins so. Cut points lie between
  * pre-tokens at a few shapes of characters (a space, a digit or punctuation
- * after a non-space; src/encode/cut.c), never inside an added token the
+ * after a non-space; src/pretok/cuts.c), never inside an added token the
  * options match or an ill-formed sequence. With add_special_tokens, encode
  * the first part with SIMDBPE_ADD_PREFIX and the last with SIMDBPE_ADD_SUFFIX
  * (the others with 0), so that the ids around the document appear once.
