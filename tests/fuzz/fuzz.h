@@ -273,4 +273,23 @@ static inline void fuzz_check_roundtrip(const simdbpe_model *m, simdbpe_encoder 
     }
 }
 
+/* A model a loader returned: it round-trips `text` (fuzz_check_roundtrip)
+ * with an encoder of its own, and finds each special token by its text. */
+static inline void fuzz_check_loaded(const simdbpe_model *m, const char *text, size_t len)
+{
+    simdbpe_encoder_options eo = {.cache_mb = 3}; /* the smallest: one per input */
+    simdbpe_encoder *enc;
+    FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc) == SIMDBPE_OK, "encoder_new");
+    fuzz_check_roundtrip(m, enc, text, len);
+    for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
+        uint32_t id, again;
+        const char *sp;
+        size_t sp_len;
+        FUZZ_CHECK(simdbpe_model_special_at(m, i, &id, &sp, &sp_len) == SIMDBPE_OK, "special_at");
+        FUZZ_CHECK(simdbpe_model_special_id(m, sp, sp_len, &again) == SIMDBPE_OK && again == id,
+                   "special %zu (id %u) not found by its text", i, id);
+    }
+    simdbpe_encoder_free(enc);
+}
+
 #endif
