@@ -66,7 +66,17 @@ simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
                     INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
 simdbpe_fuzz_target(train)
 simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::TESTS_PCRE2)
-simdbpe_fuzz_target(exact INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
+simdbpe_fuzz_target(hf_json)
+simdbpe_fuzz_target(tiktoken)
+simdbpe_fuzz_target(exact SOURCES ${SIMDBPE_FUZZ_DIR}/exact_ref.c
+                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
+# The reference of fuzz_exact without coverage instrumentation: its loops
+# are not what the fuzzer should explore, and instrumented they took most
+# of each input's time.
+if(SIMDBPE_FUZZ)
+  set_source_files_properties(${SIMDBPE_FUZZ_DIR}/exact_ref.c PROPERTIES COMPILE_OPTIONS
+    "-fno-sanitize-coverage=inline-8bit-counters,indirect-calls,trace-cmp,pc-table")
+endif()
 foreach(t fuzz_replay_exact fuzz_exact)
   if(TARGET ${t})
     target_compile_definitions(${t} PRIVATE

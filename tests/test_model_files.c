@@ -318,6 +318,28 @@ Test(model_files, tiktoken_files_are_read_and_checked)
     cr_assert_eq(simdbpe_model_load_tiktoken(ranks, strlen(ranks), "p99k", &m, &err),
                  SIMDBPE_ERR_UNSUPPORTED);
     cr_assert_null(m);
+    /* The same token at two ranks (found by fuzz_tiktoken: "aW5=" is a
+     * non-canonical base64 of "in"): refused at once, naming both ranks.
+     * It took seconds and ended in "cannot build the whole-token hash". */
+    size_t cap = 256 * 12 + 64, n = 0;
+    char *twice = malloc(cap);
+    cr_assert_not_null(twice);
+    for (int b = 0; b < 256; b++) {
+        static const char b64[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        n += (size_t)snprintf(twice + n, cap - n, "%c%c== %d\n", b64[b >> 2], b64[(b & 3) << 4], b);
+    }
+    n += (size_t)snprintf(twice + n, cap - n, "aW4= 256\naW5= 257\n");
+    cr_assert_eq(simdbpe_model_load_tiktoken(twice, n, "cl100k_base", &m, &err),
+                 SIMDBPE_ERR_VOCAB, "%s", err.message);
+    cr_assert(strstr(err.message, "ranks 256 and 257 are the same token"), "%s", err.message);
+    cr_assert_null(m);
+    n -= strlen("aW5= 257\n"); /* without the second rank it loads */
+    cr_assert_eq(simdbpe_model_load_tiktoken(twice, n, "cl100k_base", &m, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    simdbpe_model_free(m);
+    m = NULL;
+    free(twice);
     /* The shipped rank file, recognised by its contents, is cl100k_base. */
     size_t len;
     char *data = tu_read(SIMDBPE_SOURCE_DIR "/src/model/tiktoken/cl100k_base.tiktoken", &len);

@@ -151,6 +151,44 @@ static simdbpe_status derive_merges(loader *ld, void *ctx, simdbpe_error *err)
     return st;
 }
 
+/* A rank file gives each token one rank. Two ranks of the same bytes
+ * would both claim the bytes in the whole-token map (the model keeps
+ * ignore_merges), whose perfect hash cannot place two equal keys: its
+ * build then tried every seed, seconds, before failing with a message
+ * about the hash. */
+static simdbpe_status check_tokens_once(const vocab_list *v, simdbpe_error *err)
+{
+    size_t cap = 16;
+    while (cap < 2 * v->count)
+        cap *= 2;
+    size_t *slot = calloc(cap, sizeof *slot); /* an entry + 1; 0 = empty */
+    if (!slot)
+        return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    simdbpe_status st = SIMDBPE_OK;
+    for (size_t i = 0; i < v->count && st == SIMDBPE_OK; i++) {
+        const char *k = v->keys + v->key_off[i];
+        size_t len = v->key_off[i + 1] - v->key_off[i], at = simdbpe__hash_bytes(k, len);
+        for (at &= cap - 1; slot[at]; at = (at + 1) & (cap - 1)) {
+            size_t j = slot[at] - 1;
+            if (v->key_off[j + 1] - v->key_off[j] == len &&
+                memcmp(v->keys + v->key_off[j], k, len) == 0)
+                break;
+        }
+        if (!slot[at]) {
+            slot[at] = i + 1;
+            continue;
+        }
+        char q[96];
+        simdbpe__quote(q, sizeof q, (const uint8_t *)k, len);
+        st = FAIL(SIMDBPE_ERR_VOCAB,
+                  ".tiktoken: ranks %u and %u are the same token (%s in byte-level spelling); "
+                  "a rank file gives each token one rank",
+                  v->ids[slot[at] - 1], v->ids[i], q);
+    }
+    free(slot);
+    return st;
+}
+
 static const encoding *encoding_named(const char *name)
 {
     for (size_t i = 0; i < sizeof ENCODINGS / sizeof *ENCODINGS; i++)
@@ -225,6 +263,8 @@ simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const c
             st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
         i = next;
     }
+    if (st == SIMDBPE_OK)
+        st = check_tokens_once(&spec.vocab, err);
     size_t n_sp = 0;
     while (enc->specials[n_sp])
         n_sp++;

@@ -192,4 +192,104 @@ static inline uint8_t *fuzz_decode(const simdbpe_model *model, const uint32_t *i
     return out;
 }
 
+/*
+ * Whether the bytes hold a run of digits whose value is in [10^6, 2^24):
+ * an id the loaders accept but pay for in time and memory (their per-id
+ * arrays are dense; larger ids they refuse at once). A vocabulary of
+ * 20 bytes with the id 16777215 takes 1.5 s to load (15 s under ASan);
+ * such ids are covered by tests/test_model.c and the seeds with sparse
+ * ids, and the loader targets skip them so that fuzzing is not slowed a
+ * hundredfold.
+ */
+static inline int fuzz_has_huge_number(const uint8_t *p, size_t n)
+{
+    uint64_t v = 0;
+    size_t run = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && p[i] >= '0' && p[i] <= '9') {
+            v = run < 12 ? v * 10 + (uint64_t)(p[i] - '0') : v;
+            run++;
+            continue;
+        }
+        if (run >= 7 && run < 12 && v >= 1000000 && v < (1u << 24))
+            return 1;
+        v = 0;
+        run = 0;
+    }
+    return 0;
+}
+
+/* A failed load: a status other than OK that the error repeats, no model,
+ * and a terminated, non-empty message. */
+static inline void fuzz_check_load_failed(simdbpe_status st, const simdbpe_model *m,
+                                          const simdbpe_error *err)
+{
+    FUZZ_CHECK(m == NULL, "a failed load returned a model");
+    FUZZ_CHECK(memchr(err->message, '\0', sizeof err->message) != NULL,
+               "error message not terminated");
+    FUZZ_CHECK(err->status == st && err->message[0] != '\0',
+               "failed load (%s) without a message", simdbpe_status_name(st));
+}
+
+/*
+ * A loaded model works: `text` (valid UTF-8, unchanged by NFC) encodes
+ * with specials as text and allowed, with and without the post-processor's
+ * ids, and decodes back to itself. Every loader refuses a vocabulary
+ * without a token for each of the 256 bytes, so any text must encode. The
+ * post-processor's ids come around exactly the ids of the plain encoding.
+ * `enc` is an encoder of `m`.
+ */
+static inline void fuzz_check_roundtrip(const simdbpe_model *m, simdbpe_encoder *enc,
+                                        const char *text, size_t len)
+{
+    FUZZ_CHECK(simdbpe_model_vocab_size(m) >= 256, "vocab size %u", simdbpe_model_vocab_size(m));
+    for (int policy = SIMDBPE_SPECIAL_AS_TEXT; policy <= SIMDBPE_SPECIAL_ALLOW; policy++) {
+        simdbpe_encode_options opts = {.special = (simdbpe_special_policy)policy,
+                                       .errors = SIMDBPE_UTF8_STRICT};
+        const uint32_t *ids;
+        size_t n, out_len;
+        simdbpe_error err;
+        simdbpe_status st = simdbpe_encode(enc, text, len, &opts, &ids, &n, &err);
+        FUZZ_CHECK(st == SIMDBPE_OK, "encode with a loaded model: %s", err.message);
+        uint8_t *out = fuzz_decode(m, ids, n, &out_len);
+        FUZZ_CHECK(out_len == len && memcmp(out, text, len) == 0,
+                   "policy %d: round trip with a loaded model gave %zu bytes of %zu", policy,
+                   out_len, len);
+        free(out);
+        uint32_t *plain = malloc((n ? n : 1) * sizeof *plain);
+        FUZZ_CHECK(plain != NULL, "out of memory");
+        memcpy(plain, ids, n * sizeof *plain);
+        size_t n_plain = n;
+        opts.add_special_tokens = 1;
+        st = simdbpe_encode(enc, text, len, &opts, &ids, &n, &err);
+        FUZZ_CHECK(st == SIMDBPE_OK, "encode with add_special_tokens: %s", err.message);
+        size_t pre = 0;
+        while (pre + n_plain <= n && memcmp(ids + pre, plain, n_plain * sizeof *plain) != 0)
+            pre++;
+        FUZZ_CHECK(pre + n_plain <= n, "add_special_tokens: the plain ids are not inside");
+        out = fuzz_decode(m, ids, n, &out_len); /* the added ids are tokens */
+        free(out);
+        free(plain);
+    }
+}
+
+/* A model a loader returned: it round-trips `text` (fuzz_check_roundtrip)
+ * with an encoder of its own, and finds each special token by its text. */
+static inline void fuzz_check_loaded(const simdbpe_model *m, const char *text, size_t len)
+{
+    simdbpe_encoder_options eo = {.cache_mb = 3}; /* the smallest: one per input */
+    simdbpe_encoder *enc;
+    FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc) == SIMDBPE_OK, "encoder_new");
+    fuzz_check_roundtrip(m, enc, text, len);
+    for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
+        uint32_t id, again;
+        const char *sp;
+        size_t sp_len;
+        FUZZ_CHECK(simdbpe_model_special_at(m, i, &id, &sp, &sp_len) == SIMDBPE_OK, "special_at");
+        FUZZ_CHECK(simdbpe_model_special_id(m, sp, sp_len, &again) == SIMDBPE_OK && again == id,
+                   "special %zu (id %u) not found by its text", i, id);
+    }
+    simdbpe_encoder_free(enc);
+}
+
 #endif

@@ -32,7 +32,9 @@ typedef struct ref {
     uint32_t **word;  /* unique words as ids */
     size_t *word_len;
     uint64_t *count;
-    size_t n_words;
+    size_t n_words, cap;
+    size_t *slot; /* word index + 1 by a hash of its bytes; 0 = empty */
+    size_t mask;
 } ref;
 
 /* GPT-2's id of byte b: the rank of the code point that spells it. */
@@ -66,7 +68,12 @@ static uint32_t byte_id(uint8_t b)
 
 static void add_word(ref *r, const uint8_t *s, size_t len)
 {
-    for (size_t w = 0; w < r->n_words; w++) {
+    uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ s[i]) * 0x100000001b3ULL;
+    size_t at = h & r->mask;
+    for (; r->slot[at]; at = (at + 1) & r->mask) {
+        size_t w = r->slot[at] - 1;
         if (r->word_len[w] != len)
             continue;
         size_t i = 0;
@@ -77,11 +84,15 @@ static void add_word(ref *r, const uint8_t *s, size_t len)
             return;
         }
     }
+    r->slot[at] = r->n_words + 1;
     size_t n = r->n_words++;
-    r->word = realloc(r->word, r->n_words * sizeof *r->word);
-    r->word_len = realloc(r->word_len, r->n_words * sizeof *r->word_len);
-    r->count = realloc(r->count, r->n_words * sizeof *r->count);
-    FUZZ_CHECK(r->word && r->word_len && r->count, "out of memory");
+    if (n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 64;
+        r->word = realloc(r->word, r->cap * sizeof *r->word);
+        r->word_len = realloc(r->word_len, r->cap * sizeof *r->word_len);
+        r->count = realloc(r->count, r->cap * sizeof *r->count);
+        FUZZ_CHECK(r->word && r->word_len && r->count, "out of memory");
+    }
     r->word[n] = malloc(len * sizeof **r->word);
     FUZZ_CHECK(r->word[n] != NULL, "out of memory");
     for (size_t i = 0; i < len; i++)
@@ -99,25 +110,44 @@ static void add_sequence(ref *r, const uint8_t *s, size_t len)
     }
 }
 
-/* The best pair now, or 0 if none. */
-static int best_pair(const ref *r, uint32_t *left, uint32_t *right, uint64_t *best)
+typedef struct pair_count {
+    uint32_t a, b;
+    uint64_t count;
+} pair_count;
+
+static int by_pair(const void *x, const void *y)
 {
-    *best = 0;
-    /* Count by scanning every distinct pair (tiny corpora: quadratic is fine). */
+    const pair_count *p = x, *q = y;
+    if (p->a != q->a)
+        return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/* The best pair now, or 0 if none: every adjacent pair of every word is
+ * listed with the word's count, the list sorted by (left, right), and
+ * each run of equal pairs summed; the first largest sum in that order is
+ * the one with the smallest (left, right) among ties. */
+static int best_pair(const ref *r, pair_count *list, uint32_t *left, uint32_t *right,
+                     uint64_t *best)
+{
+    size_t n = 0;
     for (size_t w = 0; w < r->n_words; w++)
-        for (size_t i = 0; i + 1 < r->word_len[w]; i++) {
-            uint32_t a = r->word[w][i], b = r->word[w][i + 1];
-            uint64_t c = 0;
-            for (size_t v = 0; v < r->n_words; v++)
-                for (size_t k = 0; k + 1 < r->word_len[v]; k++)
-                    if (r->word[v][k] == a && r->word[v][k + 1] == b)
-                        c += r->count[v];
-            if (c > *best || (c == *best && (a < *left || (a == *left && b < *right)))) {
-                *best = c;
-                *left = a;
-                *right = b;
-            }
+        for (size_t i = 0; i + 1 < r->word_len[w]; i++)
+            list[n++] = (pair_count){r->word[w][i], r->word[w][i + 1], r->count[w]};
+    qsort(list, n, sizeof *list, by_pair);
+    *best = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        uint64_t c = 0;
+        while (j < n && list[j].a == list[i].a && list[j].b == list[i].b)
+            c += list[j++].count;
+        if (c > *best) {
+            *best = c;
+            *left = list[i].a;
+            *right = list[i].b;
         }
+        i = j;
+    }
     return *best > 0;
 }
 
@@ -164,6 +194,7 @@ static void ref_free(ref *r)
     free(r->word);
     free(r->word_len);
     free(r->count);
+    free(r->slot);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -212,6 +243,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     r.n_tok = 256;
     size_t text_len;
     uint8_t *text = fuzz_utf8_replace(corpus, len, &text_len);
+    /* At most one word per byte: a table at most half full. */
+    for (r.mask = 15; r.mask < 2 * text_len; r.mask = 2 * r.mask + 1)
+        ;
+    r.slot = calloc(r.mask + 1, sizeof *r.slot);
+    FUZZ_CHECK(r.slot != NULL, "out of memory");
     for (size_t i = 0; i < text_len;) {
         size_t j = i;
         if (documents)
@@ -225,10 +261,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         i = j;
     }
     free(text);
-    size_t n = 0;
+    size_t n = 0, n_pairs = 0;
+    for (size_t w = 0; w < r.n_words; w++)
+        n_pairs += r.word_len[w];
+    pair_count *list = malloc((n_pairs ? n_pairs : 1) * sizeof *list);
+    FUZZ_CHECK(list != NULL, "out of memory");
     uint32_t left = 0, right = 0;
     uint64_t best;
-    while (r.n_tok < o.vocab_size && (left = right = UINT32_MAX, best_pair(&r, &left, &right, &best))) {
+    while (r.n_tok < o.vocab_size && best_pair(&r, list, &left, &right, &best)) {
         uint32_t id = name_token(&r, left, right);
         apply(&r, left, right, id);
         uint32_t gl, gr, gid;
@@ -244,6 +284,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     FUZZ_CHECK(simdbpe_trainer_merge_count(t) == n, "the trainer has %zu merges, the reference %zu",
                simdbpe_trainer_merge_count(t), n);
+    free(list);
     ref_free(&r);
     simdbpe_trainer_free(t);
     return 0;

@@ -13,6 +13,9 @@ libFuzzer names them) and are never touched by this script.
 Provenance: ../shared/golden (see its README.md): edge.jsonl and
 stress.jsonl are hand-made edge cases; train/taylorswift is HF tokenizers'
 BpeTrainer output on karpathy/minbpe's taylorswift.txt (CC BY-SA text).
+The tokenizer.json seeds wrap that model's first 20 merges in the layout
+of HF tokenizers' files, with the Split patterns copied from
+src/pretok/pretok.c; the .tiktoken seeds are made here.
 """
 import json
 import os
@@ -204,6 +207,179 @@ def train_seeds(golden):
     return seeds
 
 
+def family_patterns():
+    """The Split patterns of each pre-tokenizer family, read from the C
+    string literals of src/pretok/pretok.c (so the seeds use exactly the
+    patterns the loader recognises)."""
+    import codecs
+    import re
+    path = os.path.join(HERE, "..", "..", "src", "pretok", "pretok.c")
+    with open(path, encoding="utf-8") as f:
+        src = f.read()
+    pats = {}
+    for name, body in re.findall(r"static const char (PAT_\w+)\[\] =\s*(.*?);\n", src, re.S):
+        raw = b"".join(codecs.escape_decode(lit.encode("latin-1"))[0]
+                       for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', body))
+        pats[name] = raw.decode("utf-8")
+    return {
+        "gpt2": [pats["PAT_GPT2"]],
+        "cl100k": [pats["PAT_CL100K"]],
+        "qwen2": [pats["PAT_QWEN2"]],
+        "o200k": [pats["PAT_O200K"]],
+        "deepseek_v3": [pats["PAT_DS1"], pats["PAT_DS2"], pats["PAT_DS3"]],
+    }
+
+
+def hf_json_seeds(golden):
+    """Small tokenizer.json files for fuzz_hf_json: the golden trained
+    model taylorswift cut to its first 20 merges, with each family's
+    pre-tokenizer, the NFC normalizer, added tokens (special or not, in
+    the vocabulary or not), a post-processor, and files the loader must
+    refuse, each for one reason."""
+    d = os.path.join(golden, "train", "taylorswift")
+    with open(os.path.join(d, "vocab.json"), encoding="utf-8") as f:
+        vocab = json.load(f)
+    with open(os.path.join(d, "merges.txt"), encoding="utf-8") as f:
+        merges = f.read().split("\n")[1:21]
+    vocab = {t: i for t, i in vocab.items() if i < 256 + len(merges)}
+    eot = 256 + len(merges)
+
+    def bytelevel(use_regex):
+        return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+                "use_regex": use_regex}
+
+    def split(pattern, behavior="Isolated", invert=False):
+        return {"type": "Split", "pattern": {"Regex": pattern}, "behavior": behavior,
+                "invert": invert}
+
+    def pretok(family):
+        if family == "gpt2":
+            return bytelevel(True)
+        splits = [split(p) for p in family_patterns()[family]]
+        return {"type": "Sequence", "pretokenizers": splits + [bytelevel(False)]}
+
+    def added(content, id, special=True, normalized=False):
+        return {"id": id, "content": content, "single_word": False, "lstrip": False,
+                "rstrip": False, "normalized": normalized, "special": special}
+
+    def file(family="gpt2", pairs=False, **change):
+        tj = {
+            "version": "1.0", "truncation": None, "padding": None,
+            "added_tokens": [added("<|endoftext|>", eot)],
+            "normalizer": None,
+            "pre_tokenizer": pretok(family),
+            "post_processor": {"type": "ByteLevel", "add_prefix_space": True,
+                               "trim_offsets": False, "use_regex": True},
+            "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                        "use_regex": True},
+            "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                      "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                      "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                      "vocab": dict(vocab),
+                      "merges": [m.split(" ") for m in merges] if pairs else list(merges)},
+        }
+        for key, value in change.items():
+            if key.startswith("model_"):
+                tj["model"][key[6:]] = value
+            else:
+                tj[key] = value
+        return json.dumps(tj, ensure_ascii=False, separators=(",", ":")).encode()
+
+    seeds = {}
+    for family in ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"):
+        seeds["family_" + family] = file(family)
+    seeds["pairs_cl100k"] = file("cl100k", pairs=True)
+    seeds["nfc"] = file(normalizer={"type": "NFC"})
+    seeds["nfc_sequence"] = file("qwen2", normalizer={"type": "Sequence", "normalizers": [{"type": "NFC"}]})
+    seeds["ignore_merges"] = file("cl100k", model_ignore_merges=True)
+    seeds["added_tokens"] = file("o200k", added_tokens=[
+        added("<|endoftext|>", eot),
+        added("<|im_start|>", eot + 1),
+        added("hello", eot + 2, special=False),
+        added("\u00e9t\u00e9", eot + 3, special=False, normalized=True),
+    ], normalizer={"type": "NFC"}, model_vocab=dict(vocab, **{"<|endoftext|>": eot}))
+    seeds["post_template"] = file("cl100k", added_tokens=[
+        added("<|endoftext|>", eot), added("<|begin_of_text|>", eot + 1)],
+        post_processor={"type": "TemplateProcessing",
+                        "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+                                   {"Sequence": {"id": "A", "type_id": 0}}],
+                        "pair": [], "special_tokens": {"<|begin_of_text|>": {
+                            "id": "<|begin_of_text|>", "ids": [eot + 1],
+                            "tokens": ["<|begin_of_text|>"]}}})
+    one = family_patterns()["o200k"][0]
+    seeds["removed_inverted"] = file(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+        split(one, "Removed", True), bytelevel(False)]})
+    seeds["bom"] = b"\xef\xbb\xbf" + file()
+    seeds["no_added"] = file("deepseek_v3", added_tokens=[])
+    missing = dict(vocab)
+    del missing["a"]
+    bad = {
+        "bad_empty": b"",
+        "bad_not_object": b"[]",
+        "bad_truncated": file()[:1500],
+        "bad_pattern": file(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+            split("\\s+"), bytelevel(False)]}),
+        "bad_behavior": file(pre_tokenizer={"type": "Sequence", "pretokenizers": [
+            split(family_patterns()["cl100k"][0], "Merged"), bytelevel(False)]}),
+        "bad_prefix_space": file(pre_tokenizer=dict(bytelevel(True), add_prefix_space=True)),
+        "bad_byte_fallback": file(model_byte_fallback=True),
+        "bad_dropout": file(model_dropout=0.1),
+        "bad_model_type": file(model_type="WordPiece"),
+        "bad_lstrip": file(added_tokens=[dict(added("<|endoftext|>", eot), lstrip=True)]),
+        "bad_missing_byte": file(model_vocab=missing),
+        "bad_merge_unknown": file(model_merges=["q qq"]),
+        "bad_merge_three": file(model_merges=["a b c"]),
+        "bad_normalizer": file(normalizer={"type": "NFKC"}),
+        "bad_added_id": file(added_tokens=[added("<|endoftext|>", -1)]),
+        "bad_post_id": file(post_processor={"type": "TemplateProcessing", "single": [
+            {"SpecialToken": {"id": "x", "type_id": 0}}], "special_tokens": {
+                "x": {"id": "x", "ids": [99999], "tokens": ["x"]}}}),
+        "bad_dup_key": file().replace(b'"model":{', b'"model":{"type":"BPE",', 1),
+    }
+    seeds.update(bad)
+    return seeds
+
+
+def tiktoken_seeds():
+    """Small rank files for fuzz_tiktoken: byte 0 picks the encoding (mod
+    5: r50k_base, p50k_base, cl100k_base, o200k_base, none), then
+    "base64 rank" lines: the 256 bytes, ranked in byte order, and a few
+    tokens of two or more bytes whose merges the loader derives from the
+    ranks; then files the loader must refuse, each for one reason."""
+    import base64
+    words = [b"th", b"he", b" t", b"the", b" the", b"in", b"ing", b" a", b"aa", b"aaaa",
+             b"aaa", b"12", b"123", b"\xc3\xa9", b"\xe4\xb8\xad"]
+
+    def line(tok, rank):
+        return base64.b64encode(tok) + b" %d\n" % rank
+
+    base = b"".join(line(bytes([b]), b) for b in range(256))
+    extra = b"".join(line(w, 256 + i) for i, w in enumerate(words))
+    seeds = {}
+    for sel, name in enumerate(("r50k", "p50k", "cl100k", "o200k", "unnamed")):
+        seeds[name] = bytes([sel]) + base + extra
+    seeds["bytes_only"] = b"\x02" + base
+    lines = (base + extra).split(b"\n")
+    seeds["shuffled"] = b"\x03" + b"".join(
+        lines[i] + b"\n" for i in sorted(range(len(lines) - 1), key=lambda i: i * 37 % 277))
+    seeds["reversed_lines"] = b"\x00" + b"\n".join(reversed(lines[:-1])) + b"\n"
+    seeds["crlf"] = b"\x02" + (base + extra).replace(b"\n", b"\r\n")
+    seeds["no_final_newline"] = b"\x03" + (base + extra)[:-1]
+    seeds["sparse_rank"] = b"\x03" + base + line(b"xyz", 70000) + line(b"xy", 900)
+    seeds["unreachable"] = b"\x02" + base + line(b"abc", 256)  # no "ab" or "bc": whole only
+    seeds["bad_empty"] = b"\x00"
+    seeds["bad_base64"] = b"\x00" + base + b"!!!! 300\n"
+    seeds["bad_padding"] = b"\x00" + base + b"YQ=a 300\n"
+    seeds["bad_no_rank"] = b"\x01" + base + b"YWI=\n"
+    seeds["bad_rank_text"] = b"\x01" + base + b"YWI= 3x\n"
+    seeds["bad_huge_rank"] = b"\x02" + base + b"YWI= 99999999999\n"
+    seeds["bad_missing_byte"] = b"\x03" + base.replace(line(b"a", 97), b"")
+    seeds["bad_dup_rank"] = b"\x02" + base + line(b"ab", 97)
+    seeds["bad_special_rank"] = b"\x00" + base + line(b"ab", 50256)
+    seeds["bad_long_token"] = b"\x00" + base + line(b"a" * 1500, 300)
+    return seeds
+
+
 def main():
     golden = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "..", "..", "shared", "golden")
     text = text_seeds(golden)
@@ -221,6 +397,10 @@ def main():
         write("jsonl", name, data)
     for name, data in train_seeds(golden).items():
         write("train", name, data)
+    for name, data in hf_json_seeds(golden).items():
+        write("hf_json", name, data)
+    for name, data in tiktoken_seeds().items():
+        write("tiktoken", name, data)
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ dict=()
 log=$build/fuzz-work/$target.log
 # max_len: model files need room; text targets find more with short inputs.
 max_len=4096
-case $target in model_load | model_compiled) max_len=16384 ;; esac
+case $target in model_load | model_compiled | hf_json | tiktoken) max_len=16384 ;; esac
 
 set +e
 ASAN_OPTIONS=detect_leaks=1 nice -n 19 "$bin" "${dict[@]}" -max_total_time="$seconds" \
