@@ -33,6 +33,7 @@ typedef struct parser {
     int syntax;    /* the record is not valid JSON */
     int unusual;   /* hand over to jansson */
     int surrogate; /* a lone surrogate in the value (strict mode) */
+    int any_surrogate; /* ... in either mode: the value is no valid JSON elsewhere */
     const jsonl_key *key;
     jsonl_buf *out;  /* the unescaped value when it has escapes (NULL: in place) */
     jsonl_buf keys;  /* an unescaped key */
@@ -177,6 +178,7 @@ static int read_escape(parser *p, int mode, jsonl_buf *dst)
         if (cp >= 0xD800 && cp <= 0xDFFF) {
             if (mode != STR_VALUE)
                 return -1;
+            p->any_surrogate = 1;
             if (!p->replace)
                 p->surrogate = 1;
             cp = 0xFFFD;
@@ -398,8 +400,9 @@ static int read_object(parser *p, long level)
              * text taken from the earlier one was left unchecked for the
              * encoder; overridden, it is any other value and must be
              * UTF-8, as jansson requires of the whole record. */
-            if (p->res == RES_STRING && !valid_utf8((const unsigned char *)p->text, p->text_len))
-                return -1;
+            if (p->res == RES_STRING &&
+                (p->any_surrogate || !valid_utf8((const unsigned char *)p->text, p->text_len)))
+                return -1; /* (a lone surrogate escape too: jansson refuses it) */
             p->res = RES_MISSING;
             p->res_level = (size_t)child;
         }
