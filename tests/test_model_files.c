@@ -250,6 +250,25 @@ Test(model_files, added_tokens_split_the_text_as_hf_does)
     json_decref(j);
 }
 
+/* An added token that model.vocab has and a merge makes ("er", id 257) is
+ * a token BPE may reach, as in HF's BPE; it was refused ("the merge of e
+ * and r is not in the vocabulary"). The ids are HF tokenizers 0.23.2's
+ * for this file (tests/fuzz/findings/README.md, finding 6). */
+Test(model_files, an_added_token_a_merge_makes_loads_as_in_hf)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_SOURCE_DIR
+                         "/tests/fuzz/corpus/hf_json/finding6_added_token_made_by_merge",
+                         &len);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t want[] = {83, 264, 220, 257, 81, 258, 220, 257, 82, 220, 86, 64, 83, 257};
+    expect_encode(m, "the error ers water", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 14);
+    simdbpe_model_free(m);
+    free(text);
+}
+
 Test(model_files, ignore_merges_emits_a_whole_token_merges_would_not_build)
 {
     /* "hel" is a token no merge makes: BPE gives he + l; with

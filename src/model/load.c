@@ -932,7 +932,7 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
             size_t len;
             const uint8_t *text = token_ptr(m, sp[i].id, &len);
             m->specials[m->n_specials++] =
-                (simdbpe__special){sp[i].id, (uint32_t)len, text, sp[i].flags};
+                (simdbpe__special){sp[i].id, (uint32_t)len, text, sp[i].flags & ~ADDED_IN_VOCAB};
         }
     }
     for (int i = 0; st == SIMDBPE_OK && i < spec->n_prefix + spec->n_suffix; i++) {
@@ -954,12 +954,14 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
         for (uint64_t i = 0; st == SIMDBPE_OK && i <= ld.all_mask; i++)
             ld.all[i].id = SIMDBPE__NO_ID;
         /* Lower ids first, so that bytes shared by two ids resolve to the
-         * lower; added tokens (literal text) are not BPE's to find. */
+         * lower; added tokens (literal text) are not BPE's to find, unless
+         * they are in the BPE vocabulary too (a merge may make them). */
         uint8_t *added = st == SIMDBPE_OK ? calloc(m->vocab_size, 1) : NULL;
         if (st == SIMDBPE_OK && !added)
             st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-        for (size_t i = 0; st == SIMDBPE_OK && i < m->n_specials; i++)
-            added[m->specials[i].id] = 1;
+        for (size_t i = 0; st == SIMDBPE_OK && i < n_sp; i++)
+            if (sp[i].id < m->vocab_size && !(sp[i].flags & ADDED_IN_VOCAB))
+                added[sp[i].id] = 1;
         for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++)
             if (m->tok_has[id] && !added[id])
                 bytes_table_insert(m, ld.all, ld.all_mask, id);

@@ -294,6 +294,8 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                          (json_is_true(json_object_get(a, "normalized"))
                               ? SIMDBPE__ADDED_NORMALIZED
                               : 0);
+        if (v <= max && has[v])
+            flags |= ADDED_IN_VOCAB;
         spec->added[spec->n_added++] = (special_text){(const uint8_t *)text, len, v, flags};
         /* Not in model.vocab: the token is its text. */
         if ((v > max || !has[v]) &&

@@ -44,8 +44,14 @@ typedef struct special_text {
     const uint8_t *s;
     size_t len;
     uint32_t id;    /* given (tokenizer.json, .tiktoken) or found by text (vocab.json) */
-    uint32_t flags; /* SIMDBPE__ADDED_* */
+    uint32_t flags; /* SIMDBPE__ADDED_*, and ADDED_IN_VOCAB */
 } special_text;
+
+/* A loader's flag of an added token (not kept in the model): it is also a
+ * token of the BPE vocabulary (tokenizer.json's model.vocab), so a merge
+ * may make it, as HF's BPE does; the other added tokens are their text
+ * only. */
+#define ADDED_IN_VOCAB 0x100u
 
 /* A vocabulary as a list of (key, id): the keys' UTF-8 bytes back to back.
  * Keys are byte-level strings, except those of added tokens (their text). */
