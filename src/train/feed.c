@@ -66,7 +66,7 @@ simdbpe_status simdbpe__feeder_init(simdbpe__feeder *f)
     if (!f->hot)
         return SIMDBPE_ERR_NOMEM;
     for (unsigned i = 0; i < f->threads; i++)
-        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 18))
+        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 12))
             return SIMDBPE_ERR_NOMEM;
     f->batch = BATCH_PER_THREAD * f->threads;
     return SIMDBPE_OK;
