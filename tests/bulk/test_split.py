@@ -9,9 +9,10 @@ threads) and joined by the ordered writer. Inputs are the golden documents
 of tests/data/golden (ids from tiktoken / HF tokenizers): as documents
 separated by --doc-separator, as one file per document, as lines, as
 JSON Lines (never cut: a record is parsed whole), with <|endoftext|>
-allowed, and with invalid UTF-8 in replace mode; plain, .gz and .zst. With
-../shared, the same for the other families (documents of the public corpora
-against golden/models) and a model that adds BOS to each document.
+allowed, and with invalid UTF-8 in replace mode; plain, .gz and .zst. With the
+argument `families` (ctest bulk_split_families, which needs ../shared): the same
+for the other families (documents of the public corpora against golden/models)
+and a model that adds BOS to each document.
 """
 import gzip
 import json
@@ -173,8 +174,7 @@ def model_documents(dirs, model, corpus, count):
 def other_families():
     dirs = corpus_dirs()
     if dirs is None or not os.path.isdir(os.path.join(dirs[1], "models")):
-        print("other_families: %s: no ../shared golden/models" % SKIP_LINE)
-        return
+        skip_without_corpus("the other families' documents (golden/models)")
     for model in ("cl100k_base", "o200k_base"):
         for corpus in ("code", "multilingual"):
             docs = [d for d in model_documents(dirs, model, corpus, 60) if SEP not in d[0]]
@@ -191,7 +191,7 @@ def other_families():
     path = os.path.join(dirs[0], "..", "models", "llama3_1", "tokenizer.json.zst")
     if not os.path.isfile(path):
         print("other_families: %s: no %s" % (SKIP_LINE, path))
-        return
+        sys.exit(SKIP_CODE)
     model = p("llama3_1.json")
     write_bytes(model, subprocess.run(["zstd", "-dcq", path], check=True,
                                       stdout=subprocess.PIPE).stdout)
@@ -208,5 +208,8 @@ def other_families():
 
 
 if __name__ == "__main__":
-    main([separator_documents, one_file_per_document, lines_and_jsonl, specials_allowed,
-          invalid_utf8_replaced, other_families])
+    if sys.argv[1:] == ["families"]:  # ctest bulk_split_families: needs ../shared
+        main([other_families])
+    else:
+        main([separator_documents, one_file_per_document, lines_and_jsonl, specials_allowed,
+              invalid_utf8_replaced])
