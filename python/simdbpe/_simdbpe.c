@@ -825,31 +825,35 @@ static PyObject *trainer_feed(Trainer *self, PyObject *arg)
     Py_RETURN_NONE;
 }
 
+/* One step of the trainer that takes nothing but the trainer, without the
+ * GIL: 0, or -1 with the exception set. */
+static int trainer_step(Trainer *self, simdbpe_status (*step)(simdbpe_trainer *, simdbpe_error *))
+{
+    if (check_trainer(self))
+        return -1;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = step(self->t, &err);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st == SIMDBPE_OK)
+        return 0;
+    trainer_failed(st, &err);
+    return -1;
+}
+
 static PyObject *trainer_end_stream(Trainer *self, PyObject *unused)
 {
     (void)unused;
-    if (check_trainer(self))
+    if (trainer_step(self, simdbpe_trainer_end_stream))
         return NULL;
-    simdbpe_error err;
-    simdbpe_status st;
-    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_end_stream(self->t, &err);
-    Py_END_ALLOW_THREADS self->busy = 0;
-    if (st != SIMDBPE_OK)
-        return trainer_failed(st, &err);
     Py_RETURN_NONE;
 }
 
 static PyObject *trainer_train(Trainer *self, PyObject *unused)
 {
     (void)unused;
-    if (check_trainer(self))
+    if (trainer_step(self, simdbpe_trainer_train))
         return NULL;
-    simdbpe_error err;
-    simdbpe_status st;
-    Py_BEGIN_ALLOW_THREADS st = simdbpe_trainer_train(self->t, &err);
-    Py_END_ALLOW_THREADS self->busy = 0;
-    if (st != SIMDBPE_OK)
-        return trainer_failed(st, &err);
     return Py_BuildValue("(InK)", simdbpe_trainer_vocab_size(self->t),
                          (Py_ssize_t)simdbpe_trainer_merge_count(self->t),
                          (unsigned long long)simdbpe_trainer_unique_words(self->t));

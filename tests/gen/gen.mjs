@@ -39,6 +39,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { rng } from './rng.mjs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -66,23 +67,6 @@ function header(what, extra = {}) {
       ...extra,
     },
   });
-}
-
-// ---- a seeded PRNG (mulberry32), so the documents are reproducible
-function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)), // inclusive
-    pick: (arr) => arr[Math.floor(next() * arr.length)],
-  };
 }
 
 // ---- the byte-level alphabet (REFERENCE.md), for tokenizer.json and pieces

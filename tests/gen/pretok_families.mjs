@@ -34,6 +34,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { rng } from './rng.mjs';
 
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -101,23 +102,6 @@ function pieces(fam, text) {
   if (total !== Buffer.byteLength(text, 'utf8') || lens.some((l) => l === 0))
     throw new Error(`${fam.name}: pieces do not cover ${JSON.stringify(text)}: ${lens}`);
   return lens;
-}
-
-// ---- a seeded PRNG (mulberry32), so the strings are reproducible
-function rng(seed) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return {
-    next,
-    int: (lo, hi) => lo + Math.floor(next() * (hi - lo + 1)), // inclusive
-    pick: (arr) => arr[Math.floor(next() * arr.length)],
-  };
 }
 
 // ---- representative code points of every class the regexes tell apart
