@@ -662,6 +662,18 @@ def long_documents_in_bounded_memory():
     after, _, _ = run(["encode", "-q", "--output-format", "u32", "-"], stdin=b"after")
     check(got == outs[0] + after, "skip mode: not the first and last documents' ids")
 
+    # Without a temporary folder to hold such a document's ids, the run says
+    # so (and which folder) instead of growing its memory.
+    big = os.path.join(d, "big.txt")
+    write_bytes(big, b"a " * (17 << 20))
+    _, err, rc = run(["encode", "--on-error", "skip", "--batch-bytes", "1048576",
+                      "--output-format", "u32", "-o", out2, big],
+                     env={"TMPDIR": os.path.join(d, "no-such-dir")}, expect=None)
+    check(rc == 1 and "cannot create a temporary file in %s" % os.path.join(d, "no-such-dir")
+          in err and "set TMPDIR" in err, "rc %d: %s" % (rc, err))
+    with open(out2, "rb") as f:
+        check(f.read() == outs[0] + after, "a failed run replaced the earlier output")
+
     # A run that stops leaves whole documents on standard output: the lines
     # before the bad document, none of it (its first parts were printed,
     # without a newline).
