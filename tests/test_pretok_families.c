@@ -59,3 +59,86 @@ Test(pretok_families, random_texts_split_as_the_regexes_do, .timeout = 300)
         ref_close(&f);
     }
 }
+
+/* Texts of fragments that stress the block scanners' rules: mostly ASCII
+ * (so that whole 64-byte blocks are), whitespace runs of every kind that
+ * cross block ends, digit runs, contractions, and now and then a
+ * character whose class only the Unicode tables give. */
+static const char *const FRAGMENTS[] = {
+    "the", "It", "word", "a", "Zz", "don", "'t", "'s", "'S", "'ll", "'Re", "'ve", "'m", "'d",
+    "'x", "'", "''", " ", " ", " ", "  ", "    ", "        ", "\t", "\t\t", "\n", "\n", "\r\n",
+    "\n\n", " \n", "\n    ", "\n\t", "\r", "\v", "\f", "1", "12", "123", "2024", "0000000",
+    "!", ".", ",", "(", ")", "//", "/", "\"", "#", "==", "->", "{", "}", ";", "-", "_",
+    "\xC3\xA9",         /* é, a letter */
+    "\xC2\xA0",         /* NBSP, whitespace */
+    "\xE2\x80\xA8",     /* LINE SEPARATOR, whitespace, not a line break */
+    "\xD9\xA3",         /* ARABIC-INDIC DIGIT THREE */
+    "\xE2\x80\x94",     /* EM DASH, other */
+    "\xC5\xBF",         /* LONG S: 'ſ is a contraction */
+    "\xF0\x9F\x98\x80", /* an emoji, other */
+    "\xCC\x81",         /* COMBINING ACUTE, a mark: other for cl100k */
+};
+#define N_FRAGMENTS (sizeof FRAGMENTS / sizeof *FRAGMENTS)
+
+static size_t fragment_text(uint64_t *x, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    /* Non-ASCII fragments (the last 8): one time in 8, 64 or 512, or never,
+     * so that many texts have whole blocks of ASCII. */
+    uint64_t rare = (uint64_t)8 << 3 * (*x >> 60 & 3);
+    size_t count = 20 + (size_t)(*x % 400);
+    for (size_t f = 0; f < count; f++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        size_t pick = (*x >> 8) % (N_FRAGMENTS - 8);
+        if (rare < 4096 && (*x >> 40) % rare == 0)
+            pick = N_FRAGMENTS - 8 + (*x >> 20) % 8;
+        size_t len = strlen(FRAGMENTS[pick]);
+        if (n + len > cap)
+            break;
+        memcpy(out + n, FRAGMENTS[pick], len);
+        n += len;
+    }
+    return n;
+}
+
+/* The chunk scanner (simdbpe__pretok_next, what the encoder asks), with
+ * every kernel set the CPU has, against PCRE2 on texts of many blocks. */
+Test(pretok_families, chunks_of_long_texts_split_as_the_regexes_do, .timeout = 300)
+{
+    const simdbpe__kernels *const *sets = simdbpe__kernels_available();
+    static uint8_t text[8192], want[8192];
+    for (size_t k = 0; k < sizeof KINDS / sizeof *KINDS; k++) {
+        ref_family f;
+        ref_open(&f, KINDS[k]);
+        uint64_t x = 0x9E3779B97F4A7C15ULL + k;
+        for (int t = 0; t < 10000; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t n = fragment_text(&x, text, sizeof text);
+            ref_pieces(&f, text, n, want);
+            for (size_t ks = 0; sets[ks]; ks++) {
+                simdbpe__pretok_state st;
+                simdbpe__pretok_begin_kind(&st, KINDS[k], sets[ks], text, n);
+                uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+                size_t base, count, seen = 0;
+                while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0) {
+                    for (size_t i = base; i < base + 64 * count && i < n; i++) {
+                        int got = (int)(starts[(i - base) >> 6] >> ((i - base) & 63) & 1);
+                        if (got != want[i]) {
+                            char show[200];
+                            size_t from = i > 20 ? i - 20 : 0;
+                            tu_show(show, sizeof show, (const char *)text + from,
+                                    n - from < 40 ? n - from : 40);
+                            cr_assert_fail("%s (%s kernels), text %d: piece start %s at byte "
+                                           "%zu of %zu; from byte %zu: \"%s\"",
+                                           simdbpe__pretok_kind_name(KINDS[k]), sets[ks]->name,
+                                           t, want[i] ? "missing" : "extra", i, n, from, show);
+                        }
+                    }
+                    seen = base + 64 * count;
+                }
+                cr_assert_geq(seen, n);
+            }
+        }
+        ref_close(&f);
+    }
+}

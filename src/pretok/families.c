@@ -37,6 +37,7 @@
  * All need valid UTF-8. The classes are Unicode 16.0.0's General_Category
  * and White_Space, as the references see them (ucd.h).
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "pretok.h"
@@ -499,13 +500,259 @@ static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
     return e ? e : o200k_slow(s, n, i);
 }
 
+/* ---- cl100k and qwen2, 64 bytes at a time ---- */
+
+/*
+ * Where cl100k's pieces start in ASCII text, as rules on a byte and its
+ * neighbours (L letter, N digit, W whitespace, BR \r or \n, SP ' ', X any
+ * other character; each rule follows from the regex's alternatives tried
+ * in order at a piece start):
+ *
+ *   L  starts unless after L, or after a prefix the letters take: a W that
+ *      is no BR, or a single X (not after X or SP) -- [^\r\n\pL\pN]?\pL+;
+ *   X  starts unless after X (X+ is greedy) or SP ( ?X+ takes the space);
+ *      a ' that starts a piece and begins a contraction is a piece of its
+ *      own, and the byte after it starts one;
+ *   N  starts at the start of its run and every third digit after
+ *      (\pN{1,3}; qwen2's \pN: every digit);
+ *   BR right after an X-run belongs to that piece ([\r\n]*), so do the
+ *      BRs after it; the rest of the whitespace, W', splits as
+ *      \s*[\r\n]+ | \s+(?!\S) | \s: a W' run starts a piece; so does the
+ *      byte after its last BR, if the run goes on; and its last byte, if
+ *      no BR and followed by non-whitespace (at the text's end the run
+ *      keeps it).
+ *
+ * A block is scanned so when all its bytes are ASCII and the whitespace
+ * run at its end, if any, ends at a character that is known not to be
+ * whitespace within the next block. The classes of the two code points
+ * before the block and whether the byte before is X or a BR an X-run took
+ * are read from the text (any script). Starts before i, the start the
+ * previous piece ends at, are dropped: that is where a contraction or a
+ * run of digits reaching over from the previous block ends. Any other
+ * block is scanned one piece at a time.
+ */
+
+/* The classes of the code point that ends right before s[p] (p > 0); sets
+ * *at to where it starts. */
+static unsigned class_before(const uint8_t *s, size_t p, size_t *at)
+{
+    size_t j = p - 1;
+    while (j > 0 && (s[j] & 0xC0) == 0x80)
+        j--;
+    *at = j;
+    size_t len;
+    return cls_at(s, p, j, &len);
+}
+
+/* What the rules need to know of the text before a block at p, each 0 or
+ * 1: the classes of the last code point before it; x2 and sp2 of the one
+ * before that. */
+typedef struct before {
+    uint64_t l, n, w, br, sp, x, x2, sp2;
+    uint64_t taken; /* the byte before is X, or a BR an X-run took */
+} before;
+
+static void read_before(const uint8_t *s, size_t p, before *c)
+{
+    memset(c, 0, sizeof *c);
+    if (p == 0)
+        return;
+    size_t j, k;
+    unsigned c1 = class_before(s, p, &j);
+    c->l = (c1 & C_L) != 0;
+    c->n = (c1 & C_N) != 0;
+    c->w = (c1 & C_WS) != 0;
+    c->x = (c1 & C_X) != 0;
+    c->br = is_break(s[p - 1]);
+    c->sp = s[p - 1] == ' ';
+    if (j > 0) {
+        c->x2 = (class_before(s, j, &k) & C_X) != 0;
+        c->sp2 = s[j - 1] == ' ';
+    }
+    size_t q = p;
+    while (q > 0 && is_break(s[q - 1]))
+        q--;
+    c->taken = c->x || (q < p && q > 0 && (class_before(s, q, &k) & C_X));
+}
+
+/* The \r and \n of a block, among its whitespace other than ' '. */
+static inline uint64_t breaks_of(const uint8_t *s, uint64_t ws_not_space)
+{
+    uint64_t br = 0;
+    while (ws_not_space) {
+        unsigned k = (unsigned)__builtin_ctzll(ws_not_space);
+        ws_not_space &= ws_not_space - 1;
+        br |= (uint64_t)is_break(s[k]) << k;
+    }
+    return br;
+}
+
+/* The bits of m that have a bit of x at or after them in the same run of
+ * m (x within m): x spread down through the runs, 1 + 2 + 4 + ... bits. */
+static inline uint64_t spread_down(uint64_t x, uint64_t m)
+{
+    for (int d = 1; d < 64; d <<= 1) {
+        x |= (x >> d) & m;
+        m &= m >> d;
+    }
+    return x;
+}
+
+#define EVERY_THIRD 0x9249249249249249ULL /* bits 0, 3, 6, ... 63 */
+
+static inline uint64_t bits_below(size_t k)
+{
+    return k >= 64 ? ~0ULL : (1ULL << k) - 1;
+}
+
+/* The starts of the block at s[b0..b0+64) (masks m; nm the next block's,
+ * NULL if none) from i (a start, b0 <= i < b0 + 64) on; false if the
+ * block must be scanned one piece at a time. */
+static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__block_masks *m,
+                         const simdbpe__block_masks *nm, size_t i, int digits3, uint64_t *out)
+{
+    uint64_t valid = bits_below(n - b0);
+    if (m->high & valid)
+        return false;
+    uint64_t L = m->letter, N = m->digit, W = m->ws, SP = m->space;
+    uint64_t X = valid & ~(L | N | W);
+    uint64_t BR = breaks_of(s + b0, W & ~SP);
+    before c;
+    read_before(s, b0, &c);
+
+    /* Line breaks an X-run takes: runs of BR right after X (or after the
+     * byte before the block, if that is X or such a break). */
+    uint64_t first = BR & (X << 1 | c.taken);
+    uint64_t taken = BR & ~(BR + first);
+    uint64_t Wp = W & ~taken;
+    uint64_t wp_before = c.w & !(c.br && c.taken);
+
+    /* Where the whitespace run at the block's end goes on: the next
+     * block's first code point is whitespace (next_ws), and whether a BR
+     * follows in the run (later_br). */
+    uint64_t next_ws = 0, later_br = 0;
+    size_t e0 = b0 + 64;
+    if (e0 < n && (Wp >> 63)) {
+        if (!nm)
+            return false;
+        size_t len;
+        uint64_t nvalid = bits_below(n - e0);
+        if (nm->high & 1) {
+            next_ws = (cls_at(s, n, e0, &len) & C_WS) != 0;
+            if (next_ws)
+                return false; /* non-ASCII whitespace: one piece at a time */
+        } else if (nm->ws & 1) {
+            next_ws = 1;
+            uint64_t run = nm->ws & nvalid & ~(nm->ws + 1); /* the run from bit 0 */
+            size_t e = e0 + (size_t)__builtin_popcountll(run);
+            if (e >= e0 + 64 && e < n)
+                return false; /* it runs on past the next block */
+            if (e < n && ((nm->high >> (e - e0)) & 1) && (cls_at(s, n, e, &len) & C_WS))
+                return false;
+            later_br = breaks_of(s + e0, run & ~nm->space) != 0;
+        }
+    }
+
+    uint64_t pL = L << 1 | c.l, pW = W << 1 | c.w, pBR = BR << 1 | c.br;
+    uint64_t pX = X << 1 | c.x, pSP = SP << 1 | c.sp;
+    uint64_t ppX = X << 2 | c.x << 1 | c.x2, ppSP = SP << 2 | c.sp << 1 | c.sp2;
+    uint64_t pWp = Wp << 1 | wp_before;
+    uint64_t not_end = bits_below(n - b0 - 1); /* a byte follows in the text */
+
+    uint64_t starts = L & ~pL & ~((pW & ~pBR) | (pX & ~ppX & ~ppSP));
+    starts |= X & ~pX & ~pSP;
+    starts |= Wp & ~pWp;
+    uint64_t last = Wp & ~(Wp >> 1 | (next_ws << 63));
+    starts |= last & ~BR & not_end;
+    uint64_t after_br = Wp & ~BR & (pBR & (Wp << 1 | wp_before));
+    if (after_br) {
+        uint64_t later = spread_down((BR & Wp) | (later_br << 63 & Wp), Wp);
+        starts |= after_br & ~later;
+    }
+    if (N) {
+        if (!digits3) {
+            starts |= N;
+        } else {
+            for (uint64_t rest = N; rest;) {
+                uint64_t low = rest & (0 - rest), run = rest & ~(rest + low);
+                size_t r = (size_t)__builtin_ctzll(low);
+                /* A run from the block before: its next piece starts at i. */
+                if (r == 0 && c.n)
+                    r = i - b0;
+                if (r < 64)
+                    starts |= (EVERY_THIRD << r) & run;
+                rest &= ~run;
+            }
+        }
+    }
+    size_t from = i - b0;
+    starts = ((starts & ~bits_below(from)) | 1ULL << from) & valid;
+    for (uint64_t cand = starts & m->apos; cand; cand &= cand - 1) {
+        size_t k = (size_t)__builtin_ctzll(cand);
+        size_t len = contraction(s, n, b0 + k);
+        if (!len)
+            continue;
+        if (k + 1 < 64)
+            starts &= ~(bits_below(len - 1) << (k + 1));
+        if (k + len < 64 && b0 + k + len < n)
+            starts |= 1ULL << (k + len);
+    }
+    *out = starts;
+    return true;
+}
+
+/* cl100k (digits3) and qwen2: cl100k_block where it can, one piece at a
+ * time elsewhere. */
+static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
+                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int digits3)
+{
+    simdbpe__block_masks m[SIMDBPE__PRETOK_CHUNK + 1];
+    size_t nb = (hi - lo + 63) / 64;
+    size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
+    kern->classify(s + lo, to - lo, m);
+    size_t have = (to - lo + 63) / 64;
+    unsigned max = digits3 ? 3 : 1;
+    for (size_t b = 0; b < nb; b++) {
+        size_t b0 = lo + 64 * b, end = b0 + 64 < n ? b0 + 64 : n;
+        if (i >= end)
+            continue; /* inside one piece */
+        uint64_t st;
+        if (cl100k_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, i, digits3, &st)) {
+            starts[b] |= st;
+            size_t q = b0 + 63 - (size_t)__builtin_clzll(st);
+            i = cl100k_fast(s, n, q);
+            if (!i)
+                i = cl100k_slow(s, n, q, max);
+        }
+        while (i < end) {
+            starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
+            size_t e = cl100k_fast(s, n, i);
+            i = e ? e : cl100k_slow(s, n, i, max);
+        }
+    }
+    return i;
+}
+
+static size_t scan_cl100k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
+                          size_t hi, size_t lo, uint64_t *starts)
+{
+    return scan_cl100k_blocks(k, s, n, i, hi, lo, starts, 1);
+}
+
+static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
+                         size_t hi, size_t lo, uint64_t *starts)
+{
+    return scan_cl100k_blocks(k, s, n, i, hi, lo, starts, 0);
+}
+
 /* The piece starts of s[i..hi) (i a piece start) into starts[] (bit k of
  * word w: byte lo + 64 w + k), one piece at a time, the ASCII paths
  * inline; returns where the next piece starts (>= hi). */
 #define SCAN(name, fast, slow)                                                                     \
-    static size_t name(const uint8_t *s, size_t n, size_t i, size_t hi, size_t lo,               \
-                       uint64_t *starts)                                                           \
+    static size_t name(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i, size_t hi, \
+                       size_t lo, uint64_t *starts)                                                \
     {                                                                                              \
+        (void)k;                                                                                   \
         while (i < hi) {                                                                           \
             starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);                                     \
             size_t e = fast;                                                                       \
@@ -513,8 +760,6 @@ static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
         }                                                                                          \
         return i;                                                                                  \
     }
-SCAN(scan_cl100k, cl100k_fast(s, n, i), cl100k_slow(s, n, i, 3))
-SCAN(scan_qwen2, cl100k_fast(s, n, i), cl100k_slow(s, n, i, 1))
 SCAN(scan_o200k, o200k_fast(s, n, i), o200k_slow(s, n, i))
 SCAN(scan_deepseek, 0, deepseek_end(s, n, i))
 

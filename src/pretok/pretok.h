@@ -55,8 +55,8 @@ size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t
  * in s[i..hi) (i a piece start; bit k of starts[w] is byte lo + 64 w + k)
  * and returns where the next piece starts (>= hi). NULL for GPT-2, whose
  * block scanner is below. */
-typedef size_t (*simdbpe__pretok_scan_fn)(const uint8_t *s, size_t n, size_t i, size_t hi,
-                                          size_t lo, uint64_t *starts);
+typedef size_t (*simdbpe__pretok_scan_fn)(const simdbpe__kernels *k, const uint8_t *s, size_t n,
+                                          size_t i, size_t hi, size_t lo, uint64_t *starts);
 simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind);
 
 /* The family's short name ("gpt2", "cl100k", "qwen2", "o200k",
