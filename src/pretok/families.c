@@ -605,11 +605,32 @@ static inline uint64_t bits_below(size_t k)
     return k >= 64 ? ~0ULL : (1ULL << k) - 1;
 }
 
+/* What a block leaves to the next: the text before it (`before`), and
+ * what the piece reaching over it implies: the next start of a run of
+ * digits (next_digit) and the starts a contraction moves (clear, set). */
+typedef struct handover {
+    before c;
+    size_t next_digit;
+    uint64_t clear, set;
+} handover;
+
+/* The hand-over to the block at p from i, the start where the piece
+ * before it ends (p <= i < p + 64), read from the text. */
+static void handover_at(const uint8_t *s, size_t p, size_t i, handover *h)
+{
+    read_before(s, p, &h->c);
+    h->next_digit = i;
+    h->clear = bits_below(i - p);
+    h->set = 1ULL << (i - p);
+}
+
 /* The starts of the block at s[b0..b0+64) (masks m; nm the next block's,
- * NULL if none) from i (a start, b0 <= i < b0 + 64) on; false if the
- * block must be scanned one piece at a time. */
+ * NULL if none), given what the text before hands over (h, updated for
+ * the next block); false if the block must be scanned one piece at a
+ * time. */
 static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__block_masks *m,
-                         const simdbpe__block_masks *nm, size_t i, int digits3, uint64_t *out)
+                         const simdbpe__block_masks *nm, int digits3, handover *h,
+                         uint64_t *out)
 {
     uint64_t valid = bits_below(n - b0);
     if (m->high & valid)
@@ -617,8 +638,7 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
     uint64_t L = m->letter, N = m->digit, W = m->ws, SP = m->space;
     uint64_t X = valid & ~(L | N | W);
     uint64_t BR = breaks_of(s + b0, W & ~SP);
-    before c;
-    read_before(s, b0, &c);
+    const before c = h->c;
 
     /* Line breaks an X-run takes: runs of BR right after X (or after the
      * byte before the block, if that is X or such a break). */
@@ -636,20 +656,18 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
         if (!nm)
             return false;
         size_t len;
-        uint64_t nvalid = bits_below(n - e0);
         if (nm->high & 1) {
-            next_ws = (cls_at(s, n, e0, &len) & C_WS) != 0;
-            if (next_ws)
+            if (cls_at(s, n, e0, &len) & C_WS)
                 return false; /* non-ASCII whitespace: one piece at a time */
         } else if (nm->ws & 1) {
             next_ws = 1;
-            uint64_t run = nm->ws & nvalid & ~(nm->ws + 1); /* the run from bit 0 */
-            size_t e = e0 + (size_t)__builtin_popcountll(run);
-            if (e >= e0 + 64 && e < n)
+            uint64_t ws = nm->ws & bits_below(n - e0);
+            size_t run = ~ws ? (size_t)__builtin_ctzll(~ws) : 64;
+            if (run == 64 && e0 + 64 < n)
                 return false; /* it runs on past the next block */
-            if (e < n && ((nm->high >> (e - e0)) & 1) && (cls_at(s, n, e, &len) & C_WS))
+            if (e0 + run < n && ((nm->high >> run) & 1) && (cls_at(s, n, e0 + run, &len) & C_WS))
                 return false;
-            later_br = breaks_of(s + e0, run & ~nm->space) != 0;
+            later_br = breaks_of(s + e0, ws & bits_below(run) & ~nm->space) != 0;
         }
     }
 
@@ -669,6 +687,7 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
         uint64_t later = spread_down((BR & Wp) | (later_br << 63 & Wp), Wp);
         starts |= after_br & ~later;
     }
+    size_t next_digit = 0;
     if (N) {
         if (!digits3) {
             starts |= N;
@@ -676,33 +695,46 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
             for (uint64_t rest = N; rest;) {
                 uint64_t low = rest & (0 - rest), run = rest & ~(rest + low);
                 size_t r = (size_t)__builtin_ctzll(low);
-                /* A run from the block before: its next piece starts at i. */
                 if (r == 0 && c.n)
-                    r = i - b0;
-                if (r < 64)
-                    starts |= (EVERY_THIRD << r) & run;
+                    r = h->next_digit - b0; /* a run from the block before */
+                uint64_t at = r < 64 ? (EVERY_THIRD << r) & run : 0;
+                starts |= at;
+                if (run >> 63)
+                    next_digit = b0 + 63 - (size_t)__builtin_clzll(at | 1) + 3;
                 rest &= ~run;
             }
         }
     }
-    size_t from = i - b0;
-    starts = ((starts & ~bits_below(from)) | 1ULL << from) & valid;
+    starts = ((starts & ~h->clear) | h->set) & valid;
+    uint64_t clear = 0, set = 0;
     for (uint64_t cand = starts & m->apos; cand; cand &= cand - 1) {
         size_t k = (size_t)__builtin_ctzll(cand);
         size_t len = contraction(s, n, b0 + k);
         if (!len)
             continue;
-        if (k + 1 < 64)
-            starts &= ~(bits_below(len - 1) << (k + 1));
-        if (k + len < 64 && b0 + k + len < n)
-            starts |= 1ULL << (k + len);
+        size_t e = k + len; /* no start inside, one after */
+        starts &= ~(bits_below(e < 64 ? e : 64) & ~bits_below(k + 1));
+        if (e < 64)
+            starts |= (uint64_t)(b0 + e < n) << e;
+        else {
+            clear = bits_below(e - 64);
+            set = (uint64_t)(b0 + e < n) << (e - 64);
+        }
     }
     *out = starts;
+
+    h->c = (before){L >> 63, N >> 63, W >> 63, BR >> 63, SP >> 63, X >> 63, X >> 62 & 1,
+                    SP >> 62 & 1, (X | taken) >> 63};
+    h->next_digit = next_digit;
+    h->clear = clear;
+    h->set = set;
     return true;
 }
 
 /* cl100k (digits3) and qwen2: cl100k_block where it can, one piece at a
- * time elsewhere. */
+ * time elsewhere. Blocks scanned one after the other hand over through
+ * their masks; after a block scanned piece by piece, or at the start of
+ * a chunk, the hand-over is read from the text and i. */
 static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
                                  size_t i, size_t hi, size_t lo, uint64_t *starts, int digits3)
 {
@@ -712,23 +744,40 @@ static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s,
     kern->classify(s + lo, to - lo, m);
     size_t have = (to - lo + 63) / 64;
     unsigned max = digits3 ? 3 : 1;
+    handover h;
+    int chained = 0; /* the block before was scanned by masks: h holds */
+    size_t q = i;    /* the last start set */
     for (size_t b = 0; b < nb; b++) {
         size_t b0 = lo + 64 * b, end = b0 + 64 < n ? b0 + 64 : n;
-        if (i >= end)
+        if (!chained && i >= end)
             continue; /* inside one piece */
+        if (!chained)
+            handover_at(s, b0, i, &h);
         uint64_t st;
-        if (cl100k_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, i, digits3, &st)) {
+        if (cl100k_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, digits3, &h, &st)) {
             starts[b] |= st;
-            size_t q = b0 + 63 - (size_t)__builtin_clzll(st);
-            i = cl100k_fast(s, n, q);
-            if (!i)
-                i = cl100k_slow(s, n, q, max);
+            if (st)
+                q = b0 + 63 - (size_t)__builtin_clzll(st);
+            chained = 1;
+            continue;
+        }
+        if (chained) {
+            /* Back to pieces: the one from the last start ends in or past
+             * this block. */
+            i = q;
+            chained = 0;
         }
         while (i < end) {
             starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
+            q = i;
             size_t e = cl100k_fast(s, n, i);
             i = e ? e : cl100k_slow(s, n, i, max);
         }
+    }
+    if (chained) {
+        i = cl100k_fast(s, n, q);
+        if (!i)
+            i = cl100k_slow(s, n, q, max);
     }
     return i;
 }
