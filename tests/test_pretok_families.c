@@ -46,7 +46,7 @@ Test(pretok_families, random_texts_split_as_the_regexes_do, .timeout = 300)
         ref_open(&f, KINDS[k]);
         uint64_t x = 0x2545F4914F6CDD1DULL + k;
         uint8_t data[48], text[48 * 4];
-        for (int t = 0; t < 40000; t++) {
+        for (int t = 0; t < 10000; t++) {
             x ^= x << 13, x ^= x >> 7, x ^= x << 17;
             size_t len = 1 + (size_t)(x % 40);
             for (size_t i = 0; i < len; i++) {
@@ -139,6 +139,59 @@ Test(pretok_families, chunks_of_long_texts_split_as_the_regexes_do, .timeout = 3
                 cr_assert_geq(seen, n);
             }
         }
+        ref_close(&f);
+    }
+}
+
+/* Every fragment between two others, placed so that it ends right at or
+ * near a block boundary: what the block scanners read of the text before
+ * a block (the classes of the code points before it, an X-run's tail)
+ * and of the block after (the end of a whitespace run). */
+Test(pretok_families, fragments_at_block_boundaries_split_as_the_regexes_do, .timeout = 300)
+{
+    const simdbpe__kernels *const *sets = simdbpe__kernels_available();
+    uint8_t text[256], want[256];
+    for (size_t k = 0; k < sizeof KINDS / sizeof *KINDS; k++) {
+        ref_family f;
+        ref_open(&f, KINDS[k]);
+        for (size_t a = 0; a < N_FRAGMENTS; a++)
+            for (size_t b = 0; b < N_FRAGMENTS; b++)
+                for (size_t c = 0; c < N_FRAGMENTS; c += 3)
+                    for (size_t end = 62; end <= 66; end++) {
+                        size_t la = strlen(FRAGMENTS[a]), lb = strlen(FRAGMENTS[b]);
+                        size_t lc = strlen(FRAGMENTS[c]);
+                        if (la + lb > end)
+                            continue;
+                        /* "x" words before, then a and b, b ending at `end`. */
+                        size_t n = end - la - lb;
+                        for (size_t i = 0; i < n; i++)
+                            text[i] = i % 4 == 3 ? ' ' : 'x';
+                        memcpy(text + n, FRAGMENTS[a], la);
+                        memcpy(text + n + la, FRAGMENTS[b], lb);
+                        memcpy(text + end, FRAGMENTS[c], lc);
+                        memcpy(text + end + lc, " tail", 5);
+                        n = end + lc + 5;
+                        ref_pieces(&f, text, n, want);
+                        for (size_t ks = 0; sets[ks]; ks++) {
+                            simdbpe__pretok_state st;
+                            simdbpe__pretok_begin_kind(&st, KINDS[k], sets[ks], text, n);
+                            uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+                            size_t base, count;
+                            while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0)
+                                for (size_t i = base; i < base + 64 * count && i < n; i++) {
+                                    int got = (int)(starts[(i - base) >> 6] >> ((i - base) & 63) & 1);
+                                    if (got != want[i]) {
+                                        char show[200];
+                                        tu_show(show, sizeof show, (const char *)text + 50, n - 50);
+                                        cr_assert_fail("%s (%s kernels): piece start %s at byte %zu; "
+                                                       "from byte 50: \"%s\"",
+                                                       simdbpe__pretok_kind_name(KINDS[k]),
+                                                       sets[ks]->name, want[i] ? "missing" : "extra",
+                                                       i, show);
+                                    }
+                                }
+                        }
+                    }
         ref_close(&f);
     }
 }

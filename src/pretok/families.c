@@ -500,7 +500,7 @@ static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
     return e ? e : o200k_slow(s, n, i);
 }
 
-/* ---- cl100k and qwen2, 64 bytes at a time ---- */
+/* ---- cl100k, qwen2 and o200k, 64 bytes at a time ---- */
 
 /*
  * Where cl100k's pieces start in ASCII text, as rules on a byte and its
@@ -516,20 +516,27 @@ static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
  *   N  starts at the start of its run and every third digit after
  *      (\pN{1,3}; qwen2's \pN: every digit);
  *   BR right after an X-run belongs to that piece ([\r\n]*), so do the
- *      BRs after it; the rest of the whitespace, W', splits as
- *      \s*[\r\n]+ | \s+(?!\S) | \s: a W' run starts a piece; so does the
- *      byte after its last BR, if the run goes on; and its last byte, if
- *      no BR and followed by non-whitespace (at the text's end the run
- *      keeps it).
+ *      BRs after it (the X-run's tail); the rest of the whitespace, W',
+ *      splits as \s*[\r\n]+ | \s+(?!\S) | \s: a W' run starts a piece; so
+ *      does the byte after its last BR, if the run goes on; and its last
+ *      byte, if no BR and followed by non-whitespace (at the text's end
+ *      the run keeps it).
+ *
+ * o200k differs in three rules: an upper-case letter after a lower-case
+ * one starts a piece (U*W+ and U+W* end there); a contraction after
+ * letters belongs to their piece (C?), and the byte after it starts one;
+ * and the tail of an X-run is [\r\n/]*: a / in it is no X to the rules
+ * (the X after it starts a piece; letters after it take no prefix).
  *
  * A block is scanned so when all its bytes are ASCII and the whitespace
  * run at its end, if any, ends at a character that is known not to be
- * whitespace within the next block. The classes of the two code points
- * before the block and whether the byte before is X or a BR an X-run took
- * are read from the text (any script). Starts before i, the start the
- * previous piece ends at, are dropped: that is where a contraction or a
- * run of digits reaching over from the previous block ends. Any other
- * block is scanned one piece at a time.
+ * whitespace within the next block; for o200k also the two bytes before
+ * it (a mark or a non-ASCII letter before it would join its letters).
+ * Consecutive blocks hand over through their masks; after a block
+ * scanned one piece at a time (or at a chunk's start) what the rules
+ * need is read from the text and from i, the start the previous piece
+ * ends at: starts before i are dropped (where a contraction or a run of
+ * digits reaching over from the block before ends).
  */
 
 /* The classes of the code point that ends right before s[p] (p > 0); sets
@@ -544,35 +551,61 @@ static unsigned class_before(const uint8_t *s, size_t p, size_t *at)
     return cls_at(s, p, j, &len);
 }
 
-/* What the rules need to know of the text before a block at p, each 0 or
- * 1: the classes of the last code point before it; x2 and sp2 of the one
- * before that. */
+/* What the rules need to know of the text before a block, each 0 or 1:
+ * the classes of the last code point before it (x: an X the rules see as
+ * one, not a / of a tail), x2 and sp2 of the one before that. */
 typedef struct before {
-    uint64_t l, n, w, br, sp, x, x2, sp2;
-    uint64_t taken; /* the byte before is X, or a BR an X-run took */
+    uint64_t l, lo, n, w, br, sp, x, x2, sp2;
+    uint64_t tail; /* the byte before is in an X-run's tail */
 } before;
 
-static void read_before(const uint8_t *s, size_t p, before *c)
+static inline int in_tail_set(uint8_t c, int o200k)
+{
+    return is_break(c) || (o200k && c == '/');
+}
+
+/* Whether s[p - 1] is in the tail of an X-run: a run of [\r\n] (o200k:
+ * [\r\n/]) back from it whose first line break comes right after an X. */
+static int tail_before(const uint8_t *s, size_t p, int o200k)
+{
+    size_t q = p, k;
+    while (q > 0 && in_tail_set(s[q - 1], o200k))
+        q--;
+    while (q < p && !is_break(s[q]))
+        q++; /* a / before the first line break is the X-run's own */
+    if (q == p || q == 0)
+        return 0;
+    if (s[q - 1] == '/')
+        return 1;
+    unsigned c = class_before(s, q, &k);
+    return (c & C_X) && !(o200k && (c & C_M));
+}
+
+/* false if the rules cannot tell the block at p from the text before it
+ * (o200k: a non-ASCII byte among the two before). */
+static bool read_before(const uint8_t *s, size_t p, int o200k, before *c)
 {
     memset(c, 0, sizeof *c);
     if (p == 0)
-        return;
+        return true;
+    if (o200k && (s[p - 1] >= 0x80 || (p > 1 && s[p - 2] >= 0x80)))
+        return false;
     size_t j, k;
     unsigned c1 = class_before(s, p, &j);
+    c->tail = tail_before(s, p, o200k);
     c->l = (c1 & C_L) != 0;
+    c->lo = (uint8_t)(s[p - 1] - 'a') < 26;
     c->n = (c1 & C_N) != 0;
     c->w = (c1 & C_WS) != 0;
-    c->x = (c1 & C_X) != 0;
+    c->x = (c1 & C_X) && !(s[p - 1] == '/' && c->tail);
     c->br = is_break(s[p - 1]);
     c->sp = s[p - 1] == ' ';
     if (j > 0) {
-        c->x2 = (class_before(s, j, &k) & C_X) != 0;
+        unsigned c2 = class_before(s, j, &k);
+        c->x2 = (c2 & C_X) && !(s[j - 1] == '/' && tail_before(s, j, o200k));
         c->sp2 = s[j - 1] == ' ';
     }
-    size_t q = p;
-    while (q > 0 && is_break(s[q - 1]))
-        q--;
-    c->taken = c->x || (q < p && q > 0 && (class_before(s, q, &k) & C_X));
+    return true;
 }
 
 /* The \r and \n of a block, among its whitespace other than ' '. */
@@ -587,6 +620,35 @@ static inline uint64_t breaks_of(const uint8_t *s, uint64_t ws_not_space)
     return br;
 }
 
+/* Byte k of the 8 at p -> bit k: which have bit `bit` set (mask) or
+ * equal c (eq). The multiplication gathers bit 8k (k = 0..7) into bit
+ * 56 + k: the product's other bits stay below 56 or carry nothing. */
+#define GATHER 0x0102040810204080ULL
+static inline uint64_t bits_of(const uint8_t *s, unsigned bit)
+{
+    uint64_t r = 0;
+    for (int w = 0; w < 8; w++) {
+        uint64_t v;
+        memcpy(&v, s + 8 * w, 8);
+        r |= ((v >> bit & 0x0101010101010101ULL) * GATHER >> 56) << 8 * w;
+    }
+    return r;
+}
+
+static inline uint64_t bytes_equal(const uint8_t *s, uint8_t c)
+{
+    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+    uint64_t r = 0;
+    for (int w = 0; w < 8; w++) {
+        uint64_t v;
+        memcpy(&v, s + 8 * w, 8);
+        v ^= c * 0x0101010101010101ULL;
+        uint64_t zero = ~(((v & low7) + low7) | v) & ~low7; /* bit 7 of each 0 byte */
+        r |= ((zero >> 7) * GATHER >> 56) << 8 * w;
+    }
+    return r;
+}
+
 /* The bits of m that have a bit of x at or after them in the same run of
  * m (x within m): x spread down through the runs, 1 + 2 + 4 + ... bits. */
 static inline uint64_t spread_down(uint64_t x, uint64_t m)
@@ -594,6 +656,17 @@ static inline uint64_t spread_down(uint64_t x, uint64_t m)
     for (int d = 1; d < 64; d <<= 1) {
         x |= (x >> d) & m;
         m &= m >> d;
+    }
+    return x;
+}
+
+/* The same upwards: the bits of m with a bit of x at or before them in
+ * their run. (Not m & ~(m + x): a run with two bits of x would keep a hole.) */
+static inline uint64_t spread_up(uint64_t x, uint64_t m)
+{
+    for (int d = 1; d < 64; d <<= 1) {
+        x |= (x << d) & m;
+        m &= m << d;
     }
     return x;
 }
@@ -615,22 +688,33 @@ typedef struct handover {
 } handover;
 
 /* The hand-over to the block at p from i, the start where the piece
- * before it ends (p <= i < p + 64), read from the text. */
-static void handover_at(const uint8_t *s, size_t p, size_t i, handover *h)
+ * before it ends (p <= i < p + 64), read from the text; false if the
+ * block must be scanned one piece at a time. */
+static bool handover_at(const uint8_t *s, size_t p, size_t i, int o200k, handover *h)
 {
-    read_before(s, p, &h->c);
     h->next_digit = i;
     h->clear = bits_below(i - p);
     h->set = 1ULL << (i - p);
+    return read_before(s, p, o200k, &h->c);
+}
+
+/* The family's piece from s[i] (i < n): its end. */
+static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, int o200k,
+                                        unsigned digits)
+{
+    size_t e = o200k ? o200k_fast(s, n, i) : cl100k_fast(s, n, i);
+    if (e)
+        return e;
+    return o200k ? o200k_slow(s, n, i) : cl100k_slow(s, n, i, digits);
 }
 
 /* The starts of the block at s[b0..b0+64) (masks m; nm the next block's,
  * NULL if none), given what the text before hands over (h, updated for
  * the next block); false if the block must be scanned one piece at a
  * time. */
-static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__block_masks *m,
-                         const simdbpe__block_masks *nm, int digits3, handover *h,
-                         uint64_t *out)
+static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
+                                const simdbpe__block_masks *m, const simdbpe__block_masks *nm,
+                                int o200k, int digits3, handover *h, uint64_t *out)
 {
     uint64_t valid = bits_below(n - b0);
     if (m->high & valid)
@@ -640,12 +724,20 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
     uint64_t BR = breaks_of(s + b0, W & ~SP);
     const before c = h->c;
 
-    /* Line breaks an X-run takes: runs of BR right after X (or after the
-     * byte before the block, if that is X or such a break). */
-    uint64_t first = BR & (X << 1 | c.taken);
-    uint64_t taken = BR & ~(BR + first);
-    uint64_t Wp = W & ~taken;
-    uint64_t wp_before = c.w & !(c.br && c.taken);
+    /* X-runs' tails: runs of BR (o200k: BR or /) from a BR right after an
+     * X-run, or going on from the block before. */
+    uint64_t first = BR & (X << 1 | c.x | c.tail);
+    uint64_t tail = 0;
+    if (first | c.tail) {
+        uint64_t T = BR;
+        if (o200k)
+            T |= bytes_equal(s + b0, '/') & valid;
+        first |= T & c.tail;
+        tail = spread_up(first, T);
+    }
+    uint64_t Xr = X & ~tail; /* the X the rules see */
+    uint64_t Wp = W & ~tail;
+    uint64_t wp_before = c.w & !(c.br && c.tail);
 
     /* Where the whitespace run at the block's end goes on: the next
      * block's first code point is whitespace (next_ws), and whether a BR
@@ -672,13 +764,18 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
     }
 
     uint64_t pL = L << 1 | c.l, pW = W << 1 | c.w, pBR = BR << 1 | c.br;
-    uint64_t pX = X << 1 | c.x, pSP = SP << 1 | c.sp;
-    uint64_t ppX = X << 2 | c.x << 1 | c.x2, ppSP = SP << 2 | c.sp << 1 | c.sp2;
+    uint64_t pX = Xr << 1 | c.x, pSP = SP << 1 | c.sp;
+    uint64_t ppX = Xr << 2 | c.x << 1 | c.x2, ppSP = SP << 2 | c.sp << 1 | c.sp2;
     uint64_t pWp = Wp << 1 | wp_before;
     uint64_t not_end = bits_below(n - b0 - 1); /* a byte follows in the text */
 
     uint64_t starts = L & ~pL & ~((pW & ~pBR) | (pX & ~ppX & ~ppSP));
-    starts |= X & ~pX & ~pSP;
+    uint64_t LO = 0;
+    if (o200k) {
+        LO = L & bits_of(s + b0, 5); /* ASCII letters: 0x20 set in lower case */
+        starts |= L & ~LO & (LO << 1 | c.lo);
+    }
+    starts |= Xr & ~pX & ~pSP;
     starts |= Wp & ~pWp;
     uint64_t last = Wp & ~(Wp >> 1 | (next_ws << 63));
     starts |= last & ~BR & not_end;
@@ -706,44 +803,49 @@ static bool cl100k_block(const uint8_t *s, size_t n, size_t b0, const simdbpe__b
         }
     }
     starts = ((starts & ~h->clear) | h->set) & valid;
+    /* Contractions: cl100k's at a piece start, o200k's after letters. */
     uint64_t clear = 0, set = 0;
-    for (uint64_t cand = starts & m->apos; cand; cand &= cand - 1) {
+    uint64_t cand = m->apos & ~h->clear & (o200k ? pL : starts);
+    uint64_t after = h->set; /* o200k: right after a contraction (its letters are no word's) */
+    for (; cand; cand &= cand - 1) {
         size_t k = (size_t)__builtin_ctzll(cand);
-        size_t len = contraction(s, n, b0 + k);
+        size_t len = o200k && (after >> k & 1) ? 0 : contraction(s, n, b0 + k);
         if (!len)
             continue;
-        size_t e = k + len; /* no start inside, one after */
-        starts &= ~(bits_below(e < 64 ? e : 64) & ~bits_below(k + 1));
-        if (e < 64)
+        size_t e = k + len; /* no start inside (o200k: nor at the '), one after */
+        starts &= ~(bits_below(e < 64 ? e : 64) & ~bits_below(o200k ? k : k + 1));
+        if (e < 64) {
             starts |= (uint64_t)(b0 + e < n) << e;
-        else {
+            after = 1ULL << e;
+        } else {
             clear = bits_below(e - 64);
             set = (uint64_t)(b0 + e < n) << (e - 64);
         }
     }
     *out = starts;
 
-    h->c = (before){L >> 63, N >> 63, W >> 63, BR >> 63, SP >> 63, X >> 63, X >> 62 & 1,
-                    SP >> 62 & 1, (X | taken) >> 63};
+    h->c = (before){L >> 63, LO >> 63, N >> 63, W >> 63, BR >> 63, SP >> 63, Xr >> 63,
+                    Xr >> 62 & 1, SP >> 62 & 1, tail >> 63};
     h->next_digit = next_digit;
     h->clear = clear;
     h->set = set;
     return true;
 }
 
-/* cl100k (digits3) and qwen2: cl100k_block where it can, one piece at a
- * time elsewhere. Blocks scanned one after the other hand over through
- * their masks; after a block scanned piece by piece, or at the start of
- * a chunk, the hand-over is read from the text and i. */
-static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
-                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int digits3)
+/* family_block where it can, one piece at a time elsewhere. Blocks
+ * scanned one after the other hand over through their masks; after a
+ * block scanned piece by piece, or at the start of a chunk, the hand-over
+ * is read from the text and i. */
+static inline size_t scan_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
+                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int o200k,
+                                 int digits3)
 {
     simdbpe__block_masks m[SIMDBPE__PRETOK_CHUNK + 1];
     size_t nb = (hi - lo + 63) / 64;
     size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
     kern->classify(s + lo, to - lo, m);
     size_t have = (to - lo + 63) / 64;
-    unsigned max = digits3 ? 3 : 1;
+    unsigned digits = digits3 ? 3 : 1;
     handover h;
     int chained = 0; /* the block before was scanned by masks: h holds */
     size_t q = i;    /* the last start set */
@@ -751,10 +853,10 @@ static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s,
         size_t b0 = lo + 64 * b, end = b0 + 64 < n ? b0 + 64 : n;
         if (!chained && i >= end)
             continue; /* inside one piece */
-        if (!chained)
-            handover_at(s, b0, i, &h);
         uint64_t st;
-        if (cl100k_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, digits3, &h, &st)) {
+        if ((chained || handover_at(s, b0, i, o200k, &h)) &&
+            family_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, o200k, digits3, &h,
+                         &st)) {
             starts[b] |= st;
             if (st)
                 q = b0 + 63 - (size_t)__builtin_clzll(st);
@@ -770,28 +872,28 @@ static size_t scan_cl100k_blocks(const simdbpe__kernels *kern, const uint8_t *s,
         while (i < end) {
             starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
             q = i;
-            size_t e = cl100k_fast(s, n, i);
-            i = e ? e : cl100k_slow(s, n, i, max);
+            i = block_family_piece(s, n, i, o200k, digits);
         }
     }
-    if (chained) {
-        i = cl100k_fast(s, n, q);
-        if (!i)
-            i = cl100k_slow(s, n, q, max);
-    }
-    return i;
+    return chained ? block_family_piece(s, n, q, o200k, digits) : i;
 }
 
 static size_t scan_cl100k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
                           size_t hi, size_t lo, uint64_t *starts)
 {
-    return scan_cl100k_blocks(k, s, n, i, hi, lo, starts, 1);
+    return scan_blocks(k, s, n, i, hi, lo, starts, 0, 1);
 }
 
 static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
                          size_t hi, size_t lo, uint64_t *starts)
 {
-    return scan_cl100k_blocks(k, s, n, i, hi, lo, starts, 0);
+    return scan_blocks(k, s, n, i, hi, lo, starts, 0, 0);
+}
+
+static size_t scan_o200k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
+                         size_t hi, size_t lo, uint64_t *starts)
+{
+    return scan_blocks(k, s, n, i, hi, lo, starts, 1, 1);
 }
 
 /* The piece starts of s[i..hi) (i a piece start) into starts[] (bit k of
@@ -809,7 +911,6 @@ static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, 
         }                                                                                          \
         return i;                                                                                  \
     }
-SCAN(scan_o200k, o200k_fast(s, n, i), o200k_slow(s, n, i))
 SCAN(scan_deepseek, 0, deepseek_end(s, n, i))
 
 simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind)
