@@ -100,6 +100,7 @@ const simdbpe__kernels simdbpe__kernels_avx2 = {
     "avx2",
     validate_utf8_simd,
     classify_simd,
+    classify_ext_simd,
     map_bytes_avx2,
     lead_classes_avx2,
 };

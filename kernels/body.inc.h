@@ -9,6 +9,7 @@
  * partial block is copied into a zero-filled local block, so no kernel
  * reads past `len` (zero bytes are ASCII and in no class).
  */
+#include <stdbool.h>
 #include <string.h>
 
 #include "kernels.h"
@@ -200,6 +201,7 @@ static size_t validate_utf8_simd(const uint8_t *s, size_t len)
  *   LA  4x,6x with x in 1..F   (A-O, a-o)     DIG 3x with x in 0..9
  *   LB  5x,7x with x in 0..A   (P-Z, p-z)     WSC 0x with x in 9..D
  *   SP  20                                     AP  27
+ *   BR  0A 0D                                  SL  2F
  *
  * Bytes 80..FF have no bits (hi_tbl is 0 there). The bits are placed so
  * that each mask takes two instructions: the letters are the two top bits,
@@ -209,7 +211,7 @@ static size_t validate_utf8_simd(const uint8_t *s, size_t len)
  * AND and a compare to zero took 25 vector and 10 scalar instructions per
  * vector instead of 20 and 1.
  */
-enum { AP = 0x04, WSC = 0x08, SP = 0x10, DIG = 0x20, LA = 0x40, LB = 0x80 };
+enum { BR = 0x01, SL = 0x02, AP = 0x04, WSC = 0x08, SP = 0x10, DIG = 0x20, LA = 0x40, LB = 0x80 };
 
 static const uint8_t cls_lo_tbl[16] = {
     LB | DIG | SP,      /* 0 */
@@ -222,16 +224,16 @@ static const uint8_t cls_lo_tbl[16] = {
     LA | LB | DIG | AP, /* 7 */
     LA | LB | DIG,      /* 8 */
     LA | LB | DIG | WSC, /* 9 */
-    LA | LB | WSC,      /* A */
+    LA | LB | WSC | BR, /* A */
     LA | WSC,           /* B */
     LA | WSC,           /* C */
-    LA | WSC,           /* D */
+    LA | WSC | BR,      /* D */
     LA,                 /* E */
-    LA,                 /* F */
+    LA | SL,            /* F */
 };
 
 static const uint8_t cls_hi_tbl[16] = {
-    WSC, 0, SP | AP, DIG, LA, LB, LA, LB, 0, 0, 0, 0, 0, 0, 0, 0,
+    WSC | BR, 0, SP | AP | SL, DIG, LA, LB, LA, LB, 0, 0, 0, 0, 0, 0, 0, 0,
 };
 
 /* Bit i set where byte i of cls has the class bit `bit` (a power of two
@@ -239,9 +241,9 @@ static const uint8_t cls_hi_tbl[16] = {
 #define HAS_BIT(cls, bit) ((uint64_t)v_movemask(v_shl16((cls), 7 - __builtin_ctz(bit))))
 
 static inline void classify_block(const uint8_t *p, vec t_lo, vec t_hi,
-                                  simdbpe__block_masks *m)
+                                  simdbpe__block_masks *m, bool ext)
 {
-    simdbpe__block_masks r = {0, 0, 0, 0, 0, 0, 0};
+    simdbpe__block_masks r = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < VPB; k++) {
         vec c = v_load(p + k * VBYTES);
         vec cls = v_and(v_lookup(t_lo, v_and(c, v_splat(0x0F))), v_lookup(t_hi, v_shr4(c)));
@@ -255,19 +257,35 @@ static inline void classify_block(const uint8_t *p, vec t_lo, vec t_hi,
         r.high |= (uint64_t)v_movemask(c) << at;
         /* 80..BF are the signed bytes below (int8_t)0xC0 = -64. */
         r.cont |= (uint64_t)v_movemask(v_gt_s8(v_splat(0xC0), c)) << at;
+        if (ext) {
+            r.br |= HAS_BIT(cls, BR) << at;
+            r.slash |= HAS_BIT(cls, SL) << at;
+            r.lower |= (uint64_t)v_movemask(v_shl16(c, 2)) << at; /* bit 5 up to bit 7 */
+        }
     }
     *m = r;
 }
 
-static void classify_simd(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+static inline void classify_any(const uint8_t *s, size_t len, simdbpe__block_masks *out,
+                                bool ext)
 {
     vec t_lo = v_table(cls_lo_tbl), t_hi = v_table(cls_hi_tbl);
     size_t b = 0;
     for (; b + BLOCK <= len; b += BLOCK)
-        classify_block(s + b, t_lo, t_hi, out++);
+        classify_block(s + b, t_lo, t_hi, out++, ext);
     if (b < len) {
         uint8_t tail[BLOCK] = {0};
         memcpy(tail, s + b, len - b);
-        classify_block(tail, t_lo, t_hi, out);
+        classify_block(tail, t_lo, t_hi, out, ext);
     }
+}
+
+static void classify_simd(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+{
+    classify_any(s, len, out, false);
+}
+
+static void classify_ext_simd(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+{
+    classify_any(s, len, out, true);
 }

@@ -26,11 +26,14 @@
  *   ws      \t \n \v \f \r ' '       space  ' ' only
  *   apos    '\''             high   0x80-0xFF (part of a multi-byte char)
  *   cont    0x80-0xBF (a continuation byte, never the start of a char)
+ *   br      \r \n             slash  '/'
+ *   lower   bytes with bit 0x20 set (with `letter`: a-z)
+ * (the last three only from classify_ext; classify leaves them 0)
  *
  * The pre-tokenizer adds the classes of multi-byte code points itself.
  */
 typedef struct simdbpe__block_masks {
-    uint64_t letter, digit, ws, space, apos, high, cont;
+    uint64_t letter, digit, ws, space, apos, high, cont, br, slash, lower;
 } simdbpe__block_masks;
 
 /* The classes of the multi-byte characters of a block (see lead_classes):
@@ -49,6 +52,8 @@ typedef struct simdbpe__kernels {
     /* Fills out[0 .. (len + 63) / 64) with the masks of each 64-byte block
      * of s[0..len). */
     void (*classify)(const uint8_t *s, size_t len, simdbpe__block_masks *out);
+    /* The same with br, slash and lower too (the other families' scanners). */
+    void (*classify_ext)(const uint8_t *s, size_t len, simdbpe__block_masks *out);
     /* out[i] = table[s[i]] for i < len: the initial token ids of a word. */
     void (*map_bytes)(const uint8_t *s, size_t len, const uint32_t table[256], uint32_t *out);
     /* The classes of the characters that start at the bits of `leads` in

@@ -110,30 +110,42 @@ static size_t validate_utf8_scalar(const uint8_t *s, size_t len)
 }
 
 /* The classes of one byte, as bits in the order of simdbpe__block_masks. */
-enum { C_LETTER = 1, C_DIGIT = 2, C_WS = 4, C_SPACE = 8, C_APOS = 16, C_HIGH = 32, C_CONT = 64 };
+enum {
+    C_LETTER = 1, C_DIGIT = 2, C_WS = 4, C_SPACE = 8, C_APOS = 16, C_HIGH = 32, C_CONT = 64,
+    C_BR = 128, C_SLASH = 256, C_LOWER = 512
+};
 
-static uint8_t byte_classes(uint8_t c)
+static unsigned ascii_classes(uint8_t c)
 {
     if (c >= 0x80)
-        return (uint8_t)(C_HIGH | (c < 0xC0 ? C_CONT : 0));
+        return C_HIGH | (c < 0xC0 ? C_CONT : 0);
     if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z')
         return C_LETTER;
     if (c >= '0' && c <= '9')
         return C_DIGIT;
     if (c == ' ')
         return C_WS | C_SPACE;
+    if (c == '\r' || c == '\n')
+        return C_WS | C_BR;
     if (c >= '\t' && c <= '\r')
         return C_WS;
+    if (c == '/')
+        return C_SLASH;
     return c == '\'' ? C_APOS : 0;
 }
 
-static void classify_scalar(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+static unsigned byte_classes(uint8_t c)
+{
+    return ascii_classes(c) | (c & 0x20 ? C_LOWER : 0);
+}
+
+static void classify_ext_scalar(const uint8_t *s, size_t len, simdbpe__block_masks *out)
 {
     for (size_t b = 0; b * 64 < len; b++) {
-        simdbpe__block_masks m = {0, 0, 0, 0, 0, 0, 0};
+        simdbpe__block_masks m = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
         size_t n = len - b * 64 < 64 ? len - b * 64 : 64;
         for (size_t i = 0; i < n; i++) {
-            uint8_t c = byte_classes(s[b * 64 + i]);
+            unsigned c = byte_classes(s[b * 64 + i]);
             uint64_t bit = 1ULL << i;
             m.letter |= (c & C_LETTER) ? bit : 0;
             m.digit |= (c & C_DIGIT) ? bit : 0;
@@ -142,9 +154,19 @@ static void classify_scalar(const uint8_t *s, size_t len, simdbpe__block_masks *
             m.apos |= (c & C_APOS) ? bit : 0;
             m.high |= (c & C_HIGH) ? bit : 0;
             m.cont |= (c & C_CONT) ? bit : 0;
+            m.br |= (c & C_BR) ? bit : 0;
+            m.slash |= (c & C_SLASH) ? bit : 0;
+            m.lower |= (c & C_LOWER) ? bit : 0;
         }
         out[b] = m;
     }
+}
+
+static void classify_scalar(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+{
+    classify_ext_scalar(s, len, out);
+    for (size_t b = 0; b * 64 < len; b++)
+        out[b].br = out[b].slash = out[b].lower = 0;
 }
 
 static void map_bytes_scalar(const uint8_t *s, size_t len, const uint32_t table[256],
@@ -183,6 +205,7 @@ const simdbpe__kernels simdbpe__kernels_scalar = {
     "scalar",
     validate_utf8_scalar,
     classify_scalar,
+    classify_ext_scalar,
     map_bytes_scalar,
     simdbpe__lead_classes_scalar,
 };

@@ -20,6 +20,7 @@ const simdbpe__kernels simdbpe__kernels_sse42 = {
     "sse42",
     validate_utf8_simd,
     classify_simd,
+    classify_ext_simd,
     map_bytes_sse42,
     simdbpe__lead_classes_scalar,
 };

@@ -183,17 +183,23 @@ static void check_classify(const uint8_t *s, size_t len)
     simdbpe__block_masks *want = calloc(nb + 1, sizeof *want);
     simdbpe__block_masks *got = calloc(nb + 1, sizeof *got);
     uint8_t *c = exact_copy(s, len);
-    simdbpe__kernels_scalar.classify(c, len, want);
-    for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++) {
-        memset(got, 0xAB, (nb + 1) * sizeof *got);
-        (*k)->classify(c, len, got);
-        for (size_t b = 0; b < nb; b++)
-            cr_assert(memcmp(&got[b], &want[b], sizeof *got) == 0,
-                      "%s classify, length %zu, block %zu differs", (*k)->name, len, b);
-        /* and nothing written past the last block */
-        const uint8_t *after = (const uint8_t *)&got[nb];
-        for (size_t i = 0; i < sizeof *got; i++)
-            cr_assert_eq(after[i], 0xAB, "%s classify wrote past block %zu", (*k)->name, nb);
+    for (int ext = 0; ext < 2; ext++) {
+        (ext ? simdbpe__kernels_scalar.classify_ext : simdbpe__kernels_scalar.classify)(c, len,
+                                                                                        want);
+        for (size_t b = 0; b < nb && !ext; b++)
+            cr_assert(want[b].br == 0 && want[b].slash == 0 && want[b].lower == 0);
+        for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++) {
+            memset(got, 0xAB, (nb + 1) * sizeof *got);
+            (ext ? (*k)->classify_ext : (*k)->classify)(c, len, got);
+            for (size_t b = 0; b < nb; b++)
+                cr_assert(memcmp(&got[b], &want[b], sizeof *got) == 0,
+                          "%s classify%s, length %zu, block %zu differs", (*k)->name,
+                          ext ? "_ext" : "", len, b);
+            /* and nothing written past the last block */
+            const uint8_t *after = (const uint8_t *)&got[nb];
+            for (size_t i = 0; i < sizeof *got; i++)
+                cr_assert_eq(after[i], 0xAB, "%s classify wrote past block %zu", (*k)->name, nb);
+        }
     }
     free(c);
     free(want);
@@ -208,15 +214,18 @@ Test(kernels, classify_every_byte_value)
     check_classify(all, 256);
     /* The scalar reference itself, on a few bytes, from the definition. */
     simdbpe__block_masks m;
-    const uint8_t s[8] = {'a', 'Z', '5', ' ', '\t', '\'', 0xC3, 0xA9};
-    simdbpe__kernels_scalar.classify(s, 8, &m);
-    cr_assert_eq(m.letter, 0x03);
+    const uint8_t s[12] = {'a', 'Z', '5', ' ', '\t', '\'', 0xC3, 0xA9, '\n', '/', '\r', 'z'};
+    simdbpe__kernels_scalar.classify_ext(s, 12, &m);
+    cr_assert_eq(m.letter, 0x803);
     cr_assert_eq(m.digit, 0x04);
-    cr_assert_eq(m.ws, 0x18);
+    cr_assert_eq(m.ws, 0x518);
     cr_assert_eq(m.space, 0x08);
     cr_assert_eq(m.apos, 0x20);
     cr_assert_eq(m.high, 0xC0);
     cr_assert_eq(m.cont, 0x80);
+    cr_assert_eq(m.br, 0x500);
+    cr_assert_eq(m.slash, 0x200);
+    cr_assert_eq(m.lower, 0xAAD); /* a 5 ' ' ' \xA9 / z: bit 0x20 set */
 }
 
 Test(kernels, classify_random_bytes_at_block_lengths)

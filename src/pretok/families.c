@@ -41,6 +41,8 @@
 #include <string.h>
 
 #include "pretok.h"
+
+#include "common.h"
 #include "ucd.h"
 #include "utf8_valid.h"
 
@@ -620,35 +622,6 @@ static inline uint64_t breaks_of(const uint8_t *s, uint64_t ws_not_space)
     return br;
 }
 
-/* Byte k of the 8 at p -> bit k: which have bit `bit` set (mask) or
- * equal c (eq). The multiplication gathers bit 8k (k = 0..7) into bit
- * 56 + k: the product's other bits stay below 56 or carry nothing. */
-#define GATHER 0x0102040810204080ULL
-static inline uint64_t bits_of(const uint8_t *s, unsigned bit)
-{
-    uint64_t r = 0;
-    for (int w = 0; w < 8; w++) {
-        uint64_t v;
-        memcpy(&v, s + 8 * w, 8);
-        r |= ((v >> bit & 0x0101010101010101ULL) * GATHER >> 56) << 8 * w;
-    }
-    return r;
-}
-
-static inline uint64_t bytes_equal(const uint8_t *s, uint8_t c)
-{
-    const uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
-    uint64_t r = 0;
-    for (int w = 0; w < 8; w++) {
-        uint64_t v;
-        memcpy(&v, s + 8 * w, 8);
-        v ^= c * 0x0101010101010101ULL;
-        uint64_t zero = ~(((v & low7) + low7) | v) & ~low7; /* bit 7 of each 0 byte */
-        r |= ((zero >> 7) * GATHER >> 56) << 8 * w;
-    }
-    return r;
-}
-
 /* The bits of m that have a bit of x at or after them in the same run of
  * m (x within m): x spread down through the runs, 1 + 2 + 4 + ... bits. */
 static inline uint64_t spread_down(uint64_t x, uint64_t m)
@@ -712,7 +685,7 @@ static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, in
  * NULL if none), given what the text before hands over (h, updated for
  * the next block); false if the block must be scanned one piece at a
  * time. */
-static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
+static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_t b0,
                                 const simdbpe__block_masks *m, const simdbpe__block_masks *nm,
                                 int o200k, int digits3, handover *h, uint64_t *out)
 {
@@ -721,7 +694,7 @@ static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
         return false;
     uint64_t L = m->letter, N = m->digit, W = m->ws, SP = m->space;
     uint64_t X = valid & ~(L | N | W);
-    uint64_t BR = breaks_of(s + b0, W & ~SP);
+    uint64_t BR = o200k ? m->br : breaks_of(s + b0, W & ~SP);
     const before c = h->c;
 
     /* X-runs' tails: runs of BR (o200k: BR or /) from a BR right after an
@@ -731,9 +704,12 @@ static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
     if (first | c.tail) {
         uint64_t T = BR;
         if (o200k)
-            T |= bytes_equal(s + b0, '/') & valid;
+            T |= m->slash;
         first |= T & c.tail;
-        tail = spread_up(first, T);
+        /* cl100k: one BR a run can start its tail (the one after the X),
+         * so an add carries through the run; o200k's / is X, so a run of
+         * [\r\n/] can hold several. */
+        tail = o200k ? spread_up(first, T) : T & ~(T + first);
     }
     uint64_t Xr = X & ~tail; /* the X the rules see */
     uint64_t Wp = W & ~tail;
@@ -759,7 +735,7 @@ static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
                 return false; /* it runs on past the next block */
             if (e0 + run < n && ((nm->high >> run) & 1) && (cls_at(s, n, e0 + run, &len) & C_WS))
                 return false;
-            later_br = breaks_of(s + e0, ws & bits_below(run) & ~nm->space) != 0;
+            later_br = ((o200k ? nm->br : breaks_of(s + e0, ws & ~nm->space)) & bits_below(run)) != 0;
         }
     }
 
@@ -772,7 +748,7 @@ static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
     uint64_t starts = L & ~pL & ~((pW & ~pBR) | (pX & ~ppX & ~ppSP));
     uint64_t LO = 0;
     if (o200k) {
-        LO = L & bits_of(s + b0, 5); /* ASCII letters: 0x20 set in lower case */
+        LO = L & m->lower; /* ASCII letters: 0x20 set in lower case */
         starts |= L & ~LO & (LO << 1 | c.lo);
     }
     starts |= Xr & ~pX & ~pSP;
@@ -836,14 +812,16 @@ static inline bool family_block(const uint8_t *s, size_t n, size_t b0,
  * scanned one after the other hand over through their masks; after a
  * block scanned piece by piece, or at the start of a chunk, the hand-over
  * is read from the text and i. */
-static inline size_t scan_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
+static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
                                  size_t i, size_t hi, size_t lo, uint64_t *starts, int o200k,
                                  int digits3)
 {
     simdbpe__block_masks m[SIMDBPE__PRETOK_CHUNK + 1];
     size_t nb = (hi - lo + 63) / 64;
     size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
-    kern->classify(s + lo, to - lo, m);
+    /* cl100k finds its few line breaks among the whitespace (cheaper
+     * than three more masks a block); o200k needs / and the case too. */
+    (o200k ? kern->classify_ext : kern->classify)(s + lo, to - lo, m);
     size_t have = (to - lo + 63) / 64;
     unsigned digits = digits3 ? 3 : 1;
     handover h;
