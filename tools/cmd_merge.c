@@ -33,7 +33,7 @@
 #include "megatron_idx.h"
 #include "options.h"
 #include "outfile.h"
-#include "ranks.h"
+#include "marker.h"
 
 enum { M_MEGATRON, M_U16, M_U32, M_TEXT };
 static const char *const merge_formats[] = {"megatron", "u16", "u32", "text", NULL};
@@ -565,6 +565,14 @@ static int outputs_not_parts(const merge *m)
     return rc;
 }
 
+/* Notices of the library (removed leftovers), as messages. */
+static void print_notice(void *user, simdbpe_dataset_event event, const char *text)
+{
+    (void)user;
+    (void)event;
+    cli_error("%s", text);
+}
+
 static int run_merge(merge *m, char **names, int n_names)
 {
     m->parts = calloc((size_t)n_names, sizeof *m->parts);
@@ -592,7 +600,7 @@ static int run_merge(merge *m, char **names, int n_names)
         return rc;
     outfile_signals_install();
     outlock lock = OUTLOCK_INIT;
-    int e = outlock_take(&lock, m->output, m->quiet);
+    int e = outlock_take(&lock, m->output, m->quiet ? NULL : print_notice, NULL);
     if (e == EBUSY) {
         cli_error("merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
                   "choose another -o",

@@ -25,6 +25,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simdbpe_dataset.h"
+
 typedef struct outfile {
     int fd;             /* -1 once closed */
     int is_stdout;
@@ -93,8 +95,9 @@ typedef struct outlock {
 
 /* Takes the lock for `base` (nothing to take for standard output or an
  * existing path that is not a regular file). Returns 0, EBUSY (another
- * run holds it) or an errno. `quiet`: do not report removed leftovers. */
-int outlock_take(outlock *l, const char *base, int quiet);
+ * run holds it) or an errno. Removed leftovers are reported to `notice`
+ * (SIMDBPE_DATASET_NOTICE), unless it is NULL. */
+int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice, void *user);
 
 /* Removes the lock file and releases the lock; safe on an unheld one. */
 void outlock_release(outlock *l);
