@@ -11,6 +11,15 @@
 
 #include "simdbpe.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define files_check simdbpe__files_check
+#define files_find_same simdbpe__files_find_same
+#define files_free simdbpe__files_free
+#define files_free_view simdbpe__files_free_view
+#define files_init simdbpe__files_init
+#define files_select_rank simdbpe__files_select_rank
+#define files_total_size simdbpe__files_total_size
+
 typedef struct file_list {
     char **paths;
     uint64_t *sizes; /* set by files_check: each file's size, UINT64_MAX if

@@ -16,6 +16,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define marker_base simdbpe__marker_base
+#define marker_free simdbpe__marker_free
+#define marker_read simdbpe__marker_read
+#define marker_write simdbpe__marker_write
+
 /* "OUTPUT.RRRRR-of-WWWWW" (malloc'ed), or a copy of OUTPUT when world is 0. */
 char *marker_base(long rank, long world, const char *output);
 

@@ -27,6 +27,21 @@
 
 #include "simdbpe_dataset.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define outfile_close simdbpe__outfile_close
+#define outfile_commit simdbpe__outfile_commit
+#define outfile_commit_begin simdbpe__outfile_commit_begin
+#define outfile_commit_end simdbpe__outfile_commit_end
+#define outfile_discard simdbpe__outfile_discard
+#define outfile_free simdbpe__outfile_free
+#define outfile_open simdbpe__outfile_open
+#define outfile_pwrite simdbpe__outfile_pwrite
+#define outfile_signals_install simdbpe__outfile_signals_install
+#define outfile_write simdbpe__outfile_write
+#define outfile_write_whole simdbpe__outfile_write_whole
+#define outlock_release simdbpe__outlock_release
+#define outlock_take simdbpe__outlock_take
+
 typedef struct outfile {
     int fd;             /* -1 once closed */
     int is_stdout;

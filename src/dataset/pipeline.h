@@ -29,6 +29,13 @@
 
 #include "reader_jsonl.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define batch_add_seg simdbpe__batch_add_seg
+#define batch_fail_seg simdbpe__batch_fail_seg
+#define batch_reserve simdbpe__batch_reserve
+#define pipeline_run simdbpe__pipeline_run
+#define run_totals_free simdbpe__run_totals_free
+
 typedef enum { IN_TEXT, IN_LINES, IN_JSONL } input_mode;
 
 /* What one run does; fixed before the threads start. */
