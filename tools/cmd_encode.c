@@ -420,7 +420,8 @@ static int prepare(run *r)
         return failed(r, st, &err);
     const char *victim = simdbpe_dataset_same_input(r->ds, r->o.summary);
     if (victim) {
-        cli_error("--summary %s is the input %s: writing it would destroy the input; choose another",
+        cli_error("--summary %s is the input %s: writing it would destroy the input; choose "
+                  "another",
                   r->o.summary, victim);
         return EXIT_USAGE;
     }
