@@ -209,12 +209,68 @@ const char *simdbpe_dataset_message(const simdbpe_dataset *ds);
 
 void simdbpe_dataset_free(simdbpe_dataset *ds);
 
+/* ------------------------------------------------------------------ merge */
+
+typedef struct simdbpe_merge_options {
+    simdbpe_output_format format; /* MEGATRON, U16, U32 or TEXT (llm.c and datatrove
+                                   * parts are read as they are) */
+    const char *output;           /* OUT: a prefix (megatron) or a file */
+    simdbpe_dataset_message_fn on_message; /* notices; may be NULL */
+    void *user;
+} simdbpe_merge_options;
+
+typedef struct simdbpe_merge_result {
+    size_t parts;
+    uint64_t documents, tokens;
+    int in_file_order; /* 1: the parts' markers put documents back in the order of
+                        * the original input files; 0: concatenated as given */
+    char *message;     /* after a failure, its whole message (release it with
+                        * simdbpe_free); else NULL */
+} simdbpe_merge_result;
+
+/*
+ * One dataset from parts[0 .. n_parts): what each rank of a sharded run
+ * wrote (a Megatron prefix, or a raw file), or any Megatron/raw datasets.
+ * With n_parts 0 the parts are found as OUTPUT.RRRRR-of-WWWWW.done. With
+ * completion markers the parts must be all ranks of one run, and the result
+ * is byte-identical to a single-process run; without them the parts are
+ * concatenated in the order given. Every part is checked before anything
+ * is written; the output appears under its name only when complete. An
+ * output that is a part's file is SIMDBPE_ERR_INVALID_ARG, a bad or missing
+ * part SIMDBPE_ERR_IO. `result` may be NULL.
+ */
+simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const char *const *parts,
+                                     size_t n_parts, simdbpe_merge_result *result,
+                                     simdbpe_error *err);
+
+/* -------------------------------------------------------------- utilities */
+
+/*
+ * One input read as the engine reads it: "-" is standard input, gzip and
+ * zstd are recognised by their first bytes and decompressed as a stream
+ * (a fixed buffer, whatever the file size).
+ */
+typedef struct simdbpe_dataset_input simdbpe_dataset_input;
+
+/* SIMDBPE_ERR_IO (err->message: strerror's words) when it cannot be opened. */
+simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
+                                          simdbpe_error *err);
+/* Up to `cap` decompressed bytes into buf: their count, 0 at the end, or -1
+ * with the reason in err (e.g. "truncated gzip stream: unexpected end of
+ * file"; the bytes decoded before it were delivered). */
+long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
+                                simdbpe_error *err);
+/* NULL is a no-op. */
+void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
+
 /*
  * A file of the caller's that appears under its name only when complete,
  * as the outputs do (e.g. a summary written after a run, opened before it
  * so that a path that cannot be written fails before any work). Written
  * under PATH.tmp.XXXXXX; commit renames it into place; discard (or free
- * without commit) removes it. Failures are "PATH: reason".
+ * without commit) removes it. Failures are "PATH: reason". PATH NULL or
+ * "-" is standard output ("<stdout>" in messages), written in place, as is
+ * an existing path that is not a regular file (/dev/null, a FIFO).
  */
 typedef struct simdbpe_dataset_file_out simdbpe_dataset_file_out;
 

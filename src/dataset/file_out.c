@@ -1,6 +1,7 @@
 /*
- * file_out.c - simdbpe_dataset_file_out: outfile.h for the library's
- * callers (simdbpe_dataset.h).
+ * file_out.c - the engine's file handling for the library's callers
+ * (simdbpe_dataset.h): simdbpe_dataset_file_out over outfile.h,
+ * simdbpe_dataset_input over reader_source.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include "simdbpe_dataset.h"
 
 #include "outfile.h"
+#include "reader_source.h"
 
 struct simdbpe_dataset_file_out {
     outfile o;
@@ -33,18 +35,19 @@ simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_
 {
     *out = NULL;
     simdbpe_dataset_file_out *f = calloc(1, sizeof *f);
-    char *p = strdup(path);
+    char *p = strdup(path ? path : "<stdout>");
     if (!f || !p) {
         free(f);
         free(p);
-        return fail(err, path, ENOMEM);
+        return fail(err, path ? path : "<stdout>", ENOMEM);
     }
     int e = outfile_open(&f->o, path);
     if (e) {
         outfile_discard(&f->o);
         free(f);
+        fail(err, p, e);
         free(p);
-        return fail(err, path, e);
+        return e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO;
     }
     f->path = p;
     *out = f;
@@ -71,4 +74,43 @@ void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f)
     outfile_discard(&f->o);
     free(f->path);
     free(f);
+}
+
+static void set_error(simdbpe_error *err, simdbpe_status st, const char *msg)
+{
+    if (!err)
+        return;
+    err->status = st;
+    err->byte_offset = err->index = SIMDBPE_NO_POSITION;
+    err->line = 0;
+    snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
+                                          simdbpe_error *err)
+{
+    source *s = NULL;
+    int e = source_open(&s, path);
+    *out = (simdbpe_dataset_input *)s;
+    if (!e)
+        return SIMDBPE_OK;
+    simdbpe_status st = e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO;
+    set_error(err, st, strerror(e));
+    return st;
+}
+
+long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
+                                simdbpe_error *err)
+{
+    char msg[256];
+    ssize_t got = source_read((source *)in, buf, cap, msg, sizeof msg);
+    if (got < 0)
+        set_error(err, SIMDBPE_ERR_IO, msg);
+    return (long)got;
+}
+
+void simdbpe_dataset_input_close(simdbpe_dataset_input *in)
+{
+    if (in)
+        source_close((source *)in);
 }
