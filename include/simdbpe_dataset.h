@@ -13,6 +13,10 @@
  * (the string at a key). Outputs: text ids, raw u16/u32, llm.c shards,
  * Megatron .bin/.idx, datatrove .ds (tools/BULK.md has the layouts).
  *
+ * Use: simdbpe_dataset_new (options) -> simdbpe_dataset_prepare (inputs)
+ * -> simdbpe_dataset_run -> simdbpe_dataset_result_of -> simdbpe_dataset_free,
+ * or simdbpe_dataset_encode_files for all of it in one call.
+ *
  * Invariants:
  *   - The output is byte-identical for any number of threads: batches are
  *     numbered when read and written in that order.
@@ -33,7 +37,10 @@
  * decompressed file (text inputs) or in the JSON value (jsonl), where they
  * apply. Misused options are SIMDBPE_ERR_INVALID_ARG, unreadable inputs and
  * unwritable outputs SIMDBPE_ERR_IO, bad documents the encoder's status (or
- * SIMDBPE_ERR_INVALID_ARG for a malformed JSON record).
+ * SIMDBPE_ERR_INVALID_ARG for a malformed JSON record; a damaged .gz/.zst
+ * stream is SIMDBPE_ERR_IO). Messages are the words `simdbpe encode` and
+ * `simdbpe merge` print after "simdbpe: ", which is why they name the
+ * command's options (--json-key, -o, ...).
  *
  * Sharding: with world_size > 0 the run is rank `rank` of `world_size`: it
  * encodes input files i with i % world_size == rank into

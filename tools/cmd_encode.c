@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "simdbpe.h"
-
 #include "simdbpe_dataset.h"
 
 #include "cli.h"
@@ -27,16 +26,15 @@
 #include "progress.h"
 #include "ranks.h"
 
-
 typedef struct encode_opts {
     int count; /* `simdbpe count` */
     const char *model;
     int in_mode;
     const char *json_key; /* NULL: not given */
     const char *sep_arg;
-    int format; /* out_format, or -1 = default */
+    int format; /* simdbpe_output_format (format_names), or -1 = text */
     const char *output;
-    int eot;   /* eot_mode, or -1 = the format's default */
+    int eot;   /* index in eot_names, or -1 = the format's default */
     int width; /* --dtype: 2, 4, or 0 = the format's default */
     uint64_t shard_tokens;
     int shard_tokens_set;

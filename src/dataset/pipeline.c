@@ -14,11 +14,14 @@
  * encoding, else waits. Encoded batches wait in slots[seq % window]; no
  * batch is read more than `window` ahead of the writer, so the slots never
  * collide and memory stays bounded. With one thread this is a plain loop:
- * read, encode, write.
+ * read, encode, write. The threads are the workers of one simdbpe_pool run
+ * (one task each, which loops until the input is written), so "thread 0"
+ * is task 0, and it stays on one thread for the whole run.
  *
  * Errors: the worker records a failed segment with its message; the writer
  * meets failures in input order, so the error reported (or the skip list)
- * is the same for any thread count. In stop mode the first failure stops
+ * is the same for any thread count, with its status, input, line and byte
+ * offset (seg.err_*) for simdbpe_error. In stop mode the first failure stops
  * everything; in skip mode the whole document is dropped, which is why the
  * writer holds a document cut into pieces until its last piece (also when
  * writing to standard output, where a stopped run must not leave part of

@@ -6,10 +6,11 @@
  *   batch k --worker--> ids of batch k        (any thread; one encoder each)
  *   batches in order --writer--> outputs      (one thread at a time writes)
  *
- * There are no extra reader or writer threads: each of the N threads loops
- * "write the next batch in order if it is ready, else (thread 0) read ahead,
- * else encode a filled batch". With N = 1 this is a plain sequential loop,
- * so a "1 thread" run really uses one core. Batches are numbered when read
+ * There are no extra reader or writer threads: N workers, the tasks of one
+ * simdbpe_pool run, each loop "write the next batch in order if it is
+ * ready, else (worker 0) read ahead, else encode a filled batch". With
+ * N = 1 this is a plain sequential loop on the calling thread, so a
+ * "1 thread" run really uses one core. Batches are numbered when read
  * and written in that order, so the output does not depend on N or on
  * timing.
  *
