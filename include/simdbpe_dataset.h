@@ -275,9 +275,10 @@ void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
  * as the outputs do (e.g. a summary written after a run, opened before it
  * so that a path that cannot be written fails before any work). Written
  * under PATH.tmp.XXXXXX; commit renames it into place; discard (or free
- * without commit) removes it. Failures are "PATH: reason". PATH NULL or
- * "-" is standard output ("<stdout>" in messages), written in place, as is
- * an existing path that is not a regular file (/dev/null, a FIFO).
+ * without commit) removes it. A failure's err->message is the reason
+ * (strerror's words), for the caller to put after the file's name. PATH
+ * NULL or "-" is standard output, written in place, as is an existing path
+ * that is not a regular file (/dev/null, a FIFO).
  */
 typedef struct simdbpe_dataset_file_out simdbpe_dataset_file_out;
 

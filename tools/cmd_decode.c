@@ -331,7 +331,7 @@ int cmd_decode(int argc, char **argv)
     simdbpe_dataset_cleanup_on_signals();
     simdbpe_dataset_file_out *out;
     if (simdbpe_dataset_file_open(o.output, &out, &err) != SIMDBPE_OK) {
-        cli_error("%s", err.message);
+        cli_error("%s: %s", o.output, err.message);
         simdbpe_model_free(model);
         free(o.files);
         return EXIT_FAIL;
@@ -342,7 +342,7 @@ int cmd_decode(int argc, char **argv)
         rc = decode_file(&o, model, o.files[i], out, &t);
     double secs = cli_now() - t0;
     if (rc == 0 && simdbpe_dataset_file_commit(out, &err) != SIMDBPE_OK) {
-        cli_error("%s", err.message);
+        cli_error("%s: %s", o.output ? o.output : "<stdout>", err.message);
         rc = EXIT_FAIL;
     }
     simdbpe_dataset_file_discard(out); /* only frees a committed file */

@@ -317,7 +317,7 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
         simdbpe_dataset_file_write(out, text, strlen(text));
         simdbpe_dataset_file_write(out, "\n", 1);
         if (simdbpe_dataset_file_commit(out, &err) != SIMDBPE_OK) {
-            cli_error("%s", err.message);
+            cli_error("%s: %s", o->summary, err.message);
             rc = EXIT_FAIL;
         }
     } else if (!o->quiet) {
@@ -437,7 +437,7 @@ static int execute(run *r)
     simdbpe_error err;
     if (r->o.summary &&
         simdbpe_dataset_file_open(r->o.summary, &r->summary, &err) != SIMDBPE_OK) {
-        cli_error("%s", err.message);
+        cli_error("%s: %s", r->o.summary, err.message);
         return EXIT_FAIL;
     }
     const simdbpe_dataset_result *t = simdbpe_dataset_result_of(r->ds);

@@ -15,18 +15,23 @@
 
 struct simdbpe_dataset_file_out {
     outfile o;
-    char *path;
 };
 
-static simdbpe_status fail(simdbpe_error *err, const char *path, int e)
+static void set_error(simdbpe_error *err, simdbpe_status st, const char *msg)
+{
+    if (!err)
+        return;
+    err->status = st;
+    err->byte_offset = err->index = SIMDBPE_NO_POSITION;
+    err->line = 0;
+    snprintf(err->message, sizeof err->message, "%s", msg);
+}
+
+/* An errno as a status, with strerror's words in err. */
+static simdbpe_status fail(simdbpe_error *err, int e)
 {
     simdbpe_status st = e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO;
-    if (err) {
-        err->status = st;
-        err->byte_offset = err->index = SIMDBPE_NO_POSITION;
-        err->line = 0;
-        snprintf(err->message, sizeof err->message, "%s: %s", path, strerror(e));
-    }
+    set_error(err, st, strerror(e));
     return st;
 }
 
@@ -35,21 +40,14 @@ simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_
 {
     *out = NULL;
     simdbpe_dataset_file_out *f = calloc(1, sizeof *f);
-    char *p = strdup(path ? path : "<stdout>");
-    if (!f || !p) {
-        free(f);
-        free(p);
-        return fail(err, path ? path : "<stdout>", ENOMEM);
-    }
+    if (!f)
+        return fail(err, ENOMEM);
     int e = outfile_open(&f->o, path);
     if (e) {
         outfile_discard(&f->o);
         free(f);
-        fail(err, p, e);
-        free(p);
-        return e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO;
+        return fail(err, e);
     }
-    f->path = p;
     *out = f;
     return SIMDBPE_OK;
 }
@@ -64,7 +62,7 @@ simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f, simdbpe_
     int e = outfile_close(&f->o);
     if (!e)
         e = outfile_commit(&f->o);
-    return e ? fail(err, f->path, e) : SIMDBPE_OK;
+    return e ? fail(err, e) : SIMDBPE_OK;
 }
 
 void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f)
@@ -72,20 +70,8 @@ void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f)
     if (!f)
         return;
     outfile_discard(&f->o);
-    free(f->path);
     free(f);
 }
-
-static void set_error(simdbpe_error *err, simdbpe_status st, const char *msg)
-{
-    if (!err)
-        return;
-    err->status = st;
-    err->byte_offset = err->index = SIMDBPE_NO_POSITION;
-    err->line = 0;
-    snprintf(err->message, sizeof err->message, "%s", msg);
-}
-
 simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
                                           simdbpe_error *err)
 {
