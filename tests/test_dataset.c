@@ -168,6 +168,14 @@ Test(dataset, a_bad_document_names_input_line_and_byte)
     cr_assert(!strncmp(err.message, want, strlen(want)));
     cr_assert_neq(access(out, F_OK), 0, "a failed run leaves no output");
     simdbpe_dataset_free(ds);
+    /* As rank 1 of 2 (bad.txt is its only file), `index` is still bad.txt's
+     * place in the full list. */
+    o.world_size = 2;
+    o.rank = 1;
+    cr_assert_eq(simdbpe_dataset_encode_files(m, &o, paths, 2, NULL, &err),
+                 SIMDBPE_ERR_INVALID_UTF8);
+    cr_assert_eq(err.index, 1);
+    cr_assert_eq(err.line, 2);
     unlink(good);
     unlink(bad);
     rmdir(dir);

@@ -128,7 +128,9 @@ static simdbpe_status encode(simdbpe_dataset *ds, simdbpe_error *err)
         return SIMDBPE_OK;
     writer_discard(ds->w);
     simdbpe_status st = f.message ? f.status : SIMDBPE_ERR_NOMEM;
-    simdbpe__ds_fail(ds, err, st, f.file, f.line, f.byte_offset, "%s",
+    /* The pipeline's file index is in this rank's list; err's in `paths`. */
+    uint64_t file = f.file < ds->mine.n ? ds->index[f.file] : SIMDBPE_NO_POSITION;
+    simdbpe__ds_fail(ds, err, st, file, f.line, f.byte_offset, "%s",
                      f.message ? f.message : "out of memory");
     free(f.message);
     return st;
