@@ -47,11 +47,13 @@ class BuildWithLibrary(build_ext):
 
     def build_extensions(self):
         lib_dir = self.library_dir()
-        flags = pkg_config("jansson", "libxxhash", "libutf8proc")
+        # The dataset engine (simdbpe_dataset.h) reads .zst and .gz inputs.
+        flags = pkg_config("jansson", "libxxhash", "libutf8proc", "libzstd", "zlib")
         for ext in self.extensions:
             ext.extra_objects = [os.path.join(lib_dir, "libsimdbpe.a")]
             ext.extra_compile_args += [f for f in flags if f.startswith("-I")]
-            ext.extra_link_args += [f for f in flags if not f.startswith("-I")] + ["-pthread"]
+            ext.extra_link_args += [f for f in flags if not f.startswith("-I")]
+            ext.extra_link_args += ["-pthread", "-lm"]
         super().build_extensions()
 
 

@@ -8,11 +8,11 @@
 # Tests that need ../shared/corpus (or $SIMDBPE_CORPUS_DIR) print
 # "SIMDBPE BULK CORPUS TESTS SKIPPED: ..." and ctest reports them skipped.
 
-set(BULK_TOOLS ${PROJECT_SOURCE_DIR}/tools)
-
-# C unit tests of the CLI's pure parts, compiled from tools/.
-simdbpe_tests_add(test_bulk_jsonl bulk/test_jsonl.c ${BULK_TOOLS}/reader_jsonl.c)
-target_include_directories(test_bulk_jsonl PRIVATE ${BULK_TOOLS})
+# C unit tests of the dataset engine's JSON Lines reader, compiled from
+# src/dataset/.
+set(BULK_DATASET ${PROJECT_SOURCE_DIR}/src/dataset)
+simdbpe_tests_add(test_bulk_jsonl bulk/test_jsonl.c ${BULK_DATASET}/reader_jsonl.c)
+target_include_directories(test_bulk_jsonl PRIVATE ${BULK_DATASET})
 
 # Tests that run the real binary.
 set(BULK_PY /usr/bin/python3)

@@ -27,6 +27,7 @@ simdbpe_tests_add(test_encode test_encode.c)
 simdbpe_tests_add(test_decode test_decode.c)
 simdbpe_tests_add(test_cut test_cut.c)
 simdbpe_tests_add(test_batch test_batch.c)
+simdbpe_tests_add(test_dataset test_dataset.c)
 
 simdbpe_tests_add(test_nfc test_nfc.c)
 target_link_libraries(test_nfc PRIVATE PkgConfig::UTF8PROC)

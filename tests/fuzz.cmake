@@ -62,8 +62,8 @@ simdbpe_fuzz_target(replace)
 simdbpe_fuzz_target(model_load)
 simdbpe_fuzz_target(kernels)
 simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
-simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/tools/reader_jsonl.c
-                    INCLUDES ${PROJECT_SOURCE_DIR}/tools LIBS PkgConfig::JANSSON m)
+simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/src/dataset/reader_jsonl.c
+                    INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::JANSSON m)
 simdbpe_fuzz_target(train)
 simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::TESTS_PCRE2)
 simdbpe_fuzz_target(hf_json)

@@ -1,8 +1,9 @@
 /*
  * cli_io.h - reading a whole input file for the simdbpe CLI (decode).
  *
- * Output files are written through outfile.h (temporary name, then
- * rename); encode reads its inputs as streams (reader_source.h).
+ * Output files are written through simdbpe_dataset_file_out (temporary
+ * name, then rename); encode reads its inputs as streams
+ * (simdbpe_dataset.h).
  */
 #ifndef SIMDBPE_CLI_IO_H
 #define SIMDBPE_CLI_IO_H

@@ -6,7 +6,7 @@
  * spaces or tabs; documents come out separated by a newline. u16/u32:
  * the whole file is the ids of one stream. A bad id names its file and
  * line (text) or position. Input is streamed (bounded memory for any
- * file or line size). Output goes through outfile.h, so -o FILE is
+ * file or line size). Output goes through simdbpe_dataset_file_out, so -o FILE is
  * never left half-written.
  */
 #include <errno.h>
@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "simdbpe.h"
+#include "simdbpe_dataset.h"
 
 #include "cli.h"
 #include "options.h"
-#include "outfile.h"
 
 typedef enum { DEC_TEXT, DEC_U16, DEC_U32 } dec_format;
 
@@ -94,7 +94,7 @@ static int parse_args(decode_opts *o, int argc, char **argv)
 typedef struct stream {
     const simdbpe_model *m;
     const char *path;
-    outfile *out;
+    simdbpe_dataset_file_out *out;
     totals *t;
     uint32_t ids[ID_CHUNK];
     size_t n;         /* ids waiting */
@@ -143,7 +143,7 @@ static int flush_ids(stream *s)
             cli_error("%s: %s", cli_display_name(s->path), err.message);
         return 1;
     }
-    outfile_write(s->out, s->buf, len);
+    simdbpe_dataset_file_write(s->out, s->buf, len);
     s->t->tokens += s->n;
     s->t->bytes += len;
     s->pos += s->n;
@@ -195,7 +195,7 @@ static int text_bytes(stream *s, text_state *x, const unsigned char *p, size_t n
             s->pos = 0;
             x->col = 0;
             if (s->line > 1)
-                outfile_write(s->out, "\n", 1);
+                simdbpe_dataset_file_write(s->out, "\n", 1);
         }
         x->col++;
         if (c == '\n') {
@@ -239,7 +239,7 @@ static void close_input(int fd)
 }
 
 static int decode_file(const decode_opts *o, const simdbpe_model *m, const char *path,
-                       outfile *out, totals *t)
+                       simdbpe_dataset_file_out *out, totals *t)
 {
     int fd = open_input(path);
     if (fd < 0) {
@@ -328,11 +328,10 @@ int cmd_decode(int argc, char **argv)
         free(o.files);
         return EXIT_FAIL;
     }
-    outfile_signals_install();
-    outfile out;
-    int e = outfile_open(&out, o.output);
-    if (e) {
-        cli_error("%s: %s", o.output, strerror(e));
+    simdbpe_dataset_cleanup_on_signals();
+    simdbpe_dataset_file_out *out;
+    if (simdbpe_dataset_file_open(o.output, &out, &err) != SIMDBPE_OK) {
+        cli_error("%s: %s", o.output, err.message);
         simdbpe_model_free(model);
         free(o.files);
         return EXIT_FAIL;
@@ -340,21 +339,13 @@ int cmd_decode(int argc, char **argv)
     totals t = {0, 0, 0};
     double t0 = cli_now();
     for (int i = 0; i < o.n_files && rc == 0; i++)
-        rc = decode_file(&o, model, o.files[i], &out, &t);
+        rc = decode_file(&o, model, o.files[i], out, &t);
     double secs = cli_now() - t0;
-    if (rc == 0) {
-        e = outfile_close(&out);
-        if (!e)
-            e = outfile_commit(&out);
-        if (e) {
-            cli_error("%s: %s", o.output ? o.output : "<stdout>", strerror(e));
-            rc = EXIT_FAIL;
-        }
+    if (rc == 0 && simdbpe_dataset_file_commit(out, &err) != SIMDBPE_OK) {
+        cli_error("%s: %s", o.output ? o.output : "<stdout>", err.message);
+        rc = EXIT_FAIL;
     }
-    if (rc)
-        outfile_discard(&out);
-    else
-        outfile_free(&out);
+    simdbpe_dataset_file_discard(out); /* only frees a committed file */
     if (rc == 0 && !o.quiet)
         cli_error("decoded %llu document%s, %llu bytes, %llu tokens in %.3f s (%.1f MB/s)",
                   (unsigned long long)t.docs, t.docs == 1 ? "" : "s", (unsigned long long)t.bytes,

@@ -21,11 +21,11 @@
 #include <unistd.h>
 
 #include "simdbpe.h"
+#include "simdbpe_dataset.h"
 #include "simdbpe_train.h"
 
 #include "cli.h"
 #include "options.h"
-#include "reader_source.h"
 
 #define EXIT_FAILED 1
 #define EXIT_BAD_USAGE 2
@@ -265,26 +265,24 @@ static void report_error(const char *path, const simdbpe_error *err, simdbpe_sta
 
 /* Streams one file into the trainer in chunks. */
 /* Feeds one input, decompressed like encode's (.gz and .zst detected by
- * content: reader_source.h). */
+ * content: simdbpe_dataset_input). */
 static int feed_file(simdbpe_trainer *t, const char *path, char *buf, progress_state *ps,
                      uint64_t *bytes)
 {
-    source *src;
-    int e = source_open(&src, path);
-    if (e) {
+    simdbpe_dataset_input *src;
+    simdbpe_error err;
+    if (simdbpe_dataset_input_open(path, &src, &err) != SIMDBPE_OK) {
         clear_progress(ps);
-        fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), strerror(e));
+        fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), err.message);
         return EXIT_FAILED;
     }
-    simdbpe_error err;
     simdbpe_status st = SIMDBPE_OK;
     int rc = 0;
-    char msg[512];
     for (;;) {
-        ssize_t got = source_read(src, buf, READ_CHUNK, msg, sizeof msg);
+        long got = simdbpe_dataset_input_read(src, buf, READ_CHUNK, &err);
         if (got < 0) {
             clear_progress(ps);
-            fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), msg);
+            fprintf(stderr, "simdbpe train: %s: %s\n", display_name(path), err.message);
             rc = EXIT_FAILED;
             break;
         }
@@ -297,7 +295,7 @@ static int feed_file(simdbpe_trainer *t, const char *path, char *buf, progress_s
         if (st != SIMDBPE_OK)
             break;
     }
-    source_close(src);
+    simdbpe_dataset_input_close(src);
     if (rc == 0 && st != SIMDBPE_OK) {
         clear_progress(ps);
         report_error(path, &err, st);

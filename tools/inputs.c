@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "cli.h"
 
@@ -115,102 +114,10 @@ int inputs_expand(char **args, int n_args, file_list *out)
     return rc;
 }
 
-int inputs_check(file_list *l)
-{
-    int stdin_uses = 0;
-    free(l->sizes);
-    free(l->dev);
-    free(l->ino);
-    l->sizes = malloc((l->n ? l->n : 1) * sizeof *l->sizes);
-    l->dev = calloc(l->n ? l->n : 1, sizeof *l->dev);
-    l->ino = calloc(l->n ? l->n : 1, sizeof *l->ino);
-    if (!l->sizes || !l->dev || !l->ino) {
-        cli_error("out of memory");
-        return EXIT_FAIL;
-    }
-    for (size_t i = 0; i < l->n; i++) {
-        const char *p = l->paths[i];
-        l->sizes[i] = UINT64_MAX;
-        if (strcmp(p, "-") == 0) {
-            stdin_uses++;
-            continue;
-        }
-        /* stat + access, not open: opening a FIFO would consume its writer. */
-        struct stat st;
-        if (stat(p, &st) != 0 || access(p, R_OK) != 0) {
-            cli_error("%s: %s", p, strerror(errno));
-            return EXIT_FAIL;
-        }
-        if (S_ISDIR(st.st_mode)) {
-            cli_error("%s: is a directory", p);
-            return EXIT_FAIL;
-        }
-        if (S_ISREG(st.st_mode))
-            l->sizes[i] = (uint64_t)st.st_size;
-        l->dev[i] = (uint64_t)st.st_dev;
-        l->ino[i] = (uint64_t)st.st_ino;
-    }
-    if (stdin_uses > 1) {
-        cli_error("standard input ('-') can be read only once");
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
-long inputs_find_same(const file_list *l, const char *path)
-{
-    struct stat st;
-    if (!l->dev || stat(path, &st) != 0)
-        return -1;
-    for (size_t i = 0; i < l->n; i++)
-        if (l->dev[i] == (uint64_t)st.st_dev && l->ino[i] == (uint64_t)st.st_ino &&
-            strcmp(l->paths[i], "-") != 0)
-            return (long)i;
-    return -1;
-}
-
-uint64_t inputs_total_size(const file_list *l)
-{
-    uint64_t total = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        if (!l->sizes || l->sizes[i] == UINT64_MAX)
-            return 0;
-        total += l->sizes[i];
-    }
-    return total;
-}
-
-int inputs_select_rank(file_list *l, int rank, int world, uint64_t **index)
-{
-    *index = malloc((l->n ? l->n : 1) * sizeof **index);
-    if (!*index)
-        return -1;
-    size_t k = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        if (i % (size_t)world == (size_t)rank) {
-            (*index)[k] = i;
-            if (l->sizes)
-                l->sizes[k] = l->sizes[i];
-            if (l->dev) {
-                l->dev[k] = l->dev[i];
-                l->ino[k] = l->ino[i];
-            }
-            l->paths[k++] = l->paths[i];
-        } else {
-            free(l->paths[i]);
-        }
-    }
-    l->n = k;
-    return 0;
-}
-
 void inputs_free(file_list *l)
 {
     for (size_t i = 0; i < l->n; i++)
         free(l->paths[i]);
     free(l->paths);
-    free(l->sizes);
-    free(l->dev);
-    free(l->ino);
     memset(l, 0, sizeof *l);
 }

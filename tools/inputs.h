@@ -23,34 +23,11 @@
 
 typedef struct file_list {
     char **paths;
-    uint64_t *sizes; /* set by inputs_check: each file's size, UINT64_MAX if
-                      * it is not a regular file (or is standard input) */
-    uint64_t *dev, *ino; /* set by inputs_check: each file's identity (0, 0
-                          * for standard input) */
     size_t n, cap;
 } file_list;
 
 /* Returns 0, or an exit code after printing why. */
 int inputs_expand(char **args, int n_args, file_list *out);
-
-/* Checks that every file (not stdin) can be opened now, so that a typo
- * fails at once rather than hours later, and records the sizes. Returns 0
- * or an exit code after printing why. */
-int inputs_check(file_list *l);
-
-/* The index of the input that is the same file as `path` (by device and
- * inode, so links and other spellings count), or -1 when none is or
- * `path` does not exist. Uses the identities inputs_check recorded. */
-long inputs_find_same(const file_list *l, const char *path);
-
-/* Sum of the sizes inputs_check recorded; 0 if any input is not a regular
- * file (or if they were not recorded). No file is looked at again: on a
- * VM a stat costs about 2 us, and a job may have millions of files. */
-uint64_t inputs_total_size(const file_list *l);
-
-/* Keeps only files i with i % world == rank; index[k] is the original
- * position of the k-th file kept. Returns 0 or -1 (out of memory). */
-int inputs_select_rank(file_list *l, int rank, int world, uint64_t **index);
 
 void inputs_free(file_list *l);
 

@@ -12,6 +12,13 @@ The index layout (megatron/core/datasets/indexed_dataset.py): b"MMIDIDX\\0\\0",
 <Q version 1, <B dtype code, <Q sequence count S, <Q document count + 1,
 then int32[S] lengths, int64[S] byte offsets, int64[documents + 1]
 document indices. Needs numpy.
+
+This script shows the steps in Python, for corpora that need Python on the
+way; when the files go in as they are, one call does the same in C (also
+.zst input, threads, shards), writing the same bytes:
+
+    simdbpe.encode_files(["corpus.jsonl"], "PREFIX", input_format="jsonl",
+                         format="megatron")
 """
 import argparse
 import gzip

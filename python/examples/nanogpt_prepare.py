@@ -10,6 +10,13 @@ uint16. The result is byte-identical to
 Documents are encoded a batch at a time (encode_ordinary_batch_to_buffer:
 the GIL released, ids in one uint32 buffer) and appended to the file; the
 file appears under its final name only when complete. Needs numpy.
+
+This script shows the steps in Python, for corpora that need Python on the
+way; when the files go in as they are, one call does the same in C (also
+.zst input, threads, shards), writing the same bytes:
+
+    simdbpe.encode_files(["corpus.jsonl"], "train.bin", input_format="jsonl", format="u16",
+                         eot="append")
 """
 import argparse
 import gzip

@@ -16,6 +16,10 @@ simdbpe.Error, a ValueError with `status`, `byte_offset`, `document` and
 
     tok = simdbpe.train(["corpus.txt"], vocab_size=32000, output="my-bpe")
     tok.encode("hello")                          # a Tokenizer over my-bpe/
+
+    # a dataset to nanoGPT's train.bin, as `simdbpe encode` writes it
+    simdbpe.encode_files(["a.jsonl.zst"], "train.bin", input_format="jsonl",
+                         format="u16", eot="append")
 """
 import gzip
 import os
@@ -26,8 +30,8 @@ import threading
 
 from ._simdbpe import Buffer, Error, Model, Trainer, ids_buffer, version
 
-__all__ = ["Buffer", "Encoding", "EncodeError", "Error", "Tokenizer", "get_encoding",
-           "list_encoding_names", "train", "version"]
+__all__ = ["Buffer", "Encoding", "EncodeError", "Error", "Tokenizer", "encode_files",
+           "get_encoding", "list_encoding_names", "train", "version"]
 
 EncodeError = Error
 
@@ -349,3 +353,60 @@ def train(files=(), *, texts=None, output=None, vocab_size=30000, min_frequency=
         return Tokenizer(Model(tmp), "trained")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+_INPUT_FORMATS = {"text": 0, "lines": 1, "jsonl": 2}
+_OUTPUT_FORMATS = {"text": 0, "u16": 1, "u32": 2, "llmc": 3, "megatron": 4, "datatrove": 5}
+_EOTS = {None: 0, "none": 1, "append": 2, "prepend": 3}
+_DTYPES = {None: 0, "u16": 2, "u32": 4}
+_ON_ERROR = {"stop": 0, "skip": 1}
+_SPECIAL = {"text": _TEXT, "allow": _ALLOW, "error": _ERROR}
+_UTF8 = {"strict": _STRICT, "replace": _REPLACE}
+
+
+def _choice(what, value, table):
+    if value not in table:
+        names = ", ".join(repr(k) for k in table if k is not None)
+        raise ValueError(f"unknown {what} {value!r} (one of {names})")
+    return table[value]
+
+
+def encode_files(paths, output, *, encoding="gpt2", format="u16", input_format="text",
+                 json_key=None, doc_separator=None, eot=None, dtype=None, threads=0,
+                 add_special_tokens=False, special="text", errors="strict", on_error="stop",
+                 shard_tokens=None, batch_bytes=None, cache_mb=None, rank=None,
+                 world_size=None):
+    """Encodes files into a token dataset, as `simdbpe encode` does (the same files, byte
+    for byte), with the GIL released; returns the totals as a dict.
+
+    paths: files (str, bytes or os.PathLike; "-" is standard input), plain, .gz or .zst.
+    output: a file (text, u16, u32) or a prefix (llmc, megatron, datatrove).
+    format: "text", "u16", "u32", "llmc", "megatron", "datatrove" (tools/BULK.md has the
+    layouts); input_format: "text" (a document per file, or per `doc_separator` bytes),
+    "lines" or "jsonl" (the string at `json_key`, default "text"); eot: None (the
+    format's default), "none", "append" or "prepend"; dtype: None, "u16" or "u32";
+    threads: 0 for the CPUs this process may use; on_error "skip" drops bad documents
+    (listed in the result's "skipped_documents"); rank and world_size make the run one
+    shard (OUTPUT.RRRRR-of-WWWWW plus a .done marker).
+
+    A failure raises simdbpe.Error with `status`, `path` and `index` (the input and its
+    position in `paths`), `line` and `byte_offset` (None where they do not apply).
+    """
+    if isinstance(paths, (str, bytes, os.PathLike)):
+        paths = [paths]
+    enc = encoding if isinstance(encoding, Encoding) else get_encoding(encoding)
+    sep = doc_separator.encode("utf-8") if isinstance(doc_separator, str) else doc_separator
+    sharded = rank is not None or world_size is not None
+    if sharded and (rank is None or world_size is None):
+        raise ValueError("rank and world_size go together")
+    return enc._model.encode_files(
+        [os.fsencode(p) for p in paths], os.fsencode(output),
+        input_format=_choice("input_format", input_format, _INPUT_FORMATS), json_key=json_key,
+        doc_separator=sep, special=_choice("special", special, _SPECIAL),
+        errors=_choice("errors", errors, _UTF8), add_special_tokens=bool(add_special_tokens),
+        skip_errors=bool(_choice("on_error", on_error, _ON_ERROR)),
+        output_format=_choice("format", format, _OUTPUT_FORMATS),
+        eot=_choice("eot", eot, _EOTS), dtype_bytes=_choice("dtype", dtype, _DTYPES),
+        shard_tokens=shard_tokens or 0, model_name=enc.name,
+        threads=threads, cache_mb=cache_mb or 0, batch_bytes=batch_bytes or 0,
+        rank=rank or 0, world_size=world_size or 0)

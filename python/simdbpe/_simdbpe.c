@@ -17,7 +17,8 @@
  *           while it counts and merges.
  *   Error   ValueError with status, byte_offset, document and index
  *           attributes (None where they do not apply; a trainer's UTF-8
- *           error gives the line in `index`).
+ *           error gives the line in `index`); a dataset run's also has
+ *           path and line, and `index` is the input's position in the list.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -27,6 +28,7 @@
 
 #include "simdbpe.h"
 #include "simdbpe_batch.h"
+#include "simdbpe_dataset.h"
 #include "simdbpe_train.h"
 
 _Static_assert(sizeof(unsigned int) == 4, "Buffer format 'I' must be 32 bits");
@@ -665,7 +667,172 @@ static PyObject *model_specials(Model *self, PyObject *unused)
     return out;
 }
 
+/* ------------------------------------------------------------- datasets */
+
+/* The paths of encode_files: a list of bytes (os.fsencode'd by __init__.py),
+ * borrowed from `list`, which outlives the run. */
+static const char **dataset_paths(PyObject *list, size_t *n)
+{
+    if (!PyList_Check(list)) {
+        PyErr_SetString(PyExc_TypeError, "paths must be a list of bytes");
+        return NULL;
+    }
+    *n = (size_t)PyList_GET_SIZE(list);
+    const char **p = PyMem_Malloc((*n ? *n : 1) * sizeof *p);
+    if (!p)
+        return (const char **)PyErr_NoMemory();
+    for (size_t i = 0; i < *n; i++) {
+        PyObject *b = PyList_GET_ITEM(list, (Py_ssize_t)i);
+        if (!PyBytes_Check(b) || !(p[i] = PyBytes_AsString(b))) {
+            PyMem_Free(p);
+            PyErr_SetString(PyExc_TypeError, "paths must be a list of bytes");
+            return NULL;
+        }
+    }
+    return p;
+}
+
+/* Raises Error for a failed run: the whole message, status, and where
+ * (path and `index` in the list, line, byte offset). */
+static PyObject *raise_dataset_error(simdbpe_status st, const simdbpe_error *err,
+                                     const simdbpe_dataset *ds, PyObject *paths)
+{
+    if (st == SIMDBPE_ERR_NOMEM)
+        return PyErr_NoMemory();
+    const char *msg = ds ? simdbpe_dataset_message(ds) : err->message;
+    PyObject *exc = PyObject_CallFunction(Error, "O&", PyUnicode_DecodeFSDefault, msg);
+    if (!exc)
+        return NULL;
+    uint64_t none = SIMDBPE_NO_POSITION;
+    int has_path = err->index != none && err->index < (uint64_t)PyList_GET_SIZE(paths);
+    PyObject *given = has_path ? PyList_GET_ITEM(paths, (Py_ssize_t)err->index) : NULL;
+    PyObject *path =
+        given ? PyUnicode_DecodeFSDefault(PyBytes_AsString(given)) : Py_NewRef(Py_None);
+    PyObject *status = PyUnicode_FromString(simdbpe_status_name(st));
+    PyObject *off = position_or_none(err->byte_offset);
+    PyObject *idx = position_or_none(err->index);
+    PyObject *line = err->line ? PyLong_FromUnsignedLongLong(err->line) : Py_NewRef(Py_None);
+    if (path && status && off && idx && line &&
+        PyObject_SetAttrString(exc, "status", status) == 0 &&
+        PyObject_SetAttrString(exc, "byte_offset", off) == 0 &&
+        PyObject_SetAttrString(exc, "document", Py_None) == 0 &&
+        PyObject_SetAttrString(exc, "index", idx) == 0 &&
+        PyObject_SetAttrString(exc, "path", path) == 0 &&
+        PyObject_SetAttrString(exc, "line", line) == 0)
+        PyErr_SetObject(Error, exc);
+    Py_XDECREF(path);
+    Py_XDECREF(status);
+    Py_XDECREF(off);
+    Py_XDECREF(idx);
+    Py_XDECREF(line);
+    Py_DECREF(exc);
+    return NULL;
+}
+
+/* A run's totals as a dict. */
+static PyObject *dataset_totals(const simdbpe_dataset *ds)
+{
+    const simdbpe_dataset_result *r = simdbpe_dataset_result_of(ds);
+    PyObject *skips = PyList_New((Py_ssize_t)r->n_skipped_documents);
+    for (size_t i = 0; skips && i < r->n_skipped_documents; i++) {
+        PyObject *m = PyUnicode_DecodeFSDefault(r->skipped_documents[i]);
+        if (!m) {
+            Py_CLEAR(skips);
+            break;
+        }
+        PyList_SET_ITEM(skips, (Py_ssize_t)i, m);
+    }
+    PyObject *files = skips ? PyList_New((Py_ssize_t)r->n_files) : NULL;
+    for (size_t i = 0; files && i < r->n_files; i++) {
+        PyObject *f = Py_BuildValue("{sKsKsK}", "documents", r->files[i].documents, "tokens",
+                                    r->files[i].tokens, "skipped", r->files[i].skipped);
+        if (!f) {
+            Py_CLEAR(files);
+            break;
+        }
+        PyList_SET_ITEM(files, (Py_ssize_t)i, f);
+    }
+    PyObject *d = NULL;
+    if (files)
+        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsO}", "documents", r->documents, "tokens",
+                          r->tokens, "bytes", r->bytes, "text_bytes", r->text_bytes, "skipped",
+                          r->skipped, "cuts", r->cuts, "skipped_documents", skips, "files",
+                          files, "seconds", r->seconds, "kernel", r->kernel ? r->kernel : "",
+                          "threads", r->threads, "already_done",
+                          simdbpe_dataset_already_done(ds) ? Py_True : Py_False);
+    Py_XDECREF(skips);
+    Py_XDECREF(files);
+    return d;
+}
+
+/* new + prepare + run without the GIL. */
+static simdbpe_status dataset_encode(const simdbpe_model *m, const simdbpe_dataset_options *o,
+                                     const char **paths, size_t n, simdbpe_dataset **ds,
+                                     simdbpe_error *err)
+{
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_dataset_new(m, o, ds, err);
+    if (st == SIMDBPE_OK)
+        st = simdbpe_dataset_prepare(*ds, paths, n, err);
+    if (st == SIMDBPE_OK)
+        st = simdbpe_dataset_run(*ds, err);
+    Py_END_ALLOW_THREADS return st;
+}
+
+/* encode_files(paths, output, options...): see simdbpe.encode_files. */
+static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"paths", "output", "input_format", "json_key", "doc_separator",
+                            "special", "errors", "add_special_tokens", "skip_errors",
+                            "output_format", "eot", "dtype_bytes", "shard_tokens", "model_name",
+                            "threads", "cache_mb", "batch_bytes", "rank", "world_size", NULL};
+    PyObject *list;
+    const char *output = NULL, *sep = NULL;
+    Py_ssize_t sep_len = 0;
+    int input = 0, special = 0, errors = 0, add = 0, skip = 0, format = 1, eot = 0;
+    unsigned dtype = 0, threads = 0, cache_mb = 0;
+    unsigned long long shard = 0, batch = 0;
+    long rank = 0, world = 0;
+    simdbpe_dataset_options o;
+    simdbpe_dataset_options_init(&o);
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKll", names, &list, &output,
+                                     &input, &o.json_key, &sep, &sep_len, &special, &errors, &add,
+                                     &skip, &format, &eot, &dtype, &shard, &o.model_name,
+                                     &threads, &cache_mb, &batch, &rank, &world) ||
+        check_model(self) || parse_options(special, errors, &o.encode))
+        return NULL;
+    o.input_format = (simdbpe_input_format)input;
+    o.doc_separator = sep;
+    o.doc_separator_len = (size_t)sep_len;
+    o.encode.add_special_tokens = add;
+    o.skip_errors = skip;
+    o.output_format = (simdbpe_output_format)format;
+    o.output = output;
+    o.eot = (simdbpe_eot)eot;
+    o.dtype_bytes = dtype;
+    o.shard_tokens = shard;
+    o.threads = threads;
+    o.cache_mb = cache_mb;
+    o.batch_bytes = (size_t)batch;
+    o.rank = rank;
+    o.world_size = world;
+    size_t n;
+    const char **paths = dataset_paths(list, &n);
+    if (!paths)
+        return NULL;
+    simdbpe_dataset *ds = NULL;
+    simdbpe_error err;
+    simdbpe_status st = dataset_encode(self->model, &o, paths, n, &ds, &err);
+    PyObject *res = st == SIMDBPE_OK ? dataset_totals(ds) : raise_dataset_error(st, &err, ds, list);
+    simdbpe_dataset_free(ds);
+    PyMem_Free(paths);
+    return res;
+}
+
 static PyMethodDef model_methods[] = {
+    {"encode_files", (PyCFunction)(void (*)(void))model_encode_files,
+     METH_VARARGS | METH_KEYWORDS,
+     "encode_files(paths, output, ...): a dataset run (simdbpe_dataset.h); returns its totals."},
     {"encode", (PyCFunction)(void (*)(void))model_encode, METH_VARARGS | METH_KEYWORDS,
      "encode(text, special=0, errors=0, buffer=False): ids of one str or bytes text; "
      "special 0 text, 1 allow, 2 error; errors 0 strict, 1 replace."},

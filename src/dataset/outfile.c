@@ -313,7 +313,7 @@ static int stale_temporary(const char *name, const char *file)
     return output_suffix(name + f, n - 11 - f);
 }
 
-static void remove_stale(const char *base, int quiet)
+static void remove_stale(const char *base, simdbpe_dataset_message_fn notice, void *user)
 {
     const char *slash = strrchr(base, '/');
     char *dir = slash ? strndup(base, (size_t)(slash - base) + 1) : strdup(".");
@@ -342,13 +342,15 @@ static void remove_stale(const char *base, int quiet)
     if (d)
         closedir(d);
     free(dir);
-    if (removed && !quiet)
-        fprintf(stderr, "simdbpe: removed %zu temporary file%s left by an interrupted run "
-                        "(%s%s)\n",
-                removed, removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "");
+    if (removed && notice) {
+        char msg[700];
+        snprintf(msg, sizeof msg, "removed %zu temporary file%s left by an interrupted run (%s%s)",
+                 removed, removed == 1 ? "" : "s", first, removed > 1 ? ", ..." : "");
+        notice(user, SIMDBPE_DATASET_NOTICE, msg);
+    }
 }
 
-int outlock_take(outlock *l, const char *base, int quiet)
+int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice, void *user)
 {
     l->fd = l->slot = -1;
     l->path = NULL;
@@ -385,7 +387,7 @@ int outlock_take(outlock *l, const char *base, int quiet)
         return e;
     }
     l->slot = registry_add(l->path);
-    remove_stale(base, quiet);
+    remove_stale(base, notice, user);
     return 0;
 }
 

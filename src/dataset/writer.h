@@ -26,6 +26,24 @@
 
 #include "outfile.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define writer_begin_doc simdbpe__writer_begin_doc
+#define writer_commit simdbpe__writer_commit
+#define writer_datatrove_new simdbpe__writer_datatrove_new
+#define writer_discard simdbpe__writer_discard
+#define writer_end_doc simdbpe__writer_end_doc
+#define writer_fail simdbpe__writer_fail
+#define writer_finish simdbpe__writer_finish
+#define writer_free simdbpe__writer_free
+#define writer_ids simdbpe__writer_ids
+#define writer_llmc_new simdbpe__writer_llmc_new
+#define writer_megatron_new simdbpe__writer_megatron_new
+#define writer_open simdbpe__writer_open
+#define writer_open_file simdbpe__writer_open_file
+#define writer_path simdbpe__writer_path
+#define writer_put_ids simdbpe__writer_put_ids
+#define writer_text_new simdbpe__writer_text_new
+
 typedef enum {
     FMT_TEXT,
     FMT_U16,

@@ -25,6 +25,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "simdbpe_dataset.h"
+
+/* Internal names of the library: prefixed for the linker, short here. */
+#define outfile_close simdbpe__outfile_close
+#define outfile_commit simdbpe__outfile_commit
+#define outfile_commit_begin simdbpe__outfile_commit_begin
+#define outfile_commit_end simdbpe__outfile_commit_end
+#define outfile_discard simdbpe__outfile_discard
+#define outfile_free simdbpe__outfile_free
+#define outfile_open simdbpe__outfile_open
+#define outfile_pwrite simdbpe__outfile_pwrite
+#define outfile_signals_install simdbpe__outfile_signals_install
+#define outfile_write simdbpe__outfile_write
+#define outfile_write_whole simdbpe__outfile_write_whole
+#define outlock_release simdbpe__outlock_release
+#define outlock_take simdbpe__outlock_take
+
 typedef struct outfile {
     int fd;             /* -1 once closed */
     int is_stdout;
@@ -93,8 +110,9 @@ typedef struct outlock {
 
 /* Takes the lock for `base` (nothing to take for standard output or an
  * existing path that is not a regular file). Returns 0, EBUSY (another
- * run holds it) or an errno. `quiet`: do not report removed leftovers. */
-int outlock_take(outlock *l, const char *base, int quiet);
+ * run holds it) or an errno. Removed leftovers are reported to `notice`
+ * (SIMDBPE_DATASET_NOTICE), unless it is NULL. */
+int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice, void *user);
 
 /* Removes the lock file and releases the lock; safe on an unheld one. */
 void outlock_release(outlock *l);

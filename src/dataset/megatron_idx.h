@@ -10,6 +10,13 @@
 
 #include "outfile.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define megatron_dtype_width simdbpe__megatron_dtype_width
+#define megatron_idx_free simdbpe__megatron_idx_free
+#define megatron_idx_read simdbpe__megatron_idx_read
+#define megatron_idx_write simdbpe__megatron_idx_write
+#define megatron_idx_write_parts simdbpe__megatron_idx_write_parts
+
 #define MEGATRON_DTYPE_I32 4
 #define MEGATRON_DTYPE_U16 8
 #define MEGATRON_HEADER_SIZE 34

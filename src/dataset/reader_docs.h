@@ -28,6 +28,12 @@
 
 #include "pipeline.h"
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define reader_fill simdbpe__reader_fill
+#define reader_free simdbpe__reader_free
+#define reader_new simdbpe__reader_new
+#define reader_raw_pos simdbpe__reader_raw_pos
+
 typedef struct reader reader;
 
 int reader_new(reader **out, const job *j);

@@ -18,6 +18,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define source_close simdbpe__source_close
+#define source_kind_of simdbpe__source_kind_of
+#define source_open simdbpe__source_open
+#define source_raw_pos simdbpe__source_raw_pos
+#define source_read simdbpe__source_read
+
 typedef struct source source;
 
 typedef enum { SOURCE_PLAIN, SOURCE_GZIP, SOURCE_ZSTD } source_kind;

@@ -6,10 +6,11 @@
  *   batch k --worker--> ids of batch k        (any thread; one encoder each)
  *   batches in order --writer--> outputs      (one thread at a time writes)
  *
- * There are no extra reader or writer threads: each of the N threads loops
- * "write the next batch in order if it is ready, else (thread 0) read ahead,
- * else encode a filled batch". With N = 1 this is a plain sequential loop,
- * so a "1 thread" run really uses one core. Batches are numbered when read
+ * There are no extra reader or writer threads: N workers, the tasks of one
+ * simdbpe_pool run, each loop "write the next batch in order if it is
+ * ready, else (worker 0) read ahead, else encode a filled batch". With
+ * N = 1 this is a plain sequential loop on the calling thread, so a
+ * "1 thread" run really uses one core. Batches are numbered when read
  * and written in that order, so the output does not depend on N or on
  * timing.
  *
@@ -25,8 +26,16 @@
 #include <stdint.h>
 
 #include "simdbpe.h"
+#include "simdbpe_dataset.h"
 
 #include "reader_jsonl.h"
+
+/* Internal names of the library: prefixed for the linker, short here. */
+#define batch_add_seg simdbpe__batch_add_seg
+#define batch_fail_seg simdbpe__batch_fail_seg
+#define batch_reserve simdbpe__batch_reserve
+#define pipeline_run simdbpe__pipeline_run
+#define run_totals_free simdbpe__run_totals_free
 
 typedef enum { IN_TEXT, IN_LINES, IN_JSONL } input_mode;
 
@@ -41,11 +50,14 @@ typedef struct job {
     int skip_errors;          /* --on-error skip */
     int hold_docs;            /* hold a cut document until its end (output that a failure
                                  cannot take back: standard output) */
-    int quiet;                /* no "skipping ..." lines on stderr */
+    simdbpe_dataset_message_fn on_message; /* skipped documents; may be NULL */
+    simdbpe_dataset_progress_fn on_progress; /* may be NULL */
+    void *user;
     size_t batch_bytes;       /* target input bytes per batch */
     char **files;             /* this run's inputs ("-" = stdin) */
     size_t n_files;
     int threads;
+    simdbpe_pool *pool;       /* runs the threads (at least one worker) */
     unsigned cache_mb;        /* each encoder's (simdbpe_encoder_options) */
 } job;
 
@@ -65,6 +77,9 @@ typedef struct seg {
     uint8_t fatal;     /* SEG_FAIL of a whole file (a broken compressed
                         * stream): ends the run even with --on-error skip */
     uint32_t msg;      /* 1 + index in batch->msgs when failed */
+    int err_status;    /* when failed: the simdbpe_status, */
+    uint64_t err_line; /* the line (0: none) */
+    uint64_t err_off;  /* and byte offset (SIMDBPE_NO_POSITION: none) */
     size_t ntok;       /* its ids in batch->ids, in segment order */
     uint64_t text_bytes; /* bytes of document text it encoded */
 } seg;
@@ -92,7 +107,6 @@ int batch_fail_seg(batch *b, seg *s, const char *msg);
 int batch_reserve(batch *b, size_t extra);
 
 struct writer;
-struct progress;
 
 /* Per-input-file results, for the summary and the completion marker. */
 typedef struct file_stats {
@@ -116,13 +130,30 @@ typedef struct run_totals {
 
 #define MAX_SKIP_LIST 1000
 
+/* How messages name an input: "<stdin>" for "-", else the path itself. */
+static inline const char *simdbpe__display_name(const char *path)
+{
+    return path[0] == '-' && path[1] == '\0' ? "<stdin>" : path;
+}
+
+/* Seconds on a monotonic clock. */
+double simdbpe__now(void);
+
+/* Why a run stopped: simdbpe_error's fields and the whole message. */
+typedef struct run_failure {
+    simdbpe_status status;
+    uint64_t file;        /* index in job->files, or SIMDBPE_NO_POSITION */
+    uint64_t line;        /* 0: none */
+    uint64_t byte_offset; /* SIMDBPE_NO_POSITION: none */
+    char *message;        /* malloc'ed */
+} run_failure;
+
 /*
- * Runs the job into `w`. Returns 0 on success; otherwise 1 after printing
- * the reason (the first bad document in input order, or a write error).
- * `progress` may be NULL. On success `t` holds the totals (free with
- * run_totals_free()).
+ * Runs the job into `w`. Returns 0 on success; otherwise -1 with the
+ * reason in `f` (the first bad document in input order, or a write error).
+ * On success `t` holds the totals (free with run_totals_free()).
  */
-int pipeline_run(const job *j, struct writer *w, struct progress *progress, run_totals *t);
+int pipeline_run(const job *j, struct writer *w, run_totals *t, run_failure *f);
 void run_totals_free(run_totals *t);
 
 #endif

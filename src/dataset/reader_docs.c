@@ -16,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
 #include "reader_source.h"
 
 #define FIRST_BATCH (64u << 10)
@@ -208,12 +207,16 @@ static int fail_seg(reader *r, batch *b, size_t at, const char *reason, int fata
 {
     char msg[700];
     snprintf(msg, sizeof msg, "%s: line %llu, byte offset %llu: %s",
-             cli_display_name(r->j->files[r->cur]), (unsigned long long)r->line,
+             simdbpe__display_name(r->j->files[r->cur]), (unsigned long long)r->line,
              (unsigned long long)r->file_off, reason);
     seg *s = add_piece(r, b, at, at, SEG_FAIL, 1);
-    if (s)
-        s->fatal = (uint8_t)fatal;
-    return s ? batch_fail_seg(b, s, msg) : -1;
+    if (!s || batch_fail_seg(b, s, msg))
+        return -1;
+    s->fatal = (uint8_t)fatal;
+    s->err_status = SIMDBPE_ERR_IO;
+    s->err_line = r->line;
+    s->err_off = r->file_off;
+    return 0;
 }
 
 /* The file ended (or failed) with [ustart, len) unframed. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "pipeline.h"
 #include "writer.h"
 
 typedef struct text_writer {
@@ -74,7 +74,7 @@ static int tw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
         outfile_write(&t->out, "\n", 1);
     } else if (w->cfg.format == FMT_COUNT) {
         char buf[64];
-        const char *name = cli_display_name(w->cfg.files[file]);
+        const char *name = simdbpe__display_name(w->cfg.files[file]);
         int k = snprintf(buf, sizeof buf, "%llu\t", (unsigned long long)doc_tokens);
         outfile_write(&t->out, buf, (size_t)k);
         outfile_write(&t->out, name, strlen(name));

@@ -14,11 +14,14 @@
  * encoding, else waits. Encoded batches wait in slots[seq % window]; no
  * batch is read more than `window` ahead of the writer, so the slots never
  * collide and memory stays bounded. With one thread this is a plain loop:
- * read, encode, write.
+ * read, encode, write. The threads are the workers of one simdbpe_pool run
+ * (one task each, which loops until the input is written), so "thread 0"
+ * is task 0, and it stays on one thread for the whole run.
  *
  * Errors: the worker records a failed segment with its message; the writer
  * meets failures in input order, so the error reported (or the skip list)
- * is the same for any thread count. In stop mode the first failure stops
+ * is the same for any thread count, with its status, input, line and byte
+ * offset (seg.err_*) for simdbpe_error. In stop mode the first failure stops
  * everything; in skip mode the whole document is dropped, which is why the
  * writer holds a document cut into pieces until its last piece (also when
  * writing to standard output, where a stopped run must not leave part of
@@ -31,10 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "progress.h"
 #include "reader_docs.h"
 #include "reader_source.h"
 #include "writer.h"
@@ -136,7 +138,6 @@ static int batch_add_ids(batch *b, const uint32_t *ids, size_t n)
 typedef struct pipeline {
     const job *j;
     writer *w;
-    progress *prog;
     reader *rd;
     run_totals *t;
     pthread_mutex_t mu;
@@ -151,7 +152,9 @@ typedef struct pipeline {
     size_t n_batches;
     char *fatal; /* the message that stopped the run */
     int doc_failed;    /* ... about a document (not a stream or a write) */
-    uint32_t fail_file; /* the document's file */
+    simdbpe_status fail_status;
+    uint64_t fail_file; /* the input at fault, or SIMDBPE_NO_POSITION */
+    uint64_t fail_line, fail_off;
     /* Writer-role state: the document being written. */
     int doc_open, doc_poisoned, doc_buffered;
     uint32_t doc_file;
@@ -167,14 +170,24 @@ typedef struct worker {
     int reader; /* thread 0: the only one that reads (see do_read) */
     simdbpe_encoder *enc;
     jsonl_buf scratch;
-    pthread_t thread;
 } worker;
 
-static void set_fatal(pipeline *p, const char *msg)
+double simdbpe__now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Stops the run with `msg` (NULL: out of memory), unless it is stopping
+ * already; `st` is its status. */
+static void set_fatal(pipeline *p, simdbpe_status st, const char *msg)
 {
     pthread_mutex_lock(&p->mu);
-    if (!p->fatal)
+    if (!p->fatal) {
         p->fatal = strdup(msg ? msg : "out of memory");
+        p->fail_status = msg ? st : SIMDBPE_ERR_NOMEM;
+    }
     p->stop = 1;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
@@ -182,13 +195,16 @@ static void set_fatal(pipeline *p, const char *msg)
 
 /* --------------------------------------------------------------- encoding */
 
-/* The message for a library error in a segment. */
-static void encode_message(const pipeline *p, const batch *b, const seg *s, simdbpe_status st,
+/* The message for a library error in a segment; sets its error fields. */
+static void encode_message(const pipeline *p, const batch *b, seg *s, simdbpe_status st,
                            const simdbpe_error *err, char *msg, size_t cap)
 {
     const job *j = p->j;
-    const char *name = cli_display_name(j->files[s->file]);
+    const char *name = simdbpe__display_name(j->files[s->file]);
     uint64_t at = err->byte_offset;
+    s->err_status = st;
+    s->err_line = s->line;
+    s->err_off = at;
     if (j->mode == IN_JSONL) {
         if (at != SIMDBPE_NO_POSITION)
             snprintf(msg, cap, "%s: line %llu: %s (byte %llu of the \"%s\" value): %s", name,
@@ -209,6 +225,8 @@ static void encode_message(const pipeline *p, const batch *b, const seg *s, simd
     const char *t = b->buf + s->off;
     for (uint64_t i = 0; i < at && i < s->len; i++)
         line += t[i] == '\n';
+    s->err_line = line;
+    s->err_off = s->file_off + at;
     if (s->doc_off == 0)
         snprintf(msg, cap, "%s: line %llu, byte offset %llu: %s: %s", name,
                  (unsigned long long)line, (unsigned long long)(s->file_off + at),
@@ -248,10 +266,13 @@ static int json_text(worker *wk, batch *b, seg *s, const char **text, size_t *le
                             sizeof why, NULL);
     if (st == JSONL_OK)
         return 0;
-    snprintf(msg, sizeof msg, "%s: line %llu: %s", cli_display_name(j->files[s->file]),
+    snprintf(msg, sizeof msg, "%s: line %llu: %s", simdbpe__display_name(j->files[s->file]),
              (unsigned long long)s->line, why);
     if (batch_fail_seg(b, s, msg))
         return -2;
+    s->err_status = st == JSONL_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_ARG;
+    s->err_line = s->line;
+    s->err_off = SIMDBPE_NO_POSITION;
     return -1;
 }
 
@@ -389,7 +410,7 @@ static int write_error(pipeline *p, int e)
 {
     char msg[700];
     snprintf(msg, sizeof msg, "cannot write %s: %s", p->w->err_path, strerror(e));
-    set_fatal(p, msg);
+    set_fatal(p, SIMDBPE_ERR_IO, msg);
     return -1;
 }
 
@@ -398,8 +419,8 @@ static void record_skip(pipeline *p, const char *msg)
     run_totals *t = p->t;
     t->skipped++;
     t->files[p->doc_file].skipped++;
-    if (!p->j->quiet)
-        cli_error("skipping %s", msg);
+    if (p->j->on_message)
+        p->j->on_message(p->j->user, SIMDBPE_DATASET_SKIPPED, msg);
     if (t->n_skips < MAX_SKIP_LIST) {
         char *m = strdup(msg);
         if (m)
@@ -436,14 +457,14 @@ static int spill_ids(pipeline *p, const uint32_t *ids, size_t n)
         if (!p->spill) {
             snprintf(msg, sizeof msg, "cannot create a temporary file in %s (for a long document "
                      "held in --on-error skip mode; set TMPDIR): %s", temp_dir(), strerror(errno));
-            set_fatal(p, msg);
+            set_fatal(p, SIMDBPE_ERR_IO, msg);
             return -1;
         }
     }
     if (fwrite(ids, sizeof *ids, n, p->spill) != n) {
         snprintf(msg, sizeof msg, "cannot write a temporary file in %s: %s", temp_dir(),
                  strerror(errno));
-        set_fatal(p, msg);
+        set_fatal(p, SIMDBPE_ERR_IO, msg);
         return -1;
     }
     p->spilled += n;
@@ -481,7 +502,7 @@ static int docbuf_write(pipeline *p)
             char msg[4200];
             snprintf(msg, sizeof msg, "cannot read back a temporary file in %s: %s", temp_dir(),
                      errno ? strerror(errno) : "short read");
-            set_fatal(p, msg);
+            set_fatal(p, SIMDBPE_ERR_IO, msg);
             return -1;
         }
     }
@@ -553,8 +574,14 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
         const char *msg = b->msgs[s->msg - 1];
         if (!p->j->skip_errors || s->fatal) {
             p->doc_failed = !s->fatal;
-            p->fail_file = s->file;
-            set_fatal(p, msg);
+            pthread_mutex_lock(&p->mu);
+            if (!p->fatal) {
+                p->fail_file = s->file;
+                p->fail_line = s->err_line;
+                p->fail_off = s->err_off;
+            }
+            pthread_mutex_unlock(&p->mu);
+            set_fatal(p, (simdbpe_status)s->err_status, msg);
             return -1;
         }
         if (!p->doc_poisoned)
@@ -591,7 +618,8 @@ static int write_batch(pipeline *p, batch *b)
             ids += b->segs[i].ntok;
     }
     p->t->in_bytes += b->in_bytes;
-    progress_update(p->prog, b->raw_pos, p->t->in_bytes, p->t->docs);
+    if (p->j->on_progress)
+        p->j->on_progress(p->j->user, b->raw_pos, p->t->in_bytes, p->t->docs);
     return 0;
 }
 
@@ -658,6 +686,7 @@ static void do_read(pipeline *p, batch *b)
         give_batch(p, b);
         if (got < 0 && !p->fatal) {
             p->fatal = strdup("out of memory");
+            p->fail_status = SIMDBPE_ERR_NOMEM;
             p->stop = 1;
         }
     } else {
@@ -685,7 +714,7 @@ static void do_encode(worker *wk)
     pthread_mutex_unlock(&p->mu);
     int rc = encode_batch(wk, b);
     if (rc)
-        set_fatal(p, "out of memory");
+        set_fatal(p, SIMDBPE_ERR_NOMEM, NULL);
     pthread_mutex_lock(&p->mu);
     p->slots[b->seq % p->window] = b;
     pthread_cond_broadcast(&p->cv);
@@ -743,13 +772,14 @@ void run_totals_free(run_totals *t)
     memset(t, 0, sizeof *t);
 }
 
-static int setup(pipeline *p, const job *j, writer *w, progress *prog, run_totals *t)
+static int setup(pipeline *p, const job *j, writer *w, run_totals *t)
 {
     memset(p, 0, sizeof *p);
     p->j = j;
     p->w = w;
-    p->prog = prog;
     p->t = t;
+    p->fail_file = SIMDBPE_NO_POSITION;
+    p->fail_off = SIMDBPE_NO_POSITION;
     p->window = 2 * (size_t)j->threads + 2;
     /* One batch queued per other thread, plus one, so that nobody waits
      * while thread 0 reads or encodes; a single thread reads just in time. */
@@ -789,57 +819,84 @@ static void teardown(pipeline *p)
     pthread_cond_destroy(&p->cv);
 }
 
-int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
+/* Task `t` of the pool run: worker t's loop. */
+static void worker_task(void *user, size_t t, unsigned w)
 {
-    pipeline p;
-    double t0 = cli_now();
-    if (setup(&p, j, w, prog, t)) {
-        cli_error("out of memory");
-        free(p.slots);
-        reader_free(p.rd);
-        run_totals_free(t);
-        return 1;
-    }
-    worker *wk = calloc((size_t)j->threads, sizeof *wk);
-    int started = 0, rc = 0;
-    for (int i = 0; wk && i < j->threads; i++) {
-        wk[i].p = &p;
+    (void)w;
+    worker_main((worker *)user + t);
+}
+
+static int fail(run_failure *f, simdbpe_status st, const char *msg)
+{
+    f->status = st;
+    f->message = strdup(msg);
+    return -1;
+}
+
+/* The encoders, one per worker. Returns 0 or -1 (reason in f). */
+static int make_encoders(const job *j, worker *wk, pipeline *p, run_failure *f)
+{
+    for (int i = 0; i < j->threads; i++) {
+        wk[i].p = p;
         wk[i].reader = i == 0;
         simdbpe_encoder_options eo = {.cache_mb = j->cache_mb};
         simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc);
         if (st != SIMDBPE_OK) {
-            cli_error("cannot create an encoder: %s%s", simdbpe_strerror(st),
-                      st == SIMDBPE_ERR_UNSUPPORTED ? " (check SIMDBPE_KERNEL)" : "");
-            rc = 1;
-            break;
+            char msg[300];
+            snprintf(msg, sizeof msg, "cannot create an encoder: %s%s", simdbpe_strerror(st),
+                     st == SIMDBPE_ERR_UNSUPPORTED ? " (check SIMDBPE_KERNEL)" : "");
+            return fail(f, st, msg);
         }
     }
-    if (!wk) {
-        cli_error("out of memory");
-        rc = 1;
+    return 0;
+}
+
+/* The failure that stopped the run, into f. */
+static void report(const job *j, pipeline *p, run_failure *f)
+{
+    char why[600];
+    f->status = p->fail_status;
+    f->file = p->fail_file;
+    f->line = p->fail_line;
+    f->byte_offset = p->fail_off;
+    if (p->doc_failed && stream_fails(j->files[p->fail_file], why, sizeof why)) {
+        const char *name = simdbpe__display_name(j->files[p->fail_file]);
+        size_t n = strlen(name) + strlen(why) + strlen(p->fatal) + 100;
+        f->message = malloc(n);
+        if (f->message)
+            snprintf(f->message, n,
+                     "%s: %s; the document error before the check is from the damaged data: %s",
+                     name, why, p->fatal);
+        f->status = SIMDBPE_ERR_IO;
+        f->line = 0;
+        f->byte_offset = SIMDBPE_NO_POSITION;
+    } else {
+        f->message = strdup(p->fatal);
     }
-    /* Thread 0 is this thread; the others are started here. */
-    for (int i = 1; rc == 0 && i < j->threads; i++) {
-        if (pthread_create(&wk[i].thread, NULL, worker_main, &wk[i]) != 0) {
-            set_fatal(&p, "cannot start a thread");
-            break;
-        }
-        started = i;
+}
+
+int pipeline_run(const job *j, writer *w, run_totals *t, run_failure *f)
+{
+    pipeline p;
+    double t0 = simdbpe__now();
+    memset(f, 0, sizeof *f);
+    f->file = f->byte_offset = SIMDBPE_NO_POSITION;
+    if (setup(&p, j, w, t)) {
+        free(p.slots);
+        reader_free(p.rd);
+        run_totals_free(t);
+        return fail(f, SIMDBPE_ERR_NOMEM, "out of memory");
     }
+    worker *wk = calloc((size_t)j->threads, sizeof *wk);
+    int rc = wk ? make_encoders(j, wk, &p, f) : fail(f, SIMDBPE_ERR_NOMEM, "out of memory");
     if (rc == 0) {
         t->kernel = simdbpe_encoder_kernel_name(wk[0].enc);
-        worker_main(&wk[0]);
+        /* Task 0 reads; any worker of the pool may run it. */
+        simdbpe_pool_run(j->pool, (size_t)j->threads, (unsigned)j->threads, worker_task, wk);
     }
-    for (int i = 1; i <= started; i++)
-        pthread_join(wk[i].thread, NULL);
     if (rc == 0 && p.fatal) {
-        char why[600];
-        if (p.doc_failed && stream_fails(j->files[p.fail_file], why, sizeof why))
-            cli_error("%s: %s; the document error before the check is from the damaged data: %s",
-                      cli_display_name(j->files[p.fail_file]), why, p.fatal);
-        else
-            cli_error("%s", p.fatal);
-        rc = 1;
+        report(j, &p, f);
+        rc = -1;
     }
     for (int i = 0; wk && i < j->threads; i++) {
         simdbpe_encoder_free(wk[i].enc);
@@ -847,6 +904,6 @@ int pipeline_run(const job *j, writer *w, progress *prog, run_totals *t)
     }
     free(wk);
     teardown(&p);
-    t->seconds = cli_now() - t0;
+    t->seconds = simdbpe__now() - t0;
     return rc;
 }

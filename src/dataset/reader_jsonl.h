@@ -29,6 +29,15 @@
 
 #include <stddef.h>
 
+/* Internal names of the library: prefixed for the linker, short here. */
+#define jsonl_buf_free simdbpe__jsonl_buf_free
+#define jsonl_extract simdbpe__jsonl_extract
+#define jsonl_extract_in_place simdbpe__jsonl_extract_in_place
+#define jsonl_fast simdbpe__jsonl_fast
+#define jsonl_jansson simdbpe__jsonl_jansson
+#define jsonl_key_free simdbpe__jsonl_key_free
+#define jsonl_key_parse simdbpe__jsonl_key_parse
+
 typedef struct jsonl_key {
     char **parts;  /* the path, split at '.' */
     size_t *lens;

@@ -1,12 +1,13 @@
 /*
- * utf8.h - decoding one UTF-8 sequence, for the CLI's parsers.
+ * utf8.h - decoding and encoding one UTF-8 sequence, for the JSON Lines
+ * reader, which checks text that is not known to be valid.
  *
  * Well-formed means Unicode's table 3-7: no overlong forms, no surrogates
- * (U+D800-U+DFFF), nothing above U+10FFFF. The library has its own
- * (faster) validator; tools/ only uses the public API, so it keeps this one.
+ * (U+D800-U+DFFF), nothing above U+10FFFF. The encoder's validator
+ * (kernels/) checks whole texts; utf8_valid.h decodes text already checked.
  */
-#ifndef SIMDBPE_TOOLS_UTF8_H
-#define SIMDBPE_TOOLS_UTF8_H
+#ifndef SIMDBPE_DATASET_UTF8_H
+#define SIMDBPE_DATASET_UTF8_H
 
 #include <stddef.h>
 

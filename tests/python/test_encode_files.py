@@ -1,0 +1,100 @@
+"""simdbpe.encode_files: the library's dataset engine from Python writes the
+command-line tool's files byte for byte (nanoGPT's u16 + EOT, Megatron's
+.bin/.idx), holding the golden ids (tiktoken 1.0.22 = HF tokenizers 0.23.2),
+and a bad document raises simdbpe.Error naming its file, line and byte."""
+import gzip
+import json
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import simdbpe
+from conftest import records
+
+EOT = 50256
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    """Two JSON Lines files (the second gzip'ed) of golden documents."""
+    recs = records("stress.jsonl") + records("edge.jsonl")[:1500]
+    docs = [(r["text"], r["ids"]) for r in recs] + [("", [])]  # an empty document too
+    d = tmp_path_factory.mktemp("encode_files")
+    half = len(docs) // 2
+    lines = [json.dumps({"id": i, "text": t}) + "\n" for i, (t, _) in enumerate(docs)]
+    a, b = d / "a.jsonl", d / "b.jsonl.gz"
+    a.write_text("".join(lines[:half]), encoding="utf-8")
+    with gzip.open(b, "wt", encoding="utf-8") as f:
+        f.write("".join(lines[half:]))
+    return [str(a), str(b)], docs
+
+
+def cli(*args):
+    """`simdbpe encode` on two threads; returns (exit code, stderr)."""
+    p = subprocess.run([os.environ["SIMDBPE_CLI"], "encode", "-q", "--threads", "2"]
+                       + list(args), capture_output=True)
+    return p.returncode, p.stderr.decode("utf-8", "replace")
+
+
+def test_nanogpt_u16_eot_append(corpus, tmp_path):
+    paths, docs = corpus
+    out = tmp_path / "py.bin"
+    totals = simdbpe.encode_files(paths, out, input_format="jsonl", format="u16",
+                                  eot="append", threads=2)
+    assert cli("--input-format", "jsonl", "--output-format", "u16", "--eot", "append",
+               "-o", str(tmp_path / "cli.bin"), *paths) == (0, "")
+    got = out.read_bytes()
+    assert got == (tmp_path / "cli.bin").read_bytes()
+    want = [t for _, ids in docs for t in ids + [EOT]]
+    assert np.frombuffer(got, dtype="<u2").tolist() == want
+    assert totals["documents"] == len(docs) and totals["tokens"] == len(want)
+    assert [f["documents"] for f in totals["files"]] == [len(docs) // 2, len(docs) - len(docs) // 2]
+    assert totals["threads"] == 2 and totals["skipped"] == 0
+
+
+def test_megatron(corpus, tmp_path):
+    paths, docs = corpus
+    simdbpe.encode_files(paths, tmp_path / "py", input_format="jsonl", format="megatron",
+                         threads=2)
+    assert cli("--input-format", "jsonl", "--output-format", "megatron",
+               "-o", str(tmp_path / "cli"), *paths) == (0, "")
+    for ext in (".bin", ".idx"):
+        assert (tmp_path / ("py" + ext)).read_bytes() == (tmp_path / ("cli" + ext)).read_bytes()
+    # Megatron: EOD after each non-empty document, nothing for an empty one.
+    want = [t for _, ids in docs if ids for t in ids + [EOT]]
+    assert np.frombuffer((tmp_path / "py.bin").read_bytes(), dtype="<u2").tolist() == want
+    assert sorted(os.listdir(tmp_path)) == ["cli.bin", "cli.idx", "py.bin", "py.idx"]
+
+
+def test_bad_document_raises_with_its_place(tmp_path):
+    good = tmp_path / "good.txt"
+    good.write_bytes(b"first line\n")
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"one\ntwo \xff three\nfour\n")  # 0xFF: byte 8, line 2
+    out = tmp_path / "ids.bin"
+    with pytest.raises(simdbpe.Error) as info:
+        simdbpe.encode_files([good, bad], out, input_format="lines", threads=2)
+    e = info.value
+    assert (e.status, e.path, e.index, e.line, e.byte_offset) == (
+        "ERR_INVALID_UTF8", str(bad), 1, 2, 8)
+    # The CLI prints the same message after "simdbpe: ", and neither leaves a file.
+    rc, err = cli("--input-format", "lines", "--output-format", "u16", "-o",
+                  str(tmp_path / "cli.bin"), str(good), str(bad))
+    assert rc == 1 and err == "simdbpe: %s\n" % e
+    assert sorted(os.listdir(tmp_path)) == ["bad.txt", "good.txt"]
+
+
+def test_bad_options_and_skips(corpus, tmp_path):
+    paths, _ = corpus
+    with pytest.raises(simdbpe.Error) as info:
+        simdbpe.encode_files(paths, tmp_path / "x", format="u16", json_key="content")
+    assert info.value.status == "ERR_INVALID_ARG" and info.value.path is None
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b'{"text": "a"}\n{"text": 1}\n{"text": "b"}\n')
+    totals = simdbpe.encode_files(bad, tmp_path / "s.bin", input_format="jsonl",
+                                  on_error="skip", threads=2)
+    assert totals["documents"] == 2 and totals["skipped"] == 1
+    assert totals["skipped_documents"] == [
+        "%s: line 2: the \"text\" value is not a string" % bad]
