@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "../../kernels/kernels.h"
+#include "../common/utf8_valid.h"
 
 #define MAX_DEPTH 64
 
@@ -188,7 +189,7 @@ static int read_escape(parser *p, int mode, jsonl_buf *dst)
         if (dst) {
             if (buf_reserve(dst, 4))
                 return -2;
-            dst->len += utf8_encode(cp, (unsigned char *)dst->p + dst->len);
+            dst->len += simdbpe__utf8_encode(cp, (uint8_t *)dst->p + dst->len);
         }
         return 0;
     default:
@@ -262,8 +263,7 @@ static int read_string(parser *p, int mode, jsonl_buf *dst, const char **str, si
         if (c < 0x20)
             return -1; /* control characters must be escaped */
         if (c >= 0x80) {
-            unsigned cp;
-            size_t l = utf8_decode(s, p->n, i, &cp);
+            size_t l = simdbpe__utf8_sequence_len(s + i, p->n - i);
             if (!l)
                 return -1;
             i += l;
@@ -353,18 +353,7 @@ static int read_value(parser *p, long level);
 
 static int valid_utf8(const unsigned char *s, size_t n)
 {
-    unsigned cp;
-    for (size_t i = 0; i < n;) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t l = utf8_decode(s, n, i, &cp);
-        if (!l)
-            return 0;
-        i += l;
-    }
-    return 1;
+    return simdbpe__utf8_validate_from(s, n, 0) == n;
 }
 
 static int key_is(const parser *p, long level, const char *k, size_t klen)

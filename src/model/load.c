@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "../../kernels/kernels.h"
+#include "../common/utf8_valid.h"
 #include "loader.h"
 
 
@@ -232,21 +233,7 @@ static const char *fast_string(const char *p, const char *end, char *out, size_t
         } else if (cp >= 0xDC00 && cp < 0xE000) {
             return NULL;
         }
-        if (cp < 0x80)
-            out[k++] = (char)cp;
-        else if (cp < 0x800) {
-            out[k++] = (char)(0xC0 | cp >> 6);
-            out[k++] = (char)(0x80 | (cp & 0x3F));
-        } else if (cp < 0x10000) {
-            out[k++] = (char)(0xE0 | cp >> 12);
-            out[k++] = (char)(0x80 | (cp >> 6 & 0x3F));
-            out[k++] = (char)(0x80 | (cp & 0x3F));
-        } else {
-            out[k++] = (char)(0xF0 | cp >> 18);
-            out[k++] = (char)(0x80 | (cp >> 12 & 0x3F));
-            out[k++] = (char)(0x80 | (cp >> 6 & 0x3F));
-            out[k++] = (char)(0x80 | (cp & 0x3F));
-        }
+        k += simdbpe__utf8_encode(cp, (uint8_t *)out + k);
     }
     if (p >= end)
         return NULL;

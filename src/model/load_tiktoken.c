@@ -20,6 +20,7 @@
 
 #include <xxhash.h>
 
+#include "../common/utf8_valid.h"
 #include "loader.h"
 
 typedef struct encoding {
@@ -92,15 +93,8 @@ static long b64_decode(const uint8_t *s, size_t n, uint8_t *out, size_t cap)
 static size_t to_bytelevel(const uint8_t *b, size_t n, char *out)
 {
     size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint32_t cp = simdbpe__bytelevel_cp(b[i]);
-        if (cp < 0x80) {
-            out[k++] = (char)cp;
-        } else {
-            out[k++] = (char)(0xC0 | cp >> 6);
-            out[k++] = (char)(0x80 | (cp & 0x3F));
-        }
-    }
+    for (size_t i = 0; i < n; i++)
+        k += simdbpe__utf8_encode(simdbpe__bytelevel_cp(b[i]), (uint8_t *)out + k);
     return k;
 }
 

@@ -23,9 +23,11 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/utf8_valid.h"
 #include "../model/model.h"
 #include "train.h"
 
@@ -38,15 +40,10 @@ static pthread_once_t spell_once = PTHREAD_ONCE_INIT;
 static void init_spell(void)
 {
     for (unsigned b = 0; b < 256; b++) {
-        uint32_t cp = simdbpe__bytelevel_cp((uint8_t)b);
-        if (cp < 0x80) {
-            spell_tab[b][0] = (uint8_t)cp;
-            spell_len[b] = 1;
-        } else {
-            spell_tab[b][0] = (uint8_t)(0xC0 | cp >> 6);
-            spell_tab[b][1] = (uint8_t)(0x80 | (cp & 0x3F));
-            spell_len[b] = 2;
-        }
+        /* A byte-level character is below U+0200: one or two bytes. */
+        uint8_t u[4];
+        spell_len[b] = (uint8_t)simdbpe__utf8_encode(simdbpe__bytelevel_cp((uint8_t)b), u);
+        memcpy(spell_tab[b], u, 2);
     }
 }
 

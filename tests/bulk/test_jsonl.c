@@ -1,5 +1,5 @@
 /*
- * test_jsonl.c - the JSON Lines fast path (tools/reader_jsonl.c) against
+ * test_jsonl.c - the JSON Lines fast path (src/dataset/reader_jsonl.c) against
  * jansson, the arbiter.
  *
  * On every record the fast path handles itself, it must agree with jansson
@@ -13,13 +13,12 @@
 
 #include "reader_jsonl.h"
 #include "test_util.h"
-#include "utf8.h"
+#include "../../kernels/kernels.h"
 
 static int valid_utf8(const char *s, size_t n)
 {
-    unsigned cp;
     for (size_t i = 0; i < n;) {
-        size_t l = utf8_decode((const unsigned char *)s, n, i, &cp);
+        size_t l = simdbpe__utf8_sequence_len((const uint8_t *)s + i, n - i);
         if (!l)
             return 0;
         i += l;
