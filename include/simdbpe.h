@@ -56,7 +56,8 @@ const char *simdbpe_version(void);
     X(ERR_SPECIALS, 10, "malformed special tokens list")                       \
     X(ERR_MODEL_FILE, 11, "malformed or corrupted compiled model file")        \
     X(ERR_TOO_LARGE, 12, "input exceeds an internal size limit")               \
-    X(ERR_UNSUPPORTED, 13, "unsupported model or option")
+    X(ERR_UNSUPPORTED, 13, "unsupported model or option")                      \
+    X(ERR_CANCELLED, 14, "cancelled by the caller")
 
 typedef enum simdbpe_status {
 #define SIMDBPE__STATUS_ENUM(name, value, text) SIMDBPE_##name = value,

@@ -97,9 +97,12 @@ typedef enum simdbpe_dataset_event {
 typedef void (*simdbpe_dataset_message_fn)(void *user, simdbpe_dataset_event event,
                                            const char *text);
 /* After each batch is written: raw (compressed, as stored) bytes read,
- * decompressed bytes written, documents written so far. */
-typedef void (*simdbpe_dataset_progress_fn)(void *user, uint64_t raw_bytes, uint64_t bytes,
-                                            uint64_t documents);
+ * decompressed bytes written, documents written so far. Returns 0 to go
+ * on; anything else stops the run with SIMDBPE_ERR_CANCELLED, which, as
+ * any failure, leaves no output under its final name (a batch is 128 KiB
+ * by default: the run stops within one). */
+typedef int (*simdbpe_dataset_progress_fn)(void *user, uint64_t raw_bytes, uint64_t bytes,
+                                           uint64_t documents);
 
 typedef struct simdbpe_dataset_options {
     simdbpe_input_format input_format;

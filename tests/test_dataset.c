@@ -10,6 +10,7 @@
  */
 #include <criterion/criterion.h>
 
+#include <dirent.h>
 #include <unistd.h>
 
 #include "simdbpe_dataset.h"
@@ -21,6 +22,7 @@ typedef struct seen {
     char skipped[8][512];
     size_t n_skipped, n_notices;
     uint64_t progress_calls, last_docs;
+    uint64_t stop_after; /* progress calls; 0: never stop */
 } seen;
 
 static void on_message(void *user, simdbpe_dataset_event ev, const char *text)
@@ -32,13 +34,14 @@ static void on_message(void *user, simdbpe_dataset_event ev, const char *text)
         s->n_notices++;
 }
 
-static void on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
+static int on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
 {
     (void)raw;
     (void)bytes;
     seen *s = user;
     s->progress_calls++;
     s->last_docs = docs;
+    return s->stop_after && s->progress_calls >= s->stop_after;
 }
 
 static char *temp_dir(void)
@@ -299,6 +302,50 @@ Test(dataset, two_ranks_merged_equal_one_run)
     free(a);
     free(b);
     free(c);
+    free(dir);
+    simdbpe_model_free(m);
+}
+
+/* A progress callback that returns nonzero stops the run: SIMDBPE_ERR_CANCELLED,
+ * no more calls, and nothing under the output's name (Megatron: neither file). */
+Test(dataset, progress_callback_cancels_the_run)
+{
+    simdbpe_model *m = tu_gpt2();
+    char *dir = temp_dir(), *out = path_in(dir, "ds");
+    for (unsigned threads = 1; threads <= 2; threads++) {
+        simdbpe_dataset_options o;
+        simdbpe_dataset_options_init(&o);
+        seen s = {.stop_after = 3};
+        o.input_format = SIMDBPE_INPUT_JSONL;
+        o.output_format = SIMDBPE_OUTPUT_MEGATRON;
+        o.output = out;
+        o.threads = threads;
+        o.batch_bytes = 4096; /* many batches */
+        o.on_progress = on_progress;
+        o.user = &s;
+        const char *paths[] = {STRESS};
+        simdbpe_dataset *ds;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_OK, "%s", err.message);
+        cr_assert_eq(simdbpe_dataset_prepare(ds, paths, 1, &err), SIMDBPE_OK, "%s", err.message);
+        cr_assert_eq(simdbpe_dataset_run(ds, &err), SIMDBPE_ERR_CANCELLED);
+        cr_assert_eq(s.progress_calls, 3, "%u threads: %llu calls", threads,
+                     (unsigned long long)s.progress_calls);
+        cr_assert_str_eq(simdbpe_dataset_message(ds), "cancelled");
+        simdbpe_dataset_free(ds);
+        DIR *d = opendir(dir);
+        cr_assert(d);
+        for (struct dirent *e; (e = readdir(d)) != NULL;)
+            cr_assert(strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+                          strcmp(e->d_name, "ds.lock") == 0,
+                      "%s left in the output folder", e->d_name);
+        closedir(d);
+    }
+    char *lock = path_in(dir, "ds.lock");
+    unlink(lock);
+    free(lock);
+    cr_assert_eq(rmdir(dir), 0);
+    free(out);
     free(dir);
     simdbpe_model_free(m);
 }

@@ -365,10 +365,11 @@ static void on_message(void *user, simdbpe_dataset_event event, const char *text
         cli_error("%s", text);
 }
 
-static void on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
+static int on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
 {
     const run *r = user;
     progress_update(r->prog, raw, bytes, docs);
+    return 0;
 }
 
 /* The exit code for a failure of the library (after printing it). */

@@ -375,7 +375,7 @@ def encode_files(paths, output, *, encoding="gpt2", format="u16", input_format="
                  json_key=None, doc_separator=None, eot=None, dtype=None, threads=0,
                  add_special_tokens=False, special="text", errors="strict", on_error="stop",
                  shard_tokens=None, batch_bytes=None, cache_mb=None, rank=None,
-                 world_size=None):
+                 world_size=None, progress=None, on_message=None):
     """Encodes files into a token dataset, as `simdbpe encode` does (the same files, byte
     for byte), with the GIL released; returns the totals as a dict.
 
@@ -388,6 +388,12 @@ def encode_files(paths, output, *, encoding="gpt2", format="u16", input_format="
     threads: 0 for the CPUs this process may use; on_error "skip" drops bad documents
     (listed in the result's "skipped_documents"); rank and world_size make the run one
     shard (OUTPUT.RRRRR-of-WWWWW plus a .done marker).
+
+    progress(raw_bytes, bytes, documents) is called after each batch written (compressed
+    bytes read, bytes encoded and documents so far); on_message(kind, text) for each skipped
+    document ("skipped") and each notice ("notice", e.g. temporary files of an interrupted
+    run removed; the result's "notices" lists them too). An exception either raises stops
+    the run and is raised; so does Ctrl-C. A run that stops leaves no output file.
 
     A failure raises simdbpe.Error with `status`, `path` and `index` (the input and its
     position in `paths`), `line` and `byte_offset` (None where they do not apply).
@@ -409,4 +415,4 @@ def encode_files(paths, output, *, encoding="gpt2", format="u16", input_format="
         eot=_choice("eot", eot, _EOTS), dtype_bytes=_choice("dtype", dtype, _DTYPES),
         shard_tokens=shard_tokens or 0, model_name=enc.name,
         threads=threads, cache_mb=cache_mb or 0, batch_bytes=batch_bytes or 0,
-        rank=rank or 0, world_size=world_size or 0)
+        rank=rank or 0, world_size=world_size or 0, progress=progress, on_message=on_message)

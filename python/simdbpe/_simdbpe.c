@@ -765,6 +765,62 @@ static PyObject *dataset_totals(const simdbpe_dataset *ds)
     return d;
 }
 
+/* What a run's callbacks share with encode_files: the caller's callables
+ * (or NULL), the notices so far, and an exception one of them raised (or
+ * KeyboardInterrupt), which stops the run and is raised when it returns. */
+typedef struct py_run {
+    PyObject *progress, *on_message, *notices;
+    PyObject *exc_type, *exc_value, *exc_tb;
+} py_run;
+
+/* After each batch, from whichever thread writes it (the GIL taken for the
+ * call): the caller's progress callable, then pending signals (Ctrl-C), which
+ * Python handles only when the thread that wrote is the main one; with
+ * several threads the caller's thread writes some of the batches. */
+static int py_run_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
+{
+    py_run *r = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    int stop = r->exc_type != NULL;
+    if (!stop && r->progress) {
+        PyObject *res = PyObject_CallFunction(r->progress, "KKK", (unsigned long long)raw,
+                                              (unsigned long long)bytes,
+                                              (unsigned long long)docs);
+        stop = res == NULL;
+        Py_XDECREF(res);
+    }
+    if (!stop)
+        stop = PyErr_CheckSignals() < 0;
+    if (stop && !r->exc_type)
+        PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb);
+    PyGILState_Release(g);
+    return stop;
+}
+
+/* A skipped document or a notice: to the caller's callable ("skipped" or
+ * "notice", text); notices are kept for the result too. */
+static void py_run_message(void *user, simdbpe_dataset_event ev, const char *text)
+{
+    py_run *r = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    if (!r->exc_type) {
+        PyObject *t = PyUnicode_DecodeFSDefault(text);
+        int ok = t != NULL;
+        if (ok && ev == SIMDBPE_DATASET_NOTICE)
+            ok = PyList_Append(r->notices, t) == 0;
+        if (ok && r->on_message) {
+            PyObject *res = PyObject_CallFunction(
+                r->on_message, "sO", ev == SIMDBPE_DATASET_NOTICE ? "notice" : "skipped", t);
+            ok = res != NULL;
+            Py_XDECREF(res);
+        }
+        Py_XDECREF(t);
+        if (!ok)
+            PyErr_Fetch(&r->exc_type, &r->exc_value, &r->exc_tb); /* stops at the next batch */
+    }
+    PyGILState_Release(g);
+}
+
 /* new + prepare + run without the GIL. */
 static simdbpe_status dataset_encode(const simdbpe_model *m, const simdbpe_dataset_options *o,
                                      const char **paths, size_t n, simdbpe_dataset **ds,
@@ -785,7 +841,8 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     static char *names[] = {"paths", "output", "input_format", "json_key", "doc_separator",
                             "special", "errors", "add_special_tokens", "skip_errors",
                             "output_format", "eot", "dtype_bytes", "shard_tokens", "model_name",
-                            "threads", "cache_mb", "batch_bytes", "rank", "world_size", NULL};
+                            "threads", "cache_mb", "batch_bytes", "rank", "world_size",
+                            "progress", "on_message", NULL};
     PyObject *list;
     const char *output = NULL, *sep = NULL;
     Py_ssize_t sep_len = 0;
@@ -793,14 +850,30 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     unsigned dtype = 0, threads = 0, cache_mb = 0;
     unsigned long long shard = 0, batch = 0;
     long rank = 0, world = 0;
+    py_run r = {0};
     simdbpe_dataset_options o;
     simdbpe_dataset_options_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKll", names, &list, &output,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKllOO", names, &list, &output,
                                      &input, &o.json_key, &sep, &sep_len, &special, &errors, &add,
                                      &skip, &format, &eot, &dtype, &shard, &o.model_name,
-                                     &threads, &cache_mb, &batch, &rank, &world) ||
+                                     &threads, &cache_mb, &batch, &rank, &world, &r.progress,
+                                     &r.on_message) ||
         check_model(self) || parse_options(special, errors, &o.encode))
         return NULL;
+    if (r.progress == Py_None)
+        r.progress = NULL;
+    if (r.on_message == Py_None)
+        r.on_message = NULL;
+    if ((r.progress && !PyCallable_Check(r.progress)) ||
+        (r.on_message && !PyCallable_Check(r.on_message))) {
+        PyErr_SetString(PyExc_TypeError, "progress and on_message must be callables or None");
+        return NULL;
+    }
+    if (!(r.notices = PyList_New(0)))
+        return NULL;
+    o.on_progress = py_run_progress;
+    o.on_message = py_run_message;
+    o.user = &r;
     o.input_format = (simdbpe_input_format)input;
     o.doc_separator = sep;
     o.doc_separator_len = (size_t)sep_len;
@@ -818,14 +891,24 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     o.world_size = world;
     size_t n;
     const char **paths = dataset_paths(list, &n);
-    if (!paths)
+    if (!paths) {
+        Py_DECREF(r.notices);
         return NULL;
+    }
     simdbpe_dataset *ds = NULL;
     simdbpe_error err;
     simdbpe_status st = dataset_encode(self->model, &o, paths, n, &ds, &err);
-    PyObject *res = st == SIMDBPE_OK ? dataset_totals(ds) : raise_dataset_error(st, &err, ds, list);
+    PyObject *res = NULL;
+    if (r.exc_type) /* a callback's exception, or Ctrl-C: the run stopped for it */
+        PyErr_Restore(r.exc_type, r.exc_value, r.exc_tb);
+    else if (st != SIMDBPE_OK)
+        raise_dataset_error(st, &err, ds, list);
+    else if ((res = dataset_totals(ds)) != NULL &&
+             PyDict_SetItemString(res, "notices", r.notices) < 0)
+        Py_CLEAR(res);
     simdbpe_dataset_free(ds);
     PyMem_Free(paths);
+    Py_DECREF(r.notices);
     return res;
 }
 

@@ -618,8 +618,10 @@ static int write_batch(pipeline *p, batch *b)
             ids += b->segs[i].ntok;
     }
     p->t->in_bytes += b->in_bytes;
-    if (p->j->on_progress)
-        p->j->on_progress(p->j->user, b->raw_pos, p->t->in_bytes, p->t->docs);
+    if (p->j->on_progress && p->j->on_progress(p->j->user, b->raw_pos, p->t->in_bytes, p->t->docs)) {
+        set_fatal(p, SIMDBPE_ERR_CANCELLED, "cancelled");
+        return -1;
+    }
     return 0;
 }
 

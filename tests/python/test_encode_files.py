@@ -98,3 +98,72 @@ def test_bad_options_and_skips(corpus, tmp_path):
     assert totals["documents"] == 2 and totals["skipped"] == 1
     assert totals["skipped_documents"] == [
         "%s: line 2: the \"text\" value is not a string" % bad]
+
+
+def test_progress_messages_and_stopping(corpus, tmp_path):
+    """progress sees every document by the end; on_message the skipped one; an exception
+    in a callback stops the run, is raised, and leaves no output."""
+    paths, docs = corpus
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": 7}\n', encoding="utf-8")
+    calls, messages = [], []
+    out = tmp_path / "ok.bin"
+    res = simdbpe.encode_files(paths + [str(bad)], str(out), input_format="jsonl", format="u16",
+                               threads=2, batch_bytes=4096, on_error="skip",
+                               progress=lambda *a: calls.append(a),
+                               on_message=lambda kind, text: messages.append((kind, text)))
+    assert len(calls) > 10
+    assert [c[2] for c in calls] == sorted(c[2] for c in calls)
+    assert calls[-1][2] == len(docs) == res["documents"]
+    assert messages == [("skipped", res["skipped_documents"][0])]
+    assert "bad.jsonl: line 1" in messages[0][1]
+    assert res["notices"] == []
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_third(raw, done, documents):
+        if len(seen) == 2:
+            raise Stop("enough")
+        seen.append(documents)
+
+    for threads in (1, 2):
+        seen = []
+        out = tmp_path / f"stopped{threads}"
+        with pytest.raises(Stop, match="enough"):
+            simdbpe.encode_files(paths, str(out), input_format="jsonl", format="megatron",
+                                 threads=threads, batch_bytes=4096, progress=stop_at_third)
+        assert len(seen) == 2
+        left = [p.name for p in tmp_path.iterdir() if p.name.startswith(out.name)]
+        assert left in ([], [out.name + ".lock"]), left
+
+
+def test_ctrl_c_stops_a_run(tmp_path):
+    """SIGINT during encode_files (no callback of the caller's): KeyboardInterrupt within a
+    batch or so, on one thread and on two, and no output."""
+    import signal
+    import time
+    big = tmp_path / "big.txt"
+    big.write_text("The quick brown fox jumps over the lazy dog. " * 400_000, encoding="utf-8")
+    for threads in (1, 2):
+        out = tmp_path / f"big{threads}.u32"
+        script = f"""
+import sys, simdbpe
+print("starting", flush=True)
+try:
+    simdbpe.encode_files([{str(big)!r}] * 500, {str(out)!r}, format="u32", threads={threads})
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    sys.exit(3)
+print("finished", flush=True)
+"""
+        p = subprocess.Popen([os.sys.executable, "-c", script], stdout=subprocess.PIPE,
+                             text=True)
+        assert p.stdout.readline().strip() == "starting"
+        time.sleep(0.5)  # the run takes many seconds (9 GB of text)
+        p.send_signal(signal.SIGINT)
+        rest = p.stdout.read()
+        assert p.wait(timeout=120) == 3, rest
+        assert rest.strip() == "interrupted"
+        assert [q.name for q in tmp_path.iterdir() if q.name.startswith(out.name)] in (
+            [], [out.name + ".lock"])
