@@ -31,6 +31,7 @@ Test(status, values_are_stable)
     cr_assert_eq(SIMDBPE_ERR_MODEL_FILE, 11);
     cr_assert_eq(SIMDBPE_ERR_TOO_LARGE, 12);
     cr_assert_eq(SIMDBPE_ERR_UNSUPPORTED, 13);
+    cr_assert_eq(SIMDBPE_ERR_CANCELLED, 14);
 }
 
 /* Expanding the list here, independently of the library, checks that
@@ -81,7 +82,7 @@ Test(status, specific_texts)
 
 Test(status, unknown_values_have_a_fallback)
 {
-    simdbpe_status bogus[] = {(simdbpe_status)14, (simdbpe_status)999, (simdbpe_status)-1};
+    simdbpe_status bogus[] = {(simdbpe_status)15, (simdbpe_status)999, (simdbpe_status)-1};
     for (size_t i = 0; i < sizeof bogus / sizeof bogus[0]; i++) {
         cr_assert_not_null(simdbpe_strerror(bogus[i]));
         cr_assert_not_null(simdbpe_status_name(bogus[i]));
