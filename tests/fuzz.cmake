@@ -112,3 +112,4 @@ target_link_libraries(test_adversarial_jsonl PRIVATE PkgConfig::ADV_DEPS ${CRITE
 add_test(NAME adversarial_jsonl COMMAND test_adversarial_jsonl)
 set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
+simdbpe_fuzz_target(dataset)
