@@ -14,6 +14,9 @@ Timed, median of --runs:
                   in a fresh CLI process; the other rows reuse warm ones)
   python-lists    enc.encode_ordinary_batch(texts, num_threads=T): a list of
                   lists of Python ints, as tiktoken returns
+  encode-files    simdbpe.encode_files([the JSON Lines file], output,
+                  input_format="jsonl", format="u32", threads=T): the CLI's
+                  work (reading, parsing, writing the file) from Python
   cli             `simdbpe encode --input-format jsonl --output-format u32
                   --threads T` on the same records written as JSON Lines (a
                   whole process: start, reading, JSON parsing, writing)
@@ -101,11 +104,16 @@ def main():
                    "--output-format", "u32", "--threads", str(threads), "-o", out, jsonl]
             ids, _ = enc.encode_ordinary_batch_to_buffer(texts, num_threads=threads)
             subprocess.run(cmd, check=True)
-            with open(out, "rb") as f:
-                if f.read() != bytes(memoryview(ids)):
+            pyout = os.path.join(tmp, f"py{threads}.u32")
+            files_run = lambda: simdbpe.encode_files([jsonl], pyout, input_format="jsonl",
+                                                     format="u32", threads=threads)
+            files_run()
+            with open(out, "rb") as f, open(pyout, "rb") as g:
+                cli_ids = f.read()
+                if cli_ids != bytes(memoryview(ids)) or cli_ids != g.read():
                     sys.exit("bench_batch.py: Python's ids differ from the CLI's")
             # Alternate the three so that they see the same machine load.
-            tb, tl, tc, tcold = [], [], [], []
+            tb, tl, tc, tcold, tf = [], [], [], [], []
             for _ in range(a.runs):
                 tcold.append(median_time(
                     lambda: simdbpe.Tokenizer.from_file("gpt2").encode_ordinary_batch_to_buffer(
@@ -115,8 +123,9 @@ def main():
                 tl.append(median_time(
                     lambda: enc.encode_ordinary_batch(texts, num_threads=threads), 1))
                 tc.append(median_time(lambda: subprocess.run(cmd, check=True), 1))
+                tf.append(median_time(files_run, 1))
             for name, ts in (("python-buffer", tb), ("python-cold", tcold),
-                             ("python-lists", tl), ("cli", tc)):
+                             ("python-lists", tl), ("encode-files", tf), ("cli", tc)):
                 rows.append((name, threads, statistics.median(ts)))
         peers = [p for p in a.peers.split(",") if p]
         if peers and shutil.which("node") and os.path.isdir(os.path.join(ROOT, "bench",
@@ -148,7 +157,7 @@ def main():
         print(f"| {name} | {threads} | {s:.3f} | {mb / s:.1f} |")
     for threads in sorted({t for n, t, _ in rows if n == "cli"}):
         c = next(s for n, t, s in rows if n == "cli" and t == threads)
-        for name in ("python-buffer", "python-cold"):
+        for name in ("python-buffer", "python-cold", "encode-files"):
             b = next(s for n, t, s in rows if n == name and t == threads)
             print(f"Python overhead, {threads} thread(s): {100 * (b / c - 1):+.1f}% "
                   f"({name} against the whole CLI process)")
