@@ -561,17 +561,30 @@ typedef struct before {
     uint64_t tail; /* the byte before is in an X-run's tail */
 } before;
 
-static inline int in_tail_set(uint8_t c, int o200k)
+/* The families the block scanner serves. */
+enum { F_CL100K, F_QWEN2, F_O200K, F_DEEPSEEK };
+
+static inline int in_tail_set(uint8_t c, int fam)
 {
-    return is_break(c) || (o200k && c == '/');
+    return is_break(c) || (fam == F_O200K && c == '/');
+}
+
+/* Whether classes c are an X of the family's rules: DeepSeek-V3's are
+ * \p{P} and \p{S} (its other characters are gaps or letter prefixes);
+ * o200k's marks join letters. */
+static inline int x_class(unsigned c, int fam)
+{
+    if (fam == F_DEEPSEEK)
+        return (c & (C_P | C_S)) != 0;
+    return (c & C_X) && !(fam == F_O200K && (c & C_M));
 }
 
 /* Whether s[p - 1] is in the tail of an X-run: a run of [\r\n] (o200k:
  * [\r\n/]) back from it whose first line break comes right after an X. */
-static int tail_before(const uint8_t *s, size_t p, int o200k)
+static int tail_before(const uint8_t *s, size_t p, int fam)
 {
     size_t q = p, k;
-    while (q > 0 && in_tail_set(s[q - 1], o200k))
+    while (q > 0 && in_tail_set(s[q - 1], fam))
         q--;
     while (q < p && !is_break(s[q]))
         q++; /* a / before the first line break is the X-run's own */
@@ -579,32 +592,34 @@ static int tail_before(const uint8_t *s, size_t p, int o200k)
         return 0;
     if (s[q - 1] == '/')
         return 1;
-    unsigned c = class_before(s, q, &k);
-    return (c & C_X) && !(o200k && (c & C_M));
+    return x_class(class_before(s, q, &k), fam);
 }
 
 /* false if the rules cannot tell the block at p from the text before it
- * (o200k: a non-ASCII byte among the two before). */
-static bool read_before(const uint8_t *s, size_t p, int o200k, before *c)
+ * (o200k, DeepSeek-V3: a non-ASCII byte among the two before; DeepSeek-V3:
+ * a control character right before, which may begin a gap). */
+static bool read_before(const uint8_t *s, size_t p, int fam, before *c)
 {
     memset(c, 0, sizeof *c);
     if (p == 0)
         return true;
-    if (o200k && (s[p - 1] >= 0x80 || (p > 1 && s[p - 2] >= 0x80)))
+    if (fam >= F_O200K && (s[p - 1] >= 0x80 || (p > 1 && s[p - 2] >= 0x80)))
         return false;
     size_t j, k;
     unsigned c1 = class_before(s, p, &j);
-    c->tail = tail_before(s, p, o200k);
+    if (fam == F_DEEPSEEK && !(c1 & (C_L | C_N | C_WS | C_P | C_S)))
+        return false;
+    c->tail = tail_before(s, p, fam);
     c->l = (c1 & C_L) != 0;
     c->lo = (uint8_t)(s[p - 1] - 'a') < 26;
     c->n = (c1 & C_N) != 0;
     c->w = (c1 & C_WS) != 0;
-    c->x = (c1 & C_X) && !(s[p - 1] == '/' && c->tail);
+    c->x = x_class(c1, fam) && !(s[p - 1] == '/' && c->tail);
     c->br = is_break(s[p - 1]);
     c->sp = s[p - 1] == ' ';
     if (j > 0) {
         unsigned c2 = class_before(s, j, &k);
-        c->x2 = (c2 & C_X) && !(s[j - 1] == '/' && tail_before(s, j, o200k));
+        c->x2 = x_class(c2, fam) && !(s[j - 1] == '/' && tail_before(s, j, fam));
         c->sp2 = s[j - 1] == ' ';
     }
     return true;
@@ -663,22 +678,43 @@ typedef struct handover {
 /* The hand-over to the block at p from i, the start where the piece
  * before it ends (p <= i < p + 64), read from the text; false if the
  * block must be scanned one piece at a time. */
-static bool handover_at(const uint8_t *s, size_t p, size_t i, int o200k, handover *h)
+static bool handover_at(const uint8_t *s, size_t p, size_t i, int fam, handover *h)
 {
     h->next_digit = i;
     h->clear = bits_below(i - p);
     h->set = 1ULL << (i - p);
-    return read_before(s, p, o200k, &h->c);
+    return read_before(s, p, fam, &h->c);
 }
 
 /* The family's piece from s[i] (i < n): its end. */
-static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, int o200k,
-                                        unsigned digits)
+static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, int fam)
 {
-    size_t e = o200k ? o200k_fast(s, n, i) : cl100k_fast(s, n, i);
+    if (fam == F_DEEPSEEK)
+        return deepseek_end(s, n, i);
+    size_t e = fam == F_O200K ? o200k_fast(s, n, i) : cl100k_fast(s, n, i);
     if (e)
         return e;
-    return o200k ? o200k_slow(s, n, i) : cl100k_slow(s, n, i, digits);
+    return fam == F_O200K ? o200k_slow(s, n, i) : cl100k_slow(s, n, i, fam == F_QWEN2 ? 1 : 3);
+}
+
+/* Bit 8k (k = 0..7) of x -> bit 56 + k of x * GATHER: the product's other
+ * bits stay below 56 or carry nothing. */
+#define GATHER 0x0102040810204080ULL
+
+/* The bytes of an ASCII block below 0x20 or 0x7F: in each byte of 8,
+ * (x | 0x80) - 0x20 keeps bit 7 iff x >= 0x20 (no borrow leaves the
+ * byte), x + 1 sets it only for 0x7F. */
+static inline uint64_t controls_of(const uint8_t *s)
+{
+    const uint64_t ones = 0x0101010101010101ULL, high = 0x80 * ones;
+    uint64_t r = 0;
+    for (int w = 0; w < 8; w++) {
+        uint64_t v;
+        memcpy(&v, s + 8 * w, 8);
+        uint64_t hit = (~((v | high) - 0x20 * ones) | (v + ones)) & high;
+        r |= ((hit >> 7) * GATHER >> 56) << 8 * w;
+    }
+    return r;
 }
 
 /* The starts of the block at s[b0..b0+64) (masks m; nm the next block's,
@@ -687,13 +723,18 @@ static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, in
  * time. */
 static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_t b0,
                                 const simdbpe__block_masks *m, const simdbpe__block_masks *nm,
-                                int o200k, int digits3, handover *h, uint64_t *out)
+                                int fam, handover *h, uint64_t *out)
 {
+    const int o200k = fam == F_O200K, ds = fam == F_DEEPSEEK, digits3 = fam != F_QWEN2;
     uint64_t valid = bits_below(n - b0);
     if (m->high & valid)
         return false;
     uint64_t L = m->letter, N = m->digit, W = m->ws, SP = m->space;
     uint64_t X = valid & ~(L | N | W);
+    /* DeepSeek-V3: control characters (gaps, or a prefix of letters)
+     * take the scan one piece at a time; X is then \p{P} and \p{S}. */
+    if (ds && (controls_of(s + b0) & ~W & valid))
+        return false;
     uint64_t BR = o200k ? m->br : breaks_of(s + b0, W & ~SP);
     const before c = h->c;
 
@@ -718,15 +759,17 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     /* Where the whitespace run at the block's end goes on: the next
      * block's first code point is whitespace (next_ws), and whether a BR
      * follows in the run (later_br). */
-    uint64_t next_ws = 0, later_br = 0;
+    uint64_t next_ws = 0, later_br = 0, next_stop = 0;
     size_t e0 = b0 + 64;
     if (e0 < n && (Wp >> 63)) {
         if (!nm)
             return false;
         size_t len;
         if (nm->high & 1) {
-            if (cls_at(s, n, e0, &len) & C_WS)
+            unsigned cn = cls_at_k(s, n, e0, &len, ds ? K_OUTSIDE : K_PLAIN);
+            if (cn & C_WS)
                 return false; /* non-ASCII whitespace: one piece at a time */
+            next_stop = (cn & (C_N | C_CJK)) != 0;
         } else if (nm->ws & 1) {
             next_ws = 1;
             uint64_t ws = nm->ws & bits_below(n - e0);
@@ -754,6 +797,8 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     starts |= Xr & ~pX & ~pSP;
     starts |= Wp & ~pWp;
     uint64_t last = Wp & ~(Wp >> 1 | (next_ws << 63));
+    if (ds) /* DeepSeek-V3: a run before a number (or CJK) ends its Split piece: kept whole */
+        last &= ~(N >> 1 | (next_stop | (nm ? nm->digit & 1 : 0)) << 63);
     starts |= last & ~BR & not_end;
     uint64_t after_br = Wp & ~BR & (pBR & (Wp << 1 | wp_before));
     if (after_br) {
@@ -781,7 +826,7 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     starts = ((starts & ~h->clear) | h->set) & valid;
     /* Contractions: cl100k's at a piece start, o200k's after letters. */
     uint64_t clear = 0, set = 0;
-    uint64_t cand = m->apos & ~h->clear & (o200k ? pL : starts);
+    uint64_t cand = ds ? 0 : m->apos & ~h->clear & (o200k ? pL : starts);
     uint64_t after = h->set; /* o200k: right after a contraction (its letters are no word's) */
     for (; cand; cand &= cand - 1) {
         size_t k = (size_t)__builtin_ctzll(cand);
@@ -813,17 +858,15 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
  * block scanned piece by piece, or at the start of a chunk, the hand-over
  * is read from the text and i. */
 static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
-                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int o200k,
-                                 int digits3)
+                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int fam)
 {
     simdbpe__block_masks m[SIMDBPE__PRETOK_CHUNK + 1];
     size_t nb = (hi - lo + 63) / 64;
     size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
     /* cl100k finds its few line breaks among the whitespace (cheaper
      * than three more masks a block); o200k needs / and the case too. */
-    (o200k ? kern->classify_ext : kern->classify)(s + lo, to - lo, m);
+    (fam == F_O200K ? kern->classify_ext : kern->classify)(s + lo, to - lo, m);
     size_t have = (to - lo + 63) / 64;
-    unsigned digits = digits3 ? 3 : 1;
     handover h;
     int chained = 0; /* the block before was scanned by masks: h holds */
     size_t q = i;    /* the last start set */
@@ -832,9 +875,8 @@ static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, co
         if (!chained && i >= end)
             continue; /* inside one piece */
         uint64_t st;
-        if ((chained || handover_at(s, b0, i, o200k, &h)) &&
-            family_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, o200k, digits3, &h,
-                         &st)) {
+        if ((chained || handover_at(s, b0, i, fam, &h)) &&
+            family_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, fam, &h, &st)) {
             starts[b] |= st;
             if (st)
                 q = b0 + 63 - (size_t)__builtin_clzll(st);
@@ -850,46 +892,35 @@ static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, co
         while (i < end) {
             starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
             q = i;
-            i = block_family_piece(s, n, i, o200k, digits);
+            i = block_family_piece(s, n, i, fam);
         }
     }
-    return chained ? block_family_piece(s, n, q, o200k, digits) : i;
+    return chained ? block_family_piece(s, n, q, fam) : i;
 }
 
 static size_t scan_cl100k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
                           size_t hi, size_t lo, uint64_t *starts)
 {
-    return scan_blocks(k, s, n, i, hi, lo, starts, 0, 1);
+    return scan_blocks(k, s, n, i, hi, lo, starts, F_CL100K);
 }
 
 static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
                          size_t hi, size_t lo, uint64_t *starts)
 {
-    return scan_blocks(k, s, n, i, hi, lo, starts, 0, 0);
+    return scan_blocks(k, s, n, i, hi, lo, starts, F_QWEN2);
 }
 
 static size_t scan_o200k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
                          size_t hi, size_t lo, uint64_t *starts)
 {
-    return scan_blocks(k, s, n, i, hi, lo, starts, 1, 1);
+    return scan_blocks(k, s, n, i, hi, lo, starts, F_O200K);
 }
 
-/* The piece starts of s[i..hi) (i a piece start) into starts[] (bit k of
- * word w: byte lo + 64 w + k), one piece at a time, the ASCII paths
- * inline; returns where the next piece starts (>= hi). */
-#define SCAN(name, fast, slow)                                                                     \
-    static size_t name(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i, size_t hi, \
-                       size_t lo, uint64_t *starts)                                                \
-    {                                                                                              \
-        (void)k;                                                                                   \
-        while (i < hi) {                                                                           \
-            starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);                                     \
-            size_t e = fast;                                                                       \
-            i = e ? e : slow;                                                                      \
-        }                                                                                          \
-        return i;                                                                                  \
-    }
-SCAN(scan_deepseek, 0, deepseek_end(s, n, i))
+static size_t scan_deepseek(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
+                            size_t hi, size_t lo, uint64_t *starts)
+{
+    return scan_blocks(k, s, n, i, hi, lo, starts, F_DEEPSEEK);
+}
 
 simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind)
 {
