@@ -116,12 +116,15 @@ static void free_buckets(simdbpe__bpe_scratch *s)
     s->n_buckets = 0;
 }
 
+static void bt_free(struct simdbpe__bpe_backtrack *t);
+
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
 {
     if (!s->pairs_lent)
         free(s->pairs);
     free(s->syms);
     free_buckets(s);
+    bt_free(s->backtrack);
     const struct simdbpe__kernels *k = s->k;
     const simdbpe__byte_pair *byte_pairs = s->byte_pairs;
     memset(s, 0, sizeof *s);
@@ -636,6 +639,386 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
     return SIMDBPE_OK;
 }
 
+/* ----------------------------------------------- long words, backtracking */
+
+/*
+ * For a model whose every token is what BPE makes of its own bytes (its
+ * whole-token map holds them all: whole_exact and not no_cuts), a long
+ * word is encoded without simulating the merges, keeping one bit per byte
+ * position and the output ids (GitHub's rust-gems `bpe` crate describes
+ * this search; this is written from its argument).
+ *
+ * Two adjacent tokens a, b are compatible when BPE of bytes(a) bytes(b) is
+ * [a, b]. A sequence of tokens is BPE's output for its bytes iff every
+ * adjacent pair in it is compatible: BPE of one token's bytes is that
+ * token, and a merge across a boundary between two tokens would happen
+ * in BPE of those two alone (the symbols facing each other across it are
+ * the same there, at the same ranks; see compatible()). BPE's output is
+ * unique, so a prefix of the word has at most one such sequence.
+ *
+ * The search: from the current end, push the longest candidate token that
+ * is compatible with the last one pushed and ends at a position not known
+ * to be dead; when none does, the position is dead (the sequence before it
+ * is the only valid one for those bytes, so no other way of reaching it
+ * helps): clear its bit, pop the last token and try its next shorter
+ * prefix token instead. Every position dies at most once.
+ *
+ * Memory: n / 8 bytes of bits beside the output, and per encoder the
+ * candidates' trie (built on the first long word) and three words per id.
+ * If the search finds nothing (it cannot, when the precondition holds) the
+ * word goes to the queued sweeps above.
+ */
+#define BT_NONE UINT32_MAX
+#define BT_MIN_WORD 256 /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
+#define COMPAT_BITS 15  /* 256 KB of cached compatible() answers */
+
+typedef struct bt_token {
+    uint32_t made;    /* rank of the rule that makes it; NONE for a byte's id */
+    uint32_t shorter; /* the longest candidate that is a proper prefix of it, or BT_NONE */
+    uint32_t len;     /* its bytes; 0 if it is no candidate */
+} bt_token;
+
+typedef struct simdbpe__bpe_backtrack {
+    const simdbpe_model *m; /* built for this model */
+    int usable;             /* the precondition holds and the tables were built */
+    bt_token *tok;          /* vocab_size */
+    uint32_t *node_tok;     /* per trie node: the candidate spelled by its path, or BT_NONE */
+    uint32_t n_nodes, cap_nodes;
+    uint64_t *edges;     /* child of node p by byte c: key (p << 8 | c) << 32 | child; 0 empty */
+    uint32_t edge_bits;  /* log2 of the edge table's slots */
+    uint32_t n_edges;
+    uint32_t root[256];  /* the children of the root (node 0), 0 if none */
+    uint64_t *bits;      /* positions of the current word not known to be dead */
+    size_t cap_bits;
+    uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
+} bt_state;
+
+static inline size_t edge_slot(uint32_t key, uint32_t bits)
+{
+    return (size_t)((key * 0x9E3779B1u) >> (32 - bits));
+}
+
+/* The child of node p (p > 0) by byte c, or 0. */
+static inline uint32_t trie_child(const bt_state *t, uint32_t p, uint8_t c)
+{
+    uint32_t key = p << 8 | c, mask = (1u << t->edge_bits) - 1;
+    for (size_t i = edge_slot(key, t->edge_bits);; i = (i + 1) & mask) {
+        uint64_t e = t->edges[i];
+        if (e == 0 || (uint32_t)(e >> 32) == key)
+            return (uint32_t)e;
+    }
+}
+
+static int edges_put(bt_state *t, uint32_t key, uint32_t child)
+{
+    if (2 * (t->n_edges + 1) > (1u << t->edge_bits)) {
+        uint32_t bits = t->edge_bits + 1;
+        uint64_t *e = calloc((size_t)1 << bits, sizeof *e);
+        if (!e)
+            return -1;
+        for (size_t i = 0; i < ((size_t)1 << t->edge_bits); i++) {
+            uint64_t x = t->edges[i];
+            if (x == 0)
+                continue;
+            size_t j = edge_slot((uint32_t)(x >> 32), bits);
+            while (e[j])
+                j = (j + 1) & (((size_t)1 << bits) - 1);
+            e[j] = x;
+        }
+        free(t->edges);
+        t->edges = e;
+        t->edge_bits = bits;
+    }
+    size_t j = edge_slot(key, t->edge_bits), mask = ((size_t)1 << t->edge_bits) - 1;
+    while (t->edges[j])
+        j = (j + 1) & mask;
+    t->edges[j] = (uint64_t)key << 32 | child;
+    t->n_edges++;
+    return 0;
+}
+
+/* Inserts candidate id (bytes s[0..len)); every shorter candidate is in
+ * already, so the last one met on the way is its next shorter prefix. */
+static int trie_insert(bt_state *t, uint32_t id, const uint8_t *s, uint32_t len)
+{
+    uint32_t p = 0, shorter = BT_NONE;
+    for (uint32_t i = 0; i < len; i++) {
+        uint32_t c = p ? trie_child(t, p, s[i]) : t->root[s[i]];
+        if (c == 0) {
+            if (t->n_nodes >= t->cap_nodes) {
+                size_t cap = t->cap_nodes;
+                if (simdbpe__grow((void **)&t->node_tok, &cap, (size_t)t->n_nodes + 1,
+                                  sizeof *t->node_tok) ||
+                    cap >= (1u << 24)) /* node << 8 | byte is 32 bits */
+                    return -1;
+                t->cap_nodes = (uint32_t)cap;
+            }
+            c = t->n_nodes++;
+            t->node_tok[c] = BT_NONE;
+            if (p == 0)
+                t->root[s[i]] = c;
+            else if (edges_put(t, p << 8 | s[i], c))
+                return -1;
+        }
+        p = c;
+        if (i + 1 < len && t->node_tok[p] != BT_NONE)
+            shorter = t->node_tok[p];
+    }
+    if (t->node_tok[p] != BT_NONE)
+        return -1; /* two candidates with the same bytes: the whole map has one */
+    t->node_tok[p] = id;
+    t->tok[id].shorter = shorter;
+    return 0;
+}
+
+static uint32_t tok_len(const simdbpe_model *m, uint32_t id)
+{
+    return m->tok_off[id + 1] - m->tok_off[id];
+}
+
+/* Whether the model meets the precondition, and the rules tell each
+ * candidate's merge tree: one applying rule per merged token, parts made
+ * at lower ranks (what compatible() walks), bytes that concatenate. */
+static int bt_rules(const simdbpe_model *m, bt_token *tok)
+{
+    if (!m->whole_exact || m->no_cuts || m->n_whole == 0)
+        return 0;
+    for (uint32_t id = 0; id < m->vocab_size; id++)
+        tok[id] = (bt_token){NONE, BT_NONE, 0};
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        const simdbpe__merge_rule *u = &m->rules[r];
+        const simdbpe__merge_slot *slot = simdbpe__merge_find(m, u->left, u->right);
+        if (!slot || slot->rank != r)
+            continue; /* a pair listed again later: the later rank applies */
+        if (u->id >= m->vocab_size || tok[u->id].made != NONE)
+            return 0;
+        tok[u->id].made = r;
+    }
+    for (uint32_t r = 0; r < m->n_merges; r++) {
+        const simdbpe__merge_rule *u = &m->rules[r];
+        if (tok[u->id].made != r)
+            continue;
+        uint32_t a = tok[u->left].made, b = tok[u->right].made;
+        uint32_t la = tok_len(m, u->left), lb = tok_len(m, u->right);
+        if ((a != NONE && a >= r) || (b != NONE && b >= r) || la == 0 || lb == 0 ||
+            tok_len(m, u->id) != la + lb ||
+            memcmp(m->blob + m->tok_off[u->id], m->blob + m->tok_off[u->left], la) != 0 ||
+            memcmp(m->blob + m->tok_off[u->id] + la, m->blob + m->tok_off[u->right], lb) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* The candidates: the tokens of the whole-token map (each is BPE of its
+ * own bytes), inserted shortest first. Bytes without a candidate leave
+ * their words to the sweeps (the search finds no token there). */
+static int bt_trie(const simdbpe_model *m, bt_state *t)
+{
+    uint32_t max_len = 0, n = 0;
+    uint32_t *ids = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *ids);
+    if (!ids)
+        return -1;
+    for (uint32_t id = 0; id < m->vocab_size; id++) {
+        uint32_t len = m->tok_has[id] ? tok_len(m, id) : 0;
+        if (len == 0)
+            continue;
+        const uint8_t *s = m->blob + m->tok_off[id];
+        uint64_t lo, hi;
+        simdbpe__short_words(s, len < 16 ? len : 16, &lo, &hi);
+        if (simdbpe__whole_find(m, s, len, simdbpe__piece_hash(s, len), lo, hi) != id)
+            continue;
+        t->tok[id].len = len;
+        ids[n++] = id;
+        max_len = len > max_len ? len : max_len;
+    }
+    /* Shortest first: a counting sort by length. */
+    uint32_t *start = calloc((size_t)max_len + 2, sizeof *start);
+    uint32_t *order = malloc((n ? n : 1) * sizeof *order);
+    int st = start && order ? 0 : -1;
+    for (uint32_t i = 0; !st && i < n; i++)
+        start[t->tok[ids[i]].len + 1]++;
+    for (uint32_t l = 1; !st && l <= max_len + 1; l++)
+        start[l] += start[l - 1];
+    for (uint32_t i = 0; !st && i < n; i++)
+        order[start[t->tok[ids[i]].len]++] = ids[i];
+    t->edge_bits = 12;
+    t->edges = st ? NULL : calloc((size_t)1 << t->edge_bits, sizeof *t->edges);
+    st = st || !t->edges;
+    t->n_nodes = 1; /* the root */
+    for (uint32_t i = 0; !st && i < n; i++)
+        st = trie_insert(t, order[i], m->blob + m->tok_off[order[i]], t->tok[order[i]].len);
+    free(ids);
+    free(start);
+    free(order);
+    return st;
+}
+
+static void bt_free(bt_state *t)
+{
+    if (!t)
+        return;
+    free(t->tok);
+    free(t->node_tok);
+    free(t->edges);
+    free(t->bits);
+    free(t->compat);
+    free(t);
+}
+
+/* The scratch's tables for model m, built on first use; NULL if m does
+ * not meet the precondition (or memory ran out). */
+static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
+{
+    bt_state *t = s->backtrack;
+    if (t && t->m == m)
+        return t->usable ? t : NULL;
+    bt_free(t);
+    t = s->backtrack = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->m = m;
+    t->tok = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *t->tok);
+    t->compat = calloc((size_t)1 << COMPAT_BITS, sizeof *t->compat);
+    if (!t->tok || !t->compat || !bt_rules(m, t->tok) || bt_trie(m, t)) {
+        free(t->tok);
+        free(t->compat);
+        free(t->node_tok);
+        free(t->edges);
+        *t = (bt_state){.m = m};
+        return NULL;
+    }
+    t->usable = 1;
+    return t;
+}
+
+/*
+ * Whether BPE of bytes(a) bytes(b) is [a, b] (a and b candidates). Both
+ * sides merge on their own as in BPE of each alone unless some merge joins
+ * a symbol of a's side to one of b's; the symbols that face each other
+ * across the boundary are on a's right spine (a, its rule's right part,
+ * that one's right part... down to a byte) and on b's left spine. A spine
+ * symbol x lives from its own rule's rank to its parent's (ux; the top
+ * one forever). Walking down from (a, b), the pair that faced the boundary
+ * before (x, y) differs from it on the side whose symbol was made later
+ * (y's on equal ranks: a's side merges first, being further left). (x, y)
+ * merges iff its rule's rank c is below ux (at c = ux the same rule takes
+ * x's left neighbour and x first: it is further left) and at most uy.
+ */
+static int compatible(const simdbpe_model *m, simdbpe__bpe_scratch *s, const bt_token *tok,
+                      uint32_t a, uint32_t b)
+{
+    uint32_t x = a, y = b, ux = NONE, uy = NONE;
+    for (;;) {
+        pair_entry p = pair_find(m, s, x, y);
+        if (p.rank != NONE && p.rank < ux && p.rank <= uy)
+            return 0;
+        uint32_t mx = tok[x].made, my = tok[y].made;
+        /* NONE + 1 = 0: a byte was made before every rule. */
+        if (mx + 1 > my + 1) {
+            ux = mx;
+            x = m->rules[mx].right;
+        } else if (my != NONE) {
+            uy = my;
+            y = m->rules[my].left;
+        } else {
+            return 1; /* two bytes, and no rule joins them */
+        }
+    }
+}
+
+/*
+ * A direct-mapped cache of compatible(a, b), since a word repeats its
+ * pairs of tokens (a run of digits has a few thousand) and compatible()
+ * walks both spines with a merge lookup a step. An entry is
+ * (a << 24 | b) << 1 | answer, plus one (0: empty); ids are below 2^24.
+ */
+static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch *s,
+                                    bt_state *t, uint32_t a, uint32_t b)
+{
+    uint64_t key = (uint64_t)a << 24 | b;
+    uint64_t *e = &t->compat[(key * 0x9E3779B97F4A7C15ULL) >> (64 - COMPAT_BITS)];
+    if ((*e - 1) >> 1 == key && *e != 0)
+        return (int)((*e - 1) & 1);
+    int ok = compatible(m, s, t->tok, a, b);
+    *e = (key << 1 | (uint64_t)ok) + 1;
+    return ok;
+}
+
+/* The longest candidate that begins at s[0] (n >= 1 bytes), or BT_NONE. */
+static inline uint32_t longest_at(const bt_state *t, const uint8_t *s, size_t n)
+{
+    uint32_t p = t->root[s[0]];
+    if (p == 0)
+        return BT_NONE;
+    uint32_t best = t->node_tok[p];
+    for (size_t i = 1; i < n; i++) {
+        p = trie_child(t, p, s[i]);
+        if (p == 0)
+            break;
+        uint32_t id = t->node_tok[p];
+        best = id != BT_NONE ? id : best;
+    }
+    return best;
+}
+
+static inline int bit_get(const uint64_t *b, size_t i)
+{
+    return (int)(b[i / 64] >> (i % 64) & 1);
+}
+
+simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_scratch *s,
+                                           const uint8_t *bytes, size_t n, uint32_t *out,
+                                           size_t *n_out)
+{
+    bt_state *t = bt_get(m, s);
+    if (!t)
+        return SIMDBPE_ERR_UNSUPPORTED;
+    size_t words = n / 64 + 1;
+    if (words > t->cap_bits) {
+        free(t->bits);
+        t->cap_bits = 0;
+        if (!(t->bits = malloc(words * sizeof *t->bits)))
+            return SIMDBPE_ERR_NOMEM;
+        t->cap_bits = words;
+    }
+    uint64_t *bits = t->bits;
+    memset(bits, 0xFF, words * sizeof *bits);
+    const bt_token *tok = t->tok;
+    uint32_t *stack = out + *n_out;
+    size_t k = 0, pos = 0;
+    uint32_t cand = longest_at(t, bytes, n);
+    while (pos < n) {
+        if (cand != BT_NONE) {
+            size_t end = pos + tok[cand].len;
+            if (bit_get(bits, end) && (k == 0 || compatible_cached(m, s, t, stack[k - 1], cand))) {
+                stack[k++] = cand;
+                pos = end;
+                if (pos < n)
+                    cand = longest_at(t, bytes + pos, n - pos);
+            } else {
+                cand = tok[cand].shorter;
+            }
+            continue;
+        }
+        /* No candidate left at pos: it is dead. */
+        bits[pos / 64] &= ~(1ULL << (pos % 64));
+        if (k == 0)
+            break; /* no valid sequence: not BPE's (cannot happen, see above) */
+        uint32_t last = stack[--k];
+        pos -= tok[last].len;
+        cand = tok[last].shorter;
+    }
+    if (t->cap_bits > BIG_WORD / 64) { /* a long word's bits do not stay */
+        free(t->bits);
+        t->bits = NULL;
+        t->cap_bits = 0;
+    }
+    if (pos < n)
+        return SIMDBPE_ERR_UNSUPPORTED;
+    *n_out += k;
+    return SIMDBPE_OK;
+}
+
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out)
 {
@@ -645,5 +1028,17 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
     }
     if (len <= SHORT_WORD && m->n_merges < (1u << 26)) /* ranks fit a short-word key */
         return bpe_short(m, scratch, s, len, out, n_out);
+    if (len >= BT_MIN_WORD) {
+        simdbpe_status st = simdbpe__bpe_word_backtrack(m, scratch, s, len, out, n_out);
+        if (st != SIMDBPE_ERR_UNSUPPORTED)
+            return st;
+    }
+    return bpe_long(m, scratch, s, len, out, n_out);
+}
+
+simdbpe_status simdbpe__bpe_word_queued(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                                        const uint8_t *s, size_t len, uint32_t *out,
+                                        size_t *n_out)
+{
     return bpe_long(m, scratch, s, len, out, n_out);
 }

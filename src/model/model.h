@@ -378,6 +378,9 @@ typedef struct simdbpe__bpe_scratch {
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
+    /* The backtracking search's tables for one model (bpe.c), built on
+     * the first long word of a model that allows it. */
+    struct simdbpe__bpe_backtrack *backtrack;
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
@@ -401,6 +404,18 @@ void simdbpe__bpe_lend_pairs(simdbpe__bpe_scratch *s, void *mem);
  */
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out);
+
+/* The two ways bpe.c merges a long word, for tests that compare them:
+ * the per-rank sweeps (any model), and the backtracking search, which
+ * returns SIMDBPE_ERR_UNSUPPORTED (and appends nothing) for a model whose
+ * tokens are not all what BPE makes of their own bytes. Same contract as
+ * simdbpe__bpe_word otherwise (len >= 2). */
+simdbpe_status simdbpe__bpe_word_queued(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                                        const uint8_t *s, size_t len, uint32_t *out,
+                                        size_t *n_out);
+simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                                           const uint8_t *s, size_t len, uint32_t *out,
+                                           size_t *n_out);
 
 /* ---- large temporary arrays (mph.c) ---- */
 
