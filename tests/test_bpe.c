@@ -46,6 +46,7 @@ typedef struct fixture {
     uint32_t *got, *want;
     size_t cap;
     size_t compared_encode;
+    size_t compared_backtrack; /* words the backtracking search took */
 } fixture;
 
 static void fixture_init(fixture *f, const char *vocab, size_t vlen, const char *merges,
@@ -70,6 +71,37 @@ static void fixture_free(fixture *f)
     free(f->want);
 }
 
+/* Compares bpe.c's two long-word paths, forced whatever the word's
+ * length, with the reference's ids want[0..nw): the per-rank sweeps on
+ * every model, the backtracking search where the model allows it (it
+ * says so by SIMDBPE_ERR_UNSUPPORTED, writing nothing). */
+static void check_long_paths(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                             const uint8_t *w, size_t len, const uint32_t *want, size_t nw,
+                             uint32_t *got, size_t *compared_backtrack, const char *what)
+{
+    if (len < 2)
+        return;
+    char msg[160], shown[120];
+    size_t ng = 0;
+    cr_assert_eq(simdbpe__bpe_word_queued(m, scratch, w, len, got, &ng), SIMDBPE_OK);
+    if (tu_ids_differ(got, ng, want, nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("sweeps, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+    ng = 0;
+    simdbpe_status st = simdbpe__bpe_word_backtrack(m, scratch, w, len, got, &ng);
+    if (st == SIMDBPE_ERR_UNSUPPORTED) {
+        cr_assert_eq(ng, 0);
+        return;
+    }
+    cr_assert_eq(st, SIMDBPE_OK);
+    if (tu_ids_differ(got, ng, want, nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("backtracking, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+    ++*compared_backtrack;
+}
+
 /* Compares the library with the reference on one word. */
 static void check_word(fixture *f, const uint8_t *w, size_t len, const char *what)
 {
@@ -83,6 +115,8 @@ static void check_word(fixture *f, const uint8_t *w, size_t len, const char *wha
         tu_show(shown, sizeof shown, (const char *)w, len);
         cr_assert_fail("bpe_word, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
     }
+    check_long_paths(f->m, &f->scratch, w, len, f->want, (size_t)nw, f->got,
+                     &f->compared_backtrack, what);
     /* Through the public API too when the word is one valid pre-token. */
     const uint32_t *ids;
     size_t n;
@@ -343,6 +377,85 @@ Test(bpe_gpt2, random_bytes)
             w[i] = narrow ? (uint8_t)"\xE0\x80 a"[rng_below(4)] : (uint8_t)rng_below(256);
         check_word(&gpt2, w, len, "random-byte");
     }
+}
+
+/* A long word of one of LONG_KINDS kinds, len bytes, into w. */
+#define LONG_KINDS 7
+static const char *const long_kind_name[LONG_KINDS] = {
+    "one letter", "random letters", "digits", "spaces", "one emoji", "random bytes", "mixed"};
+
+static void long_word(uint8_t *w, size_t len, unsigned kind)
+{
+    static const uint8_t emoji[4] = {0xF0, 0x9F, 0x98, 0x80}; /* U+1F600 */
+    uint8_t letter = (uint8_t)"aezq"[rng_below(4)];
+    for (size_t i = 0; i < len;) {
+        /* mixed: runs of 1..40 bytes of the other kinds */
+        unsigned k = kind == 6 ? rng_below(6) : kind;
+        size_t run = kind == 6 ? 1 + rng_below(40) : len;
+        for (size_t j = 0; j < run && i < len; j++, i++) {
+            switch (k) {
+            case 0: w[i] = letter; break;
+            case 1: w[i] = (uint8_t)('a' + rng_below(26)); break;
+            case 2: w[i] = (uint8_t)('0' + rng_below(10)); break;
+            case 3: w[i] = ' '; break;
+            case 4: w[i] = emoji[i % 4]; break;
+            default: w[i] = (uint8_t)rng_below(256); break;
+            }
+        }
+    }
+}
+
+/* Long words of every kind, 256..1500 bytes (the reference is
+ * quadratic), through the dispatch and both long-word paths. GPT-2's
+ * tokens are all BPE of their own bytes, so the backtracking search must
+ * take every one of them. */
+Test(bpe_gpt2, long_words_through_both_paths)
+{
+    uint8_t *w = malloc(1500);
+    cr_assert_not_null(w);
+    rng_seed(11);
+    size_t before = gpt2.compared_backtrack;
+    for (unsigned t = 0; t < 16 * LONG_KINDS; t++) {
+        size_t len = 256 + rng_below(1500 - 256);
+        long_word(w, len, t % LONG_KINDS);
+        check_word(&gpt2, w, len, long_kind_name[t % LONG_KINDS]);
+    }
+    cr_assert_eq(gpt2.compared_backtrack - before, 16 * LONG_KINDS);
+    free(w);
+}
+
+/* Words of megabytes, too long for the reference: the backtracking
+ * search against the per-rank sweeps, which the reference checks above. */
+static void long_paths_agree(const simdbpe_model *m, size_t len, uint64_t seed)
+{
+    uint8_t *w = malloc(len);
+    uint32_t *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b);
+    cr_assert(w && a && b);
+    simdbpe__bpe_scratch scratch = {0};
+    rng_seed(seed);
+    for (unsigned kind = 0; kind < LONG_KINDS; kind++) {
+        long_word(w, len, kind);
+        size_t na = 0, nb = 0;
+        cr_assert_eq(simdbpe__bpe_word_queued(m, &scratch, w, len, a, &na), SIMDBPE_OK);
+        cr_assert_eq(simdbpe__bpe_word_backtrack(m, &scratch, w, len, b, &nb), SIMDBPE_OK,
+                     "the backtracking search did not take a %s word", long_kind_name[kind]);
+        char msg[160];
+        if (tu_ids_differ(b, nb, a, na, msg, sizeof msg))
+            cr_assert_fail("%s word of %zu bytes: %s", long_kind_name[kind], len, msg);
+        /* And through the dispatch, which takes the search at this length. */
+        nb = 0;
+        cr_assert_eq(simdbpe__bpe_word(m, &scratch, w, len, b, &nb), SIMDBPE_OK);
+        cr_assert(!tu_ids_differ(b, nb, a, na, msg, sizeof msg), "%s", msg);
+    }
+    simdbpe__bpe_scratch_free(&scratch);
+    free(w);
+    free(a);
+    free(b);
+}
+
+Test(bpe_gpt2, megabyte_words_both_paths_agree)
+{
+    long_paths_agree(gpt2.m, 1u << 20, 12);
 }
 
 /*
@@ -1024,4 +1137,164 @@ Test(bpe_gpt2, one_megabyte_piece)
     }
     free(back);
     free(text);
+}
+
+/* ------------------------------------------------------------- o200k_base */
+
+/*
+ * o200k_base (ids of 18 bits) against tiktoken's own definition, written
+ * here from its .tiktoken file (base64 token, rank; the rank is the id):
+ * the word's bytes as parts; repeatedly join the two adjacent parts whose
+ * concatenation has the lowest rank (the leftmost among equal ones) until
+ * no concatenation is a token. Quadratic, like ref_bpe.h.
+ */
+static long b64_decode(const char *s, size_t n, uint8_t *out)
+{
+    long len = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && s[i] != '='; i++) {
+        const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *at = strchr(alpha, s[i]);
+        if (!at || !s[i])
+            return -1;
+        acc = acc << 6 | (uint32_t)(at - alpha);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[len++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return len;
+}
+
+static ref_table o200k_ranks;
+static simdbpe_model *o200k;
+
+static void o200k_setup(void)
+{
+    size_t len;
+    char *data = tu_read(SIMDBPE_SOURCE_DIR "/src/model/tiktoken/o200k_base.tiktoken", &len);
+    ref_table_init(&o200k_ranks, 200000);
+    size_t lines = 0;
+    for (char *line = data; line < data + len;) {
+        char *nl = memchr(line, '\n', (size_t)(data + len - line));
+        char *end = nl ? nl : data + len, *sp = memchr(line, ' ', (size_t)(end - line));
+        cr_assert_not_null(sp);
+        uint8_t bytes[512];
+        long n = b64_decode(line, (size_t)(sp - line), bytes);
+        cr_assert_gt(n, 0);
+        ref_put(&o200k_ranks, bytes, (size_t)n, (uint32_t)strtoul(sp + 1, NULL, 10));
+        lines++;
+        line = end + 1;
+    }
+    cr_assert_gt(lines, 199000);
+    free(data);
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open("o200k_base", &o200k, &err), SIMDBPE_OK, "%s", err.message);
+}
+
+static void o200k_teardown(void)
+{
+    ref_table_free(&o200k_ranks);
+    simdbpe_model_free(o200k);
+}
+
+static long tiktoken_encode(const uint8_t *w, size_t n, uint32_t *out)
+{
+    size_t *at = malloc((n + 1) * sizeof *at), k = n; /* parts: [at[i], at[i+1]) */
+    for (size_t i = 0; i <= n; i++)
+        at[i] = i;
+    for (;;) {
+        uint32_t best = UINT32_MAX, r;
+        size_t where = 0;
+        for (size_t i = 0; i + 1 < k; i++)
+            if (ref_get(&o200k_ranks, w + at[i], at[i + 2] - at[i], &r) && r < best) {
+                best = r;
+                where = i;
+            }
+        if (best == UINT32_MAX)
+            break;
+        memmove(at + where + 1, at + where + 2, (k - where - 1) * sizeof *at);
+        k--;
+    }
+    long ok = (long)k;
+    for (size_t i = 0; i < k && ok > 0; i++)
+        if (!ref_get(&o200k_ranks, w + at[i], at[i + 1] - at[i], &out[i]))
+            ok = -1;
+    free(at);
+    return ok;
+}
+
+TestSuite(bpe_o200k, .init = o200k_setup, .fini = o200k_teardown);
+
+/* Words of every kind, short and long, through the dispatch and both
+ * long-word paths; the backtracking search must take every one. */
+Test(bpe_o200k, words_match_tiktoken_through_both_paths)
+{
+    enum { MAX = 1200 };
+    uint8_t *w = malloc(MAX);
+    uint32_t *want = malloc(MAX * sizeof *want), *got = malloc(MAX * sizeof *got);
+    cr_assert(w && want && got);
+    simdbpe__bpe_scratch scratch = {0};
+    size_t compared = 0, words = 0;
+    rng_seed(21);
+    for (unsigned t = 0; t < 24 * LONG_KINDS; t++) {
+        size_t len = t % 3 ? 2 + rng_below(200) : 256 + rng_below(MAX - 256);
+        long_word(w, len, t % LONG_KINDS);
+        long nw = tiktoken_encode(w, len, want);
+        cr_assert_gt(nw, 0);
+        size_t ng = 0;
+        char msg[160], shown[120];
+        cr_assert_eq(simdbpe__bpe_word(o200k, &scratch, w, len, got, &ng), SIMDBPE_OK);
+        if (tu_ids_differ(got, ng, want, (size_t)nw, msg, sizeof msg)) {
+            tu_show(shown, sizeof shown, (const char *)w, len);
+            cr_assert_fail("bpe_word, %s word \"%s\" (%zu bytes): %s",
+                           long_kind_name[t % LONG_KINDS], shown, len, msg);
+        }
+        check_long_paths(o200k, &scratch, w, len, want, (size_t)nw, got, &compared,
+                         long_kind_name[t % LONG_KINDS]);
+        words++;
+    }
+    cr_assert_eq(compared, words);
+    simdbpe__bpe_scratch_free(&scratch);
+    free(w);
+    free(want);
+    free(got);
+}
+
+/* Every token of the vocabulary, and two random tokens side by side: the
+ * backtracking search's compatibility test on pairs it meets rarely. */
+Test(bpe_o200k, token_pairs_match_tiktoken)
+{
+    uint32_t want[512], got[512];
+    uint8_t w[512];
+    simdbpe__bpe_scratch scratch = {0};
+    size_t compared = 0, pairs = 0;
+    rng_seed(22);
+    for (int t = 0; t < 30000; t++) {
+        size_t len = 0;
+        for (int part = 0; part < 2; part++) {
+            const uint8_t *b;
+            size_t l;
+            uint32_t id = rng_below(199998);
+            if (simdbpe_model_token_bytes(o200k, id, &b, &l) != SIMDBPE_OK || l > 200)
+                continue;
+            memcpy(w + len, b, l);
+            len += l;
+        }
+        if (len < 2)
+            continue;
+        long nw = tiktoken_encode(w, len, want);
+        cr_assert_gt(nw, 0);
+        check_long_paths(o200k, &scratch, w, len, want, (size_t)nw, got, &compared, "pair");
+        pairs++;
+    }
+    cr_assert_eq(compared, pairs);
+    simdbpe__bpe_scratch_free(&scratch);
+}
+
+Test(bpe_o200k, megabyte_words_both_paths_agree)
+{
+    long_paths_agree(o200k, 1u << 20, 23);
 }
