@@ -663,19 +663,20 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
  * helps): clear its bit, pop the last token and try its next shorter
  * prefix token instead. Every position dies at most once.
  *
- * Memory: n / 8 bytes of bits beside the output, and per encoder the
- * candidates' trie (built on the first long word) and three words per id.
+ * Memory: n / 8 bytes of bits beside the output, and per encoder three
+ * words per id and the trie of the candidates that the bytes of its long
+ * words spell (see bt_trie).
  * If the search finds nothing (it cannot, when the precondition holds) the
  * word goes to the queued sweeps above.
  */
 #define BT_NONE UINT32_MAX
-#define BT_MIN_WORD 256 /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
-#define COMPAT_BITS 15  /* 256 KB of cached compatible() answers */
+#define BT_MIN_WORD (64u << 10) /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
+#define COMPAT_BITS 20  /* 8 MB (touched as used) of cached compatible() answers */
 
 typedef struct bt_token {
     uint32_t made;    /* rank of the rule that makes it; NONE for a byte's id */
     uint32_t shorter; /* the longest candidate that is a proper prefix of it, or BT_NONE */
-    uint32_t len;     /* its bytes; 0 if it is no candidate */
+    uint32_t len;     /* its length; 0 if it can be no candidate (no bytes, added) */
 } bt_token;
 
 typedef struct simdbpe__bpe_backtrack {
@@ -688,6 +689,7 @@ typedef struct simdbpe__bpe_backtrack {
     uint32_t edge_bits;  /* log2 of the edge table's slots */
     uint32_t n_edges;
     uint32_t root[256];  /* the children of the root (node 0), 0 if none */
+    uint64_t alphabet[4]; /* the trie holds the candidates spelled with these bytes */
     uint64_t *bits;      /* positions of the current word not known to be dead */
     size_t cap_bits;
     uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
@@ -784,7 +786,10 @@ static int bt_rules(const simdbpe_model *m, bt_token *tok)
     if (!m->whole_exact || m->no_cuts || m->n_whole == 0)
         return 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
-        tok[id] = (bt_token){NONE, BT_NONE, 0};
+        tok[id] = (bt_token){NONE, BT_NONE, m->tok_has[id] ? tok_len(m, id) : 0};
+    for (size_t i = 0; i < m->n_specials; i++) /* added tokens: never BPE's */
+        if (m->specials[i].id < m->vocab_size)
+            tok[m->specials[i].id].len = 0;
     for (uint32_t r = 0; r < m->n_merges; r++) {
         const simdbpe__merge_rule *u = &m->rules[r];
         const simdbpe__merge_slot *slot = simdbpe__merge_find(m, u->left, u->right);
@@ -809,25 +814,48 @@ static int bt_rules(const simdbpe_model *m, bt_token *tok)
     return 1;
 }
 
-/* The candidates: the tokens of the whole-token map (each is BPE of its
- * own bytes), inserted shortest first. Bytes without a candidate leave
- * their words to the sweeps (the search finds no token there). */
-static int bt_trie(const simdbpe_model *m, bt_state *t)
+/* Empties the trie (its arrays stay). */
+static void trie_clear(bt_state *t)
+{
+    if (t->edges)
+        memset(t->edges, 0, ((size_t)1 << t->edge_bits) * sizeof *t->edges);
+    t->n_edges = 0;
+    t->n_nodes = 1; /* the root */
+    memset(t->root, 0, sizeof t->root);
+}
+
+/* Whether every byte of s[0..len) is in the set `bytes` (256 bits). */
+static int bytes_within(const uint8_t *s, uint32_t len, const uint64_t *bytes)
+{
+    for (uint32_t i = 0; i < len; i++)
+        if (!(bytes[s[i] / 64] >> (s[i] % 64) & 1))
+            return 0;
+    return 1;
+}
+
+/*
+ * (Re)builds the trie of the candidates made only of bytes in `bytes`:
+ * a long word can only be spelled by those (a run of digits by about a
+ * thousand of GPT-2's tokens), which keeps the trie small enough to stay
+ * in cache and cheap to build (all of o200k's 200 K tokens took 120 M
+ * instructions). The candidates are the tokens of the whole-token map
+ * (each is BPE of its own bytes), inserted shortest first.
+ */
+static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)
 {
     uint32_t max_len = 0, n = 0;
     uint32_t *ids = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *ids);
     if (!ids)
         return -1;
     for (uint32_t id = 0; id < m->vocab_size; id++) {
-        uint32_t len = m->tok_has[id] ? tok_len(m, id) : 0;
-        if (len == 0)
-            continue;
+        uint32_t len = t->tok[id].len;
         const uint8_t *s = m->blob + m->tok_off[id];
+        if (len == 0 || !bytes_within(s, len, bytes))
+            continue;
         uint64_t lo, hi;
         simdbpe__short_words(s, len < 16 ? len : 16, &lo, &hi);
         if (simdbpe__whole_find(m, s, len, simdbpe__piece_hash(s, len), lo, hi) != id)
             continue;
-        t->tok[id].len = len;
         ids[n++] = id;
         max_len = len > max_len ? len : max_len;
     }
@@ -841,16 +869,25 @@ static int bt_trie(const simdbpe_model *m, bt_state *t)
         start[l] += start[l - 1];
     for (uint32_t i = 0; !st && i < n; i++)
         order[start[t->tok[ids[i]].len]++] = ids[i];
-    t->edge_bits = 12;
-    t->edges = st ? NULL : calloc((size_t)1 << t->edge_bits, sizeof *t->edges);
-    st = st || !t->edges;
-    t->n_nodes = 1; /* the root */
+    if (!st && !t->edges) {
+        t->edge_bits = 10;
+        t->edges = calloc((size_t)1 << t->edge_bits, sizeof *t->edges);
+        st = t->edges ? 0 : -1;
+    }
+    if (!st)
+        trie_clear(t);
     for (uint32_t i = 0; !st && i < n; i++)
         st = trie_insert(t, order[i], m->blob + m->tok_off[order[i]], t->tok[order[i]].len);
     free(ids);
     free(start);
     free(order);
-    return st;
+    if (st) {
+        trie_clear(t);
+        memset(t->alphabet, 0, sizeof t->alphabet);
+        return -1;
+    }
+    memcpy(t->alphabet, bytes, sizeof t->alphabet);
+    return 0;
 }
 
 static void bt_free(bt_state *t)
@@ -879,16 +916,31 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
     t->m = m;
     t->tok = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *t->tok);
     t->compat = calloc((size_t)1 << COMPAT_BITS, sizeof *t->compat);
-    if (!t->tok || !t->compat || !bt_rules(m, t->tok) || bt_trie(m, t)) {
+    if (!t->tok || !t->compat || !bt_rules(m, t->tok)) {
         free(t->tok);
         free(t->compat);
-        free(t->node_tok);
-        free(t->edges);
         *t = (bt_state){.m = m};
         return NULL;
     }
     t->usable = 1;
     return t;
+}
+
+/* Makes the trie hold every candidate spelled with the bytes of
+ * s[0..n) (and those it held); -1 if out of memory. */
+static int bt_cover(const simdbpe_model *m, bt_state *t, const uint8_t *s, size_t n)
+{
+    uint8_t seen[256] = {0};
+    for (size_t i = 0; i < n; i++)
+        seen[s[i]] = 1;
+    uint64_t bytes[4];
+    memcpy(bytes, t->alphabet, sizeof bytes);
+    int more = 0;
+    for (unsigned b = 0; b < 256; b++) {
+        more |= seen[b] && !(bytes[b / 64] >> (b % 64) & 1);
+        bytes[b / 64] |= (uint64_t)seen[b] << (b % 64);
+    }
+    return more ? bt_trie(m, t, bytes) : 0;
 }
 
 /*
@@ -973,6 +1025,8 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
     bt_state *t = bt_get(m, s);
     if (!t)
         return SIMDBPE_ERR_UNSUPPORTED;
+    if (bt_cover(m, t, bytes, n))
+        return SIMDBPE_ERR_NOMEM;
     size_t words = n / 64 + 1;
     if (words > t->cap_bits) {
         free(t->bits);
