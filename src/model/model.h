@@ -369,6 +369,7 @@ typedef struct simdbpe__bpe_scratch {
     size_t cap;
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
     uint64_t *bits;                      /* non-empty ranks */
+    uint64_t *summary;                   /* bit w: bits[w] is not 0 */
     uint32_t n_buckets;
     uint32_t *used; /* the ranks whose bucket has an array, to free only those */
     size_t n_used, cap_used;
