@@ -694,11 +694,13 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
 #define BT_NONE UINT32_MAX
 #define BT_MIN_WORD (64u << 10) /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
 #define COMPAT_BITS 20  /* 8 MB (touched as used) of cached compatible() answers */
+#define DENSE_MAX 2048  /* candidates with a table of all their pairs (1 MB) */
 
 typedef struct bt_token {
     uint32_t made;    /* rank of the rule that makes it; NONE for a byte's id */
     uint32_t shorter; /* the longest candidate that is a proper prefix of it, or BT_NONE */
     uint32_t len;     /* its length; 0 if it can be no candidate (no bytes, added) */
+    uint32_t dense;   /* its index among the trie's candidates */
 } bt_token;
 
 typedef struct simdbpe__bpe_backtrack {
@@ -715,6 +717,8 @@ typedef struct simdbpe__bpe_backtrack {
     uint64_t *bits;      /* positions of the current word not known to be dead */
     size_t cap_bits;
     uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
+    uint32_t n_cand;     /* candidates in the trie */
+    uint64_t *pairs;     /* with at most DENSE_MAX of them: see compatible_cached */
 } bt_state;
 
 static inline size_t edge_slot(uint32_t key, uint32_t bits)
@@ -792,6 +796,7 @@ static int trie_insert(bt_state *t, uint32_t id, const uint8_t *s, uint32_t len)
         return -1; /* two candidates with the same bytes: the whole map has one */
     t->node_tok[p] = id;
     t->tok[id].shorter = shorter;
+    t->tok[id].dense = t->n_cand++;
     return 0;
 }
 
@@ -808,7 +813,7 @@ static int bt_rules(const simdbpe_model *m, bt_token *tok)
     if (!m->whole_exact || m->no_cuts || m->n_whole == 0)
         return 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
-        tok[id] = (bt_token){NONE, BT_NONE, m->tok_has[id] ? tok_len(m, id) : 0};
+        tok[id] = (bt_token){NONE, BT_NONE, m->tok_has[id] ? tok_len(m, id) : 0, 0};
     for (size_t i = 0; i < m->n_specials; i++) /* added tokens: never BPE's */
         if (m->specials[i].id < m->vocab_size)
             tok[m->specials[i].id].len = 0;
@@ -842,6 +847,9 @@ static void trie_clear(bt_state *t)
     if (t->edges)
         memset(t->edges, 0, ((size_t)1 << t->edge_bits) * sizeof *t->edges);
     t->n_edges = 0;
+    t->n_cand = 0;
+    free(t->pairs);
+    t->pairs = NULL;
     t->n_nodes = 1; /* the root */
     memset(t->root, 0, sizeof t->root);
 }
@@ -903,6 +911,10 @@ static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)
     free(ids);
     free(start);
     free(order);
+    if (!st && t->n_cand <= DENSE_MAX) {
+        size_t pairs = (size_t)t->n_cand * t->n_cand;
+        st = !(t->pairs = calloc(pairs / 32 + 1, sizeof *t->pairs));
+    }
     if (st) {
         trie_clear(t);
         memset(t->alphabet, 0, sizeof t->alphabet);
@@ -921,6 +933,7 @@ static void bt_free(bt_state *t)
     free(t->edges);
     free(t->bits);
     free(t->compat);
+    free(t->pairs);
     free(t);
 }
 
@@ -1009,6 +1022,18 @@ static int compatible(const simdbpe_model *m, simdbpe__bpe_scratch *s, const bt_
 static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch *s,
                                     bt_state *t, uint32_t a, uint32_t b)
 {
+    if (t->pairs) {
+        /* Few candidates (a run of digits, of one letter...): two bits
+         * for each pair of them, 0 unknown, 1 no, 3 yes. */
+        size_t i = (size_t)t->tok[a].dense * t->n_cand + t->tok[b].dense;
+        uint64_t *w = &t->pairs[i / 32];
+        unsigned v = (unsigned)(*w >> (2 * (i % 32)) & 3);
+        if (v)
+            return (int)(v >> 1);
+        int ok = compatible(m, s, t->tok, a, b);
+        *w |= (uint64_t)(ok ? 3 : 1) << (2 * (i % 32));
+        return ok;
+    }
     uint64_t key = (uint64_t)a << 24 | b;
     uint64_t *e = &t->compat[(key * 0x9E3779B97F4A7C15ULL) >> (64 - COMPAT_BITS)];
     if ((*e - 1) >> 1 == key && *e != 0)
