@@ -714,6 +714,14 @@ typedef struct simdbpe__bpe_backtrack {
     uint32_t n_edges;
     uint32_t root[256];  /* the children of the root (node 0), 0 if none */
     uint64_t alphabet[4]; /* the trie holds the candidates spelled with these bytes */
+    /* The trie again as a table, when small enough: the child of node p
+     * by byte c is rows[p * width + column[c]] (0: none); bytes outside
+     * the alphabet have the last column, all 0. One load a byte where the
+     * edge table costs a hash and a compare (5 MB of one letter under
+     * o200k: the walks were most of the search). */
+    uint32_t *rows;
+    uint32_t width;
+    uint8_t column[256];
     uint64_t *bits;      /* positions of the current word not known to be dead */
     size_t cap_bits;
     uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
@@ -848,10 +856,42 @@ static void trie_clear(bt_state *t)
         memset(t->edges, 0, ((size_t)1 << t->edge_bits) * sizeof *t->edges);
     t->n_edges = 0;
     t->n_cand = 0;
+    free(t->rows);
+    t->rows = NULL;
     free(t->pairs);
     t->pairs = NULL;
     t->n_nodes = 1; /* the root */
     memset(t->root, 0, sizeof t->root);
+}
+
+/* Sets t->rows from the edges if the table is at most ROWS_MAX entries
+ * (else the walks use the edges). */
+#define ROWS_MAX (1u << 21) /* 8 MB */
+static void trie_rows(bt_state *t)
+{
+    uint32_t width = 0;
+    for (unsigned b = 0; b < 256; b++)
+        width += (unsigned)(t->alphabet[b / 64] >> (b % 64) & 1);
+    width++; /* the column of the bytes outside */
+    if ((uint64_t)t->n_nodes * width > ROWS_MAX)
+        return;
+    uint32_t *rows = calloc((size_t)t->n_nodes * width, sizeof *rows);
+    if (!rows)
+        return; /* the edges serve */
+    for (unsigned b = 0, c = 0; b < 256; b++) {
+        int in = (int)(t->alphabet[b / 64] >> (b % 64) & 1);
+        t->column[b] = (uint8_t)(in ? c++ : width - 1);
+    }
+    for (unsigned b = 0; b < 256; b++)
+        rows[t->column[b]] = t->root[b]; /* 0 for the outside column */
+    for (size_t i = 0; i < ((size_t)1 << t->edge_bits); i++) {
+        uint64_t e = t->edges[i];
+        uint32_t key = (uint32_t)(e >> 32);
+        if (e != 0)
+            rows[(size_t)(key >> 8) * width + t->column[key & 255]] = (uint32_t)e;
+    }
+    t->rows = rows;
+    t->width = width;
 }
 
 /* Whether every byte of s[0..len) is in the set `bytes` (256 bits). */
@@ -921,6 +961,7 @@ static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)
         return -1;
     }
     memcpy(t->alphabet, bytes, sizeof t->alphabet);
+    trie_rows(t);
     return 0;
 }
 
@@ -934,6 +975,7 @@ static void bt_free(bt_state *t)
     free(t->bits);
     free(t->compat);
     free(t->pairs);
+    free(t->rows);
     free(t);
 }
 
@@ -1046,6 +1088,19 @@ static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch
 /* The longest candidate that begins at s[0] (n >= 1 bytes), or BT_NONE. */
 static inline uint32_t longest_at(const bt_state *t, const uint8_t *s, size_t n)
 {
+    if (t->rows) {
+        const uint32_t *rows = t->rows;
+        size_t width = t->width;
+        uint32_t p = 0, best = BT_NONE;
+        for (size_t i = 0; i < n; i++) {
+            p = rows[p * width + t->column[s[i]]];
+            if (p == 0)
+                break;
+            uint32_t id = t->node_tok[p];
+            best = id != BT_NONE ? id : best;
+        }
+        return best;
+    }
     uint32_t p = t->root[s[0]];
     if (p == 0)
         return BT_NONE;
