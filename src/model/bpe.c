@@ -693,7 +693,7 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
  */
 #define BT_NONE UINT32_MAX
 #define BT_MIN_WORD (64u << 10) /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
-#define COMPAT_BITS 20  /* 8 MB (touched as used) of cached compatible() answers */
+#define COMPAT_BITS 18  /* 2 MB of cached compatible() answers, past DENSE_MAX candidates */
 #define DENSE_MAX 2048  /* candidates with a table of all their pairs (1 MB) */
 
 typedef struct bt_token {
@@ -954,6 +954,8 @@ static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)
     if (!st && t->n_cand <= DENSE_MAX) {
         size_t pairs = (size_t)t->n_cand * t->n_cand;
         st = !(t->pairs = calloc(pairs / 32 + 1, sizeof *t->pairs));
+    } else if (!st && !t->compat) {
+        st = !(t->compat = calloc((size_t)1 << COMPAT_BITS, sizeof *t->compat));
     }
     if (st) {
         trie_clear(t);
@@ -992,10 +994,8 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
         return NULL;
     t->m = m;
     t->tok = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *t->tok);
-    t->compat = calloc((size_t)1 << COMPAT_BITS, sizeof *t->compat);
-    if (!t->tok || !t->compat || !bt_rules(m, t->tok)) {
+    if (!t->tok || !bt_rules(m, t->tok)) {
         free(t->tok);
-        free(t->compat);
         *t = (bt_state){.m = m};
         return NULL;
     }
@@ -1008,7 +1008,18 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
 static int bt_cover(const simdbpe_model *m, bt_state *t, const uint8_t *s, size_t n)
 {
     uint8_t seen[256] = {0};
-    for (size_t i = 0; i < n; i++)
+    uint64_t prev = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, s + i, 8);
+        if (w == prev && i > 0)
+            continue; /* a run of one letter or emoji: the same 8 bytes again */
+        prev = w;
+        for (size_t j = 0; j < 8; j++)
+            seen[s[i + j]] = 1;
+    }
+    for (; i < n; i++)
         seen[s[i]] = 1;
     uint64_t bytes[4];
     memcpy(bytes, t->alphabet, sizeof bytes);
