@@ -676,6 +676,35 @@ typedef struct tok {
     size_t len;
 } tok;
 
+/* What the textbook loop makes of w[0..len) with the first n_rules of
+ * the rules (left and right byte strings, by rank): the number of
+ * symbols, their lengths in sym[]. */
+static size_t textbook_lengths(const uint8_t *w, size_t len, uint8_t (*rules)[2][16],
+                               const size_t (*rlens)[2], size_t n_rules, size_t *sym)
+{
+    size_t n = len;
+    for (size_t i = 0; i < len; i++)
+        sym[i] = 1;
+    for (;;) {
+        size_t at = n, pos = 0;
+        for (size_t r = 0; r < n_rules && at == n; r++) {
+            pos = 0;
+            for (size_t i = 0; i + 1 < n; pos += sym[i], i++)
+                if (sym[i] == rlens[r][0] && sym[i + 1] == rlens[r][1] &&
+                    memcmp(w + pos, rules[r][0], sym[i]) == 0 &&
+                    memcmp(w + pos + sym[i], rules[r][1], sym[i + 1]) == 0) {
+                    at = i;
+                    break;
+                }
+        }
+        if (at == n)
+            return n;
+        sym[at] += sym[at + 1];
+        memmove(sym + at + 1, sym + at + 2, (n - at - 2) * sizeof *sym);
+        n--;
+    }
+}
+
 /*
  * Builds a random byte-level model: the 256 bytes plus up to `n_merges`
  * merges of random pairs of existing tokens over a small alphabet (so that
@@ -683,9 +712,13 @@ typedef struct tok {
  * is a token still becomes a rule (several rules can make one token). Ids
  * are a random permutation offset by id_base (3: ids 0..2 unused, as if
  * specials were there), so ids are neither dense from 0 nor 256 + rank.
+ * With `reachable`, a pair becomes a rule only if its concatenation is no
+ * token yet and the rules before it make exactly the pair of its bytes:
+ * every token is then BPE of its own bytes (what the backtracking search
+ * needs; a later rule never changes that, its rank being above all).
  */
 static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, uint32_t id_base,
-                         tm_buf *vocab, tm_buf *merges)
+                         int reachable, tm_buf *vocab, tm_buf *merges)
 {
     rng_seed(seed);
     size_t cap = 256 + n_merges;
@@ -714,6 +747,18 @@ static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, u
                   memcmp(pairs[k][0], l->b, l->len) == 0 && memcmp(pairs[k][1], r->b, r->len) == 0;
         if (dup)
             continue;
+        if (reachable) {
+            uint8_t w[24];
+            size_t sym[24], k = 0;
+            memcpy(w, l->b, l->len);
+            memcpy(w + l->len, r->b, r->len);
+            while (k < n && !(toks[k].len == l->len + r->len &&
+                              memcmp(toks[k].b, w, l->len + r->len) == 0))
+                k++;
+            if (k < n || textbook_lengths(w, l->len + r->len, pairs, plens, made, sym) != 2 ||
+                sym[0] != l->len)
+                continue;
+        }
         memcpy(pairs[made][0], l->b, l->len);
         memcpy(pairs[made][1], r->b, r->len);
         plens[made][0] = l->len;
@@ -767,7 +812,7 @@ static void random_model_round(uint64_t seed, size_t n_merges, const char *alpha
                                int words)
 {
     tm_buf vocab = {0}, merges = {0};
-    random_model(seed, n_merges, alphabet, 3, &vocab, &merges);
+    random_model(seed, n_merges, alphabet, 3, 0, &vocab, &merges);
     simdbpe_model *m = NULL;
     simdbpe_error err;
     cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
@@ -817,6 +862,48 @@ Test(bpe_random_model, wider_alphabet)
         random_model_round(seed, 800, "abcdefgh", 3000);
 }
 
+/* Random models whose every token is BPE of its own bytes: the
+ * backtracking search must take every word, and agree with the reference
+ * and the sweeps on words of the alphabet up to 700 bytes. */
+static void reachable_model_round(uint64_t seed, size_t n_merges, const char *alphabet)
+{
+    tm_buf vocab = {0}, merges = {0};
+    random_model(seed, n_merges, alphabet, 3, 1, &vocab, &merges);
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
+                 (unsigned long long)seed, err.message);
+    cr_assert(simdbpe_model_whole_token_exact(m), "seed %llu: a token is not reachable",
+              (unsigned long long)seed);
+    cr_assert_gt(simdbpe_model_vocab_size(m), 256 + 3 + n_merges / 3, "too few merges made");
+    fixture f;
+    fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+    size_t alen = strlen(alphabet), words = 0;
+    uint8_t w[700];
+    rng_seed(seed * 131 + 5);
+    for (int t = 0; t < 400; t++, words++) {
+        size_t len = 2 + rng_below(t % 4 == 0 ? 698 : 60);
+        int run = rng_below(4) == 0; /* a run of one byte */
+        for (size_t i = 0; i < len; i++)
+            w[i] = (uint8_t)alphabet[run ? (size_t)t % alen : rng_below((uint32_t)alen)];
+        check_word(&f, w, len, "reachable-model");
+    }
+    cr_assert_eq(f.compared_backtrack, words, "seed %llu", (unsigned long long)seed);
+    fixture_free(&f);
+    free(vocab.s);
+    free(merges.s);
+}
+
+Test(bpe_random_model, reachable_models_through_the_backtracking_search)
+{
+    for (uint64_t seed = 40; seed <= 45; seed++)
+        reachable_model_round(seed, 300, "abcd");
+    for (uint64_t seed = 46; seed <= 48; seed++)
+        reachable_model_round(seed, 150, "ab");
+    for (uint64_t seed = 49; seed <= 50; seed++)
+        reachable_model_round(seed, 600, "abcdefgh");
+}
+
 /* Compares simdbpe_encode on a text of many pieces, twice through one
  * encoder, with the reference BPE of each pre-token; returns how many of
  * the text's ids are at least `big`. */
@@ -859,7 +946,7 @@ Test(bpe_random_model, ids_too_large_for_a_hot_value)
     cr_assert_not_null(text);
     for (uint64_t seed = 30; seed <= 33; seed++) {
         tm_buf vocab = {0}, merges = {0};
-        random_model(seed, 300, "abcd", big - 250, &vocab, &merges);
+        random_model(seed, 300, "abcd", big - 250, 0, &vocab, &merges);
         simdbpe_model *m = NULL;
         simdbpe_error err;
         cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
@@ -940,7 +1027,7 @@ Test(bpe_random_model, unreachable_tokens_are_detected)
     size_t inexact = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         tm_buf vocab = {0}, merges = {0};
-        random_model(seed, 300, "abcd", 3, &vocab, &merges);
+        random_model(seed, 300, "abcd", 3, 0, &vocab, &merges);
         simdbpe_model *m = NULL;
         simdbpe_error err;
         cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
@@ -1052,7 +1139,8 @@ Test(bpe_random_model, rules_tell_what_bpe_makes_of_every_token)
     for (uint64_t seed = 1; seed <= 24; seed++) {
         for (int shuffle = 0; shuffle < 2; shuffle++) {
             tm_buf vocab = {0}, merges = {0};
-            random_model(seed, 100 + 40 * (seed % 8), alphabets[seed % 4], 3, &vocab, &merges);
+            random_model(seed, 100 + 40 * (seed % 8), alphabets[seed % 4], 3, 0, &vocab,
+                         &merges);
             if (shuffle)
                 shuffle_rules(&merges, seed);
             simdbpe_model *m = NULL;
