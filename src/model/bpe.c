@@ -692,7 +692,17 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
  * word goes to the queued sweeps above.
  */
 #define BT_NONE UINT32_MAX
-#define BT_MIN_WORD (64u << 10) /* shorter long words keep the sweeps (see simdbpe__bpe_word) */
+/* Which long words the search takes (simdbpe__bpe_word): from BT_MIN_WORD
+ * bytes those of at most FEW_BYTES distinct bytes (runs of one letter,
+ * of digits, of spaces, of an emoji: 1.5 to 8 times as fast as the
+ * sweeps, which were as fast below that length), and all from
+ * BT_ANY_WORD bytes, where the sweeps' 8 to 12 bytes a byte matter more
+ * than speed (on random letters or bytes the search runs 1.3 to 3 times
+ * the instructions of the sweeps: a compatible() walk for most tokens,
+ * over pairs too many to keep). */
+#define BT_MIN_WORD (64u << 10)
+#define BT_ANY_WORD (1u << 20)
+#define FEW_BYTES 16
 #define COMPAT_BITS 18  /* 2 MB of cached compatible() answers, past DENSE_MAX candidates */
 #define DENSE_MAX 2048  /* candidates with a table of all their pairs (1 MB) */
 
@@ -1003,24 +1013,33 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
     return t;
 }
 
+/* Sets seen[b] for the bytes b of s[0..n); returns how many distinct
+ * ones it found, stopping early past `enough`. */
+static unsigned byte_set(const uint8_t *s, size_t n, uint8_t *seen, unsigned enough)
+{
+    unsigned distinct = 0;
+    uint64_t prev = 0;
+    for (size_t i = 0; i < n && distinct <= enough; i += 8) {
+        uint64_t w = 0;
+        size_t k = n - i < 8 ? n - i : 8;
+        memcpy(&w, s + i, k);
+        if (w == prev && i > 0 && k == 8)
+            continue; /* a run of one letter or emoji: the same 8 bytes again */
+        prev = w;
+        for (size_t j = 0; j < k; j++) {
+            distinct += !seen[s[i + j]];
+            seen[s[i + j]] = 1;
+        }
+    }
+    return distinct;
+}
+
 /* Makes the trie hold every candidate spelled with the bytes of
  * s[0..n) (and those it held); -1 if out of memory. */
 static int bt_cover(const simdbpe_model *m, bt_state *t, const uint8_t *s, size_t n)
 {
     uint8_t seen[256] = {0};
-    uint64_t prev = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, s + i, 8);
-        if (w == prev && i > 0)
-            continue; /* a run of one letter or emoji: the same 8 bytes again */
-        prev = w;
-        for (size_t j = 0; j < 8; j++)
-            seen[s[i + j]] = 1;
-    }
-    for (; i < n; i++)
-        seen[s[i]] = 1;
+    byte_set(s, n, seen, 256);
     uint64_t bytes[4];
     memcpy(bytes, t->alphabet, sizeof bytes);
     int more = 0;
@@ -1044,14 +1063,19 @@ static int bt_cover(const simdbpe_model *m, bt_state *t, const uint8_t *s, size_
  * merges iff its rule's rank c is below ux (at c = ux the same rule takes
  * x's left neighbour and x first: it is further left) and at most uy.
  */
-static int compatible(const simdbpe_model *m, simdbpe__bpe_scratch *s, const bt_token *tok,
-                      uint32_t a, uint32_t b)
+static int compatible(const simdbpe_model *m, const bt_token *tok, uint32_t a, uint32_t b)
 {
     uint32_t x = a, y = b, ux = NONE, uy = NONE;
     for (;;) {
-        pair_entry p = pair_find(m, s, x, y);
-        if (p.rank != NONE && p.rank < ux && p.rank <= uy)
-            return 0;
+        /* The pair filter, then the perfect hash: the pairs along two
+         * spines are seldom merges, and seldom met again soon (the pair
+         * cache only added a load). */
+        uint64_t key = (uint64_t)x << 32 | y;
+        if (simdbpe__pair_may_merge(m, key)) {
+            const simdbpe__merge_slot *slot = simdbpe__merge_find(m, x, y);
+            if (slot && slot->rank < ux && slot->rank <= uy)
+                return 0;
+        }
         uint32_t mx = tok[x].made, my = tok[y].made;
         /* NONE + 1 = 0: a byte was made before every rule. */
         if (mx + 1 > my + 1) {
@@ -1072,8 +1096,7 @@ static int compatible(const simdbpe_model *m, simdbpe__bpe_scratch *s, const bt_
  * walks both spines with a merge lookup a step. An entry is
  * (a << 24 | b) << 1 | answer, plus one (0: empty); ids are below 2^24.
  */
-static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch *s,
-                                    bt_state *t, uint32_t a, uint32_t b)
+static inline int compatible_cached(const simdbpe_model *m, bt_state *t, uint32_t a, uint32_t b)
 {
     if (t->pairs) {
         /* Few candidates (a run of digits, of one letter...): two bits
@@ -1083,7 +1106,7 @@ static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch
         unsigned v = (unsigned)(*w >> (2 * (i % 32)) & 3);
         if (v)
             return (int)(v >> 1);
-        int ok = compatible(m, s, t->tok, a, b);
+        int ok = compatible(m, t->tok, a, b);
         *w |= (uint64_t)(ok ? 3 : 1) << (2 * (i % 32));
         return ok;
     }
@@ -1091,7 +1114,7 @@ static inline int compatible_cached(const simdbpe_model *m, simdbpe__bpe_scratch
     uint64_t *e = &t->compat[(key * 0x9E3779B97F4A7C15ULL) >> (64 - COMPAT_BITS)];
     if ((*e - 1) >> 1 == key && *e != 0)
         return (int)((*e - 1) & 1);
-    int ok = compatible(m, s, t->tok, a, b);
+    int ok = compatible(m, t->tok, a, b);
     *e = (key << 1 | (uint64_t)ok) + 1;
     return ok;
 }
@@ -1157,7 +1180,7 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
     while (pos < n) {
         if (cand != BT_NONE) {
             size_t end = pos + tok[cand].len;
-            if (bit_get(bits, end) && (k == 0 || compatible_cached(m, s, t, stack[k - 1], cand))) {
+            if (bit_get(bits, end) && (k == 0 || compatible_cached(m, t, stack[k - 1], cand))) {
                 stack[k++] = cand;
                 pos = end;
                 if (pos < n)
@@ -1186,6 +1209,13 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
     return SIMDBPE_OK;
 }
 
+/* Whether s[0..n) has at most FEW_BYTES distinct bytes. */
+static int few_bytes(const uint8_t *s, size_t n)
+{
+    uint8_t seen[256] = {0};
+    return byte_set(s, n, seen, FEW_BYTES) <= FEW_BYTES;
+}
+
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out)
 {
@@ -1195,7 +1225,7 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
     }
     if (len <= SHORT_WORD && m->n_merges < (1u << 26)) /* ranks fit a short-word key */
         return bpe_short(m, scratch, s, len, out, n_out);
-    if (len >= BT_MIN_WORD) {
+    if (len >= BT_MIN_WORD && (len >= BT_ANY_WORD || few_bytes(s, len))) {
         simdbpe_status st = simdbpe__bpe_word_backtrack(m, scratch, s, len, out, n_out);
         if (st != SIMDBPE_ERR_UNSUPPORTED)
             return st;
