@@ -808,15 +808,23 @@ static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, u
     free(toks);
 }
 
+/* random_model's files (ids from 3), loaded. */
+static simdbpe_model *random_model_load(uint64_t seed, size_t n_merges, const char *alphabet,
+                                        int reachable, tm_buf *vocab, tm_buf *merges)
+{
+    random_model(seed, n_merges, alphabet, 3, reachable, vocab, merges);
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab->s, merges->s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
+                 (unsigned long long)seed, err.message);
+    return m;
+}
+
 static void random_model_round(uint64_t seed, size_t n_merges, const char *alphabet,
                                int words)
 {
     tm_buf vocab = {0}, merges = {0};
-    random_model(seed, n_merges, alphabet, 3, 0, &vocab, &merges);
-    simdbpe_model *m = NULL;
-    simdbpe_error err;
-    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
-                 (unsigned long long)seed, err.message);
+    simdbpe_model *m = random_model_load(seed, n_merges, alphabet, 0, &vocab, &merges);
     check_byte_pairs(m);
     fixture f;
     fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
@@ -868,11 +876,7 @@ Test(bpe_random_model, wider_alphabet)
 static void reachable_model_round(uint64_t seed, size_t n_merges, const char *alphabet)
 {
     tm_buf vocab = {0}, merges = {0};
-    random_model(seed, n_merges, alphabet, 3, 1, &vocab, &merges);
-    simdbpe_model *m = NULL;
-    simdbpe_error err;
-    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
-                 (unsigned long long)seed, err.message);
+    simdbpe_model *m = random_model_load(seed, n_merges, alphabet, 1, &vocab, &merges);
     cr_assert(simdbpe_model_whole_token_exact(m), "seed %llu: a token is not reachable",
               (unsigned long long)seed);
     cr_assert_gt(simdbpe_model_vocab_size(m), 256 + 3 + n_merges / 3, "too few merges made");

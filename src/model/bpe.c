@@ -5,7 +5,8 @@
  * adjacent pair with the lowest rank, the leftmost one among equal ranks
  * (HF word.rs and tiktoken agree), until no adjacent pair has a merge.
  *
- * Two implementations of that one rule, chosen by word length:
+ * Three implementations of that one rule, chosen by word length (and,
+ * for the last, by the model and the word's bytes):
  *
  *   short words (<= SHORT_WORD bytes, nearly every cache miss in text):
  *     a slot per byte position on the stack (symbol id, links, the key of
@@ -21,7 +22,12 @@
  *     neighbour changes; an entry is applied only if its pair is still
  *     the rank's pair (model->rules[rank]). Each merge queues at most two
  *     entries, so a word of n bytes costs O(n log n) at worst (sorting a
- *     bucket) and memory is O(n).
+ *     bucket) and memory is O(n): 8 to 12 bytes a byte at first.
+ *
+ *   very long words of a model whose every token is BPE of its own bytes:
+ *     no merging at all, a search for the one sequence of tokens whose
+ *     every adjacent pair BPE would leave as it is (see "backtracking"
+ *     below): a bit per byte beside the output ids.
  *
  * A merge never creates a pair of its own rank (the new symbol's bytes are
  * longer than either input's), which is what makes per-rank queues exact.

@@ -399,7 +399,8 @@ void simdbpe__bpe_lend_pairs(simdbpe__bpe_scratch *s, void *mem);
  * one token per byte, merges the lowest-rank adjacent pair first (leftmost
  * on ties) until no pair has a merge. Appends the resulting ids to
  * out[*n_out ..] (the caller guarantees room for `len` ids).
- * O(len log len). Returns SIMDBPE_OK, SIMDBPE_ERR_NOMEM, or
+ * O(len log len), or O(len x the longest token) for the long words bpe.c
+ * searches instead of merging (see there). Returns SIMDBPE_OK, SIMDBPE_ERR_NOMEM, or
  * SIMDBPE_ERR_TOO_LARGE for a word of 2^31 bytes or more (a long word's
  * entries hold its symbols' lengths in 31 bits, see bpe.c).
  */
