@@ -698,6 +698,7 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
  * word goes to the queued sweeps above.
  */
 #define BT_NONE UINT32_MAX
+#define PREFERRED 0x80000000u /* on a stacked id: it was tried before its chain (ids < 2^24) */
 /* Which long words the search takes (simdbpe__bpe_word): from BT_MIN_WORD
  * bytes those of at most FEW_BYTES distinct bytes (runs of one letter,
  * of digits, of spaces, of an emoji: 1.5 to 8 times as fast as the
@@ -741,6 +742,7 @@ typedef struct simdbpe__bpe_backtrack {
     uint64_t *bits;      /* positions of the current word not known to be dead */
     size_t cap_bits;
     uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
+    uint32_t *follow;    /* per id: 1 + the token that last followed it, 0 if none */
     uint32_t n_cand;     /* candidates in the trie */
     uint64_t *pairs;     /* with at most DENSE_MAX of them: see compatible_cached */
 } bt_state;
@@ -994,6 +996,7 @@ static void bt_free(bt_state *t)
     free(t->compat);
     free(t->pairs);
     free(t->rows);
+    free(t->follow);
     free(t);
 }
 
@@ -1010,8 +1013,10 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
         return NULL;
     t->m = m;
     t->tok = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *t->tok);
-    if (!t->tok || !bt_rules(m, t->tok)) {
+    t->follow = calloc(m->vocab_size ? m->vocab_size : 1, sizeof *t->follow);
+    if (!t->tok || !t->follow || !bt_rules(m, t->tok)) {
         free(t->tok);
+        free(t->follow);
         *t = (bt_state){.m = m};
         return NULL;
     }
@@ -1155,6 +1160,12 @@ static inline uint32_t longest_at(const bt_state *t, const uint8_t *s, size_t n)
     return best;
 }
 
+/* Whether s[pos..pos + len) exists and is s[pos - len..pos) again. */
+__attribute__((noinline)) static int repeats(const uint8_t *s, size_t pos, size_t n, size_t len)
+{
+    return len <= n - pos && memcmp(s + pos - len, s + pos, len) == 0;
+}
+
 static inline int bit_get(const uint64_t *b, size_t i)
 {
     return (int)(b[i / 64] >> (i % 64) & 1);
@@ -1182,15 +1193,32 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
     const bt_token *tok = t->tok;
     uint32_t *stack = out + *n_out;
     size_t k = 0, pos = 0;
-    uint32_t cand = longest_at(t, bytes, n);
+    uint32_t cand = longest_at(t, bytes, n), flag = 0;
     while (pos < n) {
         if (cand != BT_NONE) {
             size_t end = pos + tok[cand].len;
-            if (bit_get(bits, end) && (k == 0 || compatible_cached(m, t, stack[k - 1], cand))) {
-                stack[k++] = cand;
+            uint32_t last = k ? stack[k - 1] & ~PREFERRED : BT_NONE;
+            if (bit_get(bits, end) && (k == 0 || compatible_cached(m, t, last, cand))) {
+                stack[k++] = cand | flag;
                 pos = end;
-                if (pos < n)
-                    cand = longest_at(t, bytes + pos, n - pos);
+                if (pos < n) {
+                    /* A token that followed itself last time goes first
+                     * again if the text repeats it (a run of spaces under
+                     * p50k: longest first took 15 tries a byte), else the
+                     * candidates go longest first. */
+                    flag = k >= 3 && (stack[k - 2] & ~PREFERRED) == cand &&
+                                   (stack[k - 3] & ~PREFERRED) == cand &&
+                                   repeats(bytes, pos, n, tok[cand].len)
+                               ? PREFERRED
+                               : 0;
+                    if (!flag)
+                        cand = longest_at(t, bytes + pos, n - pos);
+                }
+            } else if (flag) {
+                /* The repeated one failed: every candidate, longest first
+                 * (it comes again and fails cheaply: cached or dead). */
+                cand = longest_at(t, bytes + pos, n - pos);
+                flag = 0;
             } else {
                 cand = tok[cand].shorter;
             }
@@ -1200,10 +1228,15 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
         bits[pos / 64] &= ~(1ULL << (pos % 64));
         if (k == 0)
             break; /* no valid sequence: not BPE's (cannot happen, see above) */
-        uint32_t last = stack[--k];
+        uint32_t e = stack[--k], last = e & ~PREFERRED;
         pos -= tok[last].len;
-        cand = tok[last].shorter;
+        /* A token tried in the chain's order gives way to the next
+         * shorter one; a repeated one, tried first, to the whole chain. */
+        cand = e & PREFERRED ? longest_at(t, bytes + pos, n - pos) : tok[last].shorter;
+        flag = 0;
     }
+    for (size_t i = 0; i < k; i++)
+        stack[i] &= ~PREFERRED;
     if (t->cap_bits > BIG_WORD / 64) { /* a long word's bits do not stay */
         free(t->bits);
         t->bits = NULL;
