@@ -1386,6 +1386,48 @@ Test(bpe_o200k, token_pairs_match_tiktoken)
     simdbpe__bpe_scratch_free(&scratch);
 }
 
+/* Runs of a short pattern (where the search once tried 15 tokens a byte
+ * under p50k) at a few lengths, for every embedded model: the search
+ * against the sweeps. */
+Test(bpe_o200k, periodic_words_both_paths_agree_in_every_embedded_model)
+{
+    static const char *const models[] = {"gpt2", "p50k_base", "cl100k_base", "o200k_base"};
+    static const char *const patterns[] = {" ", "ab", "abc", "-=", " a", "0 ", "==",
+                                           "aab", "1234567", "ab ab", "....", "\xF0\x9F\x98\x80 ",
+                                           "\xE4\xB8\xAD", "\n", "00 ", "'s"};
+    enum { LEN = 70000 };
+    uint8_t *w = malloc(LEN);
+    uint32_t *a = malloc(LEN * sizeof *a), *b = malloc(LEN * sizeof *b);
+    cr_assert(w && a && b);
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        simdbpe_model *m;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_model_open(models[mi], &m, &err), SIMDBPE_OK, "%s", err.message);
+        simdbpe__bpe_scratch scratch = {0};
+        for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++) {
+            size_t pl = strlen(patterns[pi]);
+            for (size_t len = LEN - 5; len <= LEN; len++) {
+                for (size_t i = 0; i < len; i++)
+                    w[i] = (uint8_t)patterns[pi][i % pl];
+                size_t na = 0, nb = 0;
+                cr_assert_eq(simdbpe__bpe_word_queued(m, &scratch, w, len, a, &na), SIMDBPE_OK);
+                cr_assert_eq(simdbpe__bpe_word_backtrack(m, &scratch, w, len, b, &nb), SIMDBPE_OK,
+                             "%s: the search did not take the run of '%s'", models[mi],
+                             patterns[pi]);
+                char msg[160];
+                if (tu_ids_differ(b, nb, a, na, msg, sizeof msg))
+                    cr_assert_fail("%s, run of '%s', %zu bytes: %s", models[mi], patterns[pi], len,
+                                   msg);
+            }
+        }
+        simdbpe__bpe_scratch_free(&scratch);
+        simdbpe_model_free(m);
+    }
+    free(w);
+    free(a);
+    free(b);
+}
+
 Test(bpe_o200k, megabyte_words_both_paths_agree)
 {
     long_paths_agree(o200k, 1u << 20, 23);
