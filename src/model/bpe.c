@@ -691,7 +691,10 @@ static simdbpe_status bpe_long(const simdbpe_model *m, simdbpe__bpe_scratch *s,
  * helps): clear its bit, pop the last token and try its next shorter
  * prefix token instead. Every position dies at most once.
  *
- * Memory: n / 8 bytes of bits beside the output, and per encoder three
+ * test_bpe checks that claim against textbook BPE (GPT-2, o200k_base,
+ * random models whose tokens are all reachable) and against the sweeps.
+ *
+ * Memory: n / 8 bytes of bits beside the output, and per encoder four
  * words per id and the trie of the candidates that the bytes of its long
  * words spell (see bt_trie).
  * If the search finds nothing (it cannot, when the precondition holds) the
@@ -742,7 +745,6 @@ typedef struct simdbpe__bpe_backtrack {
     uint64_t *bits;      /* positions of the current word not known to be dead */
     size_t cap_bits;
     uint64_t *compat;    /* recent compatible() answers: see compatible_cached */
-    uint32_t *follow;    /* per id: 1 + the token that last followed it, 0 if none */
     uint32_t n_cand;     /* candidates in the trie */
     uint64_t *pairs;     /* with at most DENSE_MAX of them: see compatible_cached */
 } bt_state;
@@ -996,7 +998,6 @@ static void bt_free(bt_state *t)
     free(t->compat);
     free(t->pairs);
     free(t->rows);
-    free(t->follow);
     free(t);
 }
 
@@ -1013,10 +1014,8 @@ static bt_state *bt_get(const simdbpe_model *m, simdbpe__bpe_scratch *s)
         return NULL;
     t->m = m;
     t->tok = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *t->tok);
-    t->follow = calloc(m->vocab_size ? m->vocab_size : 1, sizeof *t->follow);
-    if (!t->tok || !t->follow || !bt_rules(m, t->tok)) {
+    if (!t->tok || !bt_rules(m, t->tok)) {
         free(t->tok);
-        free(t->follow);
         *t = (bt_state){.m = m};
         return NULL;
     }
@@ -1202,10 +1201,12 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
                 stack[k++] = cand | flag;
                 pos = end;
                 if (pos < n) {
-                    /* A token that followed itself last time goes first
-                     * again if the text repeats it (a run of spaces under
-                     * p50k: longest first took 15 tries a byte), else the
-                     * candidates go longest first. */
+                    /* The last token, if it came three times in a row
+                     * and the text repeats it, goes first (a run of spaces
+                     * under p50k: longest first took 15 tries a byte);
+                     * else the candidates go longest first. Any order
+                     * is exact as long as every candidate is tried
+                     * before a position is declared dead. */
                     flag = k >= 3 && (stack[k - 2] & ~PREFERRED) == cand &&
                                    (stack[k - 3] & ~PREFERRED) == cand &&
                                    repeats(bytes, pos, n, tok[cand].len)
