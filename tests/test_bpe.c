@@ -46,6 +46,7 @@ typedef struct fixture {
     uint32_t *got, *want;
     size_t cap;
     size_t compared_encode;
+    size_t compared_backtrack; /* words the backtracking search took */
 } fixture;
 
 static void fixture_init(fixture *f, const char *vocab, size_t vlen, const char *merges,
@@ -70,6 +71,37 @@ static void fixture_free(fixture *f)
     free(f->want);
 }
 
+/* Compares bpe.c's two long-word paths, forced whatever the word's
+ * length, with the reference's ids want[0..nw): the per-rank sweeps on
+ * every model, the backtracking search where the model allows it (it
+ * says so by SIMDBPE_ERR_UNSUPPORTED, writing nothing). */
+static void check_long_paths(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                             const uint8_t *w, size_t len, const uint32_t *want, size_t nw,
+                             uint32_t *got, size_t *compared_backtrack, const char *what)
+{
+    if (len < 2)
+        return;
+    char msg[160], shown[120];
+    size_t ng = 0;
+    cr_assert_eq(simdbpe__bpe_word_queued(m, scratch, w, len, got, &ng), SIMDBPE_OK);
+    if (tu_ids_differ(got, ng, want, nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("sweeps, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+    ng = 0;
+    simdbpe_status st = simdbpe__bpe_word_backtrack(m, scratch, w, len, got, &ng);
+    if (st == SIMDBPE_ERR_UNSUPPORTED) {
+        cr_assert_eq(ng, 0);
+        return;
+    }
+    cr_assert_eq(st, SIMDBPE_OK);
+    if (tu_ids_differ(got, ng, want, nw, msg, sizeof msg)) {
+        tu_show(shown, sizeof shown, (const char *)w, len);
+        cr_assert_fail("backtracking, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
+    }
+    ++*compared_backtrack;
+}
+
 /* Compares the library with the reference on one word. */
 static void check_word(fixture *f, const uint8_t *w, size_t len, const char *what)
 {
@@ -83,6 +115,8 @@ static void check_word(fixture *f, const uint8_t *w, size_t len, const char *wha
         tu_show(shown, sizeof shown, (const char *)w, len);
         cr_assert_fail("bpe_word, %s word \"%s\" (%zu bytes): %s", what, shown, len, msg);
     }
+    check_long_paths(f->m, &f->scratch, w, len, f->want, (size_t)nw, f->got,
+                     &f->compared_backtrack, what);
     /* Through the public API too when the word is one valid pre-token. */
     const uint32_t *ids;
     size_t n;
@@ -345,6 +379,85 @@ Test(bpe_gpt2, random_bytes)
     }
 }
 
+/* A long word of one of LONG_KINDS kinds, len bytes, into w. */
+#define LONG_KINDS 7
+static const char *const long_kind_name[LONG_KINDS] = {
+    "one letter", "random letters", "digits", "spaces", "one emoji", "random bytes", "mixed"};
+
+static void long_word(uint8_t *w, size_t len, unsigned kind)
+{
+    static const uint8_t emoji[4] = {0xF0, 0x9F, 0x98, 0x80}; /* U+1F600 */
+    uint8_t letter = (uint8_t)"aezq"[rng_below(4)];
+    for (size_t i = 0; i < len;) {
+        /* mixed: runs of 1..40 bytes of the other kinds */
+        unsigned k = kind == 6 ? rng_below(6) : kind;
+        size_t run = kind == 6 ? 1 + rng_below(40) : len;
+        for (size_t j = 0; j < run && i < len; j++, i++) {
+            switch (k) {
+            case 0: w[i] = letter; break;
+            case 1: w[i] = (uint8_t)('a' + rng_below(26)); break;
+            case 2: w[i] = (uint8_t)('0' + rng_below(10)); break;
+            case 3: w[i] = ' '; break;
+            case 4: w[i] = emoji[i % 4]; break;
+            default: w[i] = (uint8_t)rng_below(256); break;
+            }
+        }
+    }
+}
+
+/* Long words of every kind, 256..1500 bytes (the reference is
+ * quadratic), through the dispatch and both long-word paths. GPT-2's
+ * tokens are all BPE of their own bytes, so the backtracking search must
+ * take every one of them. */
+Test(bpe_gpt2, long_words_through_both_paths)
+{
+    uint8_t *w = malloc(1500);
+    cr_assert_not_null(w);
+    rng_seed(11);
+    size_t before = gpt2.compared_backtrack;
+    for (unsigned t = 0; t < 16 * LONG_KINDS; t++) {
+        size_t len = 256 + rng_below(1500 - 256);
+        long_word(w, len, t % LONG_KINDS);
+        check_word(&gpt2, w, len, long_kind_name[t % LONG_KINDS]);
+    }
+    cr_assert_eq(gpt2.compared_backtrack - before, 16 * LONG_KINDS);
+    free(w);
+}
+
+/* Words of megabytes, too long for the reference: the backtracking
+ * search against the per-rank sweeps, which the reference checks above. */
+static void long_paths_agree(const simdbpe_model *m, size_t len, uint64_t seed)
+{
+    uint8_t *w = malloc(len);
+    uint32_t *a = malloc(len * sizeof *a), *b = malloc(len * sizeof *b);
+    cr_assert(w && a && b);
+    simdbpe__bpe_scratch scratch = {0};
+    rng_seed(seed);
+    for (unsigned kind = 0; kind < LONG_KINDS; kind++) {
+        long_word(w, len, kind);
+        size_t na = 0, nb = 0;
+        cr_assert_eq(simdbpe__bpe_word_queued(m, &scratch, w, len, a, &na), SIMDBPE_OK);
+        cr_assert_eq(simdbpe__bpe_word_backtrack(m, &scratch, w, len, b, &nb), SIMDBPE_OK,
+                     "the backtracking search did not take a %s word", long_kind_name[kind]);
+        char msg[160];
+        if (tu_ids_differ(b, nb, a, na, msg, sizeof msg))
+            cr_assert_fail("%s word of %zu bytes: %s", long_kind_name[kind], len, msg);
+        /* And through the dispatch, which takes the search at this length. */
+        nb = 0;
+        cr_assert_eq(simdbpe__bpe_word(m, &scratch, w, len, b, &nb), SIMDBPE_OK);
+        cr_assert(!tu_ids_differ(b, nb, a, na, msg, sizeof msg), "%s", msg);
+    }
+    simdbpe__bpe_scratch_free(&scratch);
+    free(w);
+    free(a);
+    free(b);
+}
+
+Test(bpe_gpt2, megabyte_words_both_paths_agree)
+{
+    long_paths_agree(gpt2.m, 1u << 20, 12);
+}
+
 /*
  * Words encoded again and again: the encoder keeps a word's ids in one of
  * several tables by its length and number of ids (hot slots of up to three
@@ -563,6 +676,35 @@ typedef struct tok {
     size_t len;
 } tok;
 
+/* What the textbook loop makes of w[0..len) with the first n_rules of
+ * the rules (left and right byte strings, by rank): the number of
+ * symbols, their lengths in sym[]. */
+static size_t textbook_lengths(const uint8_t *w, size_t len, uint8_t (*rules)[2][16],
+                               const size_t (*rlens)[2], size_t n_rules, size_t *sym)
+{
+    size_t n = len;
+    for (size_t i = 0; i < len; i++)
+        sym[i] = 1;
+    for (;;) {
+        size_t at = n, pos = 0;
+        for (size_t r = 0; r < n_rules && at == n; r++) {
+            pos = 0;
+            for (size_t i = 0; i + 1 < n; pos += sym[i], i++)
+                if (sym[i] == rlens[r][0] && sym[i + 1] == rlens[r][1] &&
+                    memcmp(w + pos, rules[r][0], sym[i]) == 0 &&
+                    memcmp(w + pos + sym[i], rules[r][1], sym[i + 1]) == 0) {
+                    at = i;
+                    break;
+                }
+        }
+        if (at == n)
+            return n;
+        sym[at] += sym[at + 1];
+        memmove(sym + at + 1, sym + at + 2, (n - at - 2) * sizeof *sym);
+        n--;
+    }
+}
+
 /*
  * Builds a random byte-level model: the 256 bytes plus up to `n_merges`
  * merges of random pairs of existing tokens over a small alphabet (so that
@@ -570,9 +712,13 @@ typedef struct tok {
  * is a token still becomes a rule (several rules can make one token). Ids
  * are a random permutation offset by id_base (3: ids 0..2 unused, as if
  * specials were there), so ids are neither dense from 0 nor 256 + rank.
+ * With `reachable`, a pair becomes a rule only if its concatenation is no
+ * token yet and the rules before it make exactly the pair of its bytes:
+ * every token is then BPE of its own bytes (what the backtracking search
+ * needs; a later rule never changes that, its rank being above all).
  */
 static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, uint32_t id_base,
-                         tm_buf *vocab, tm_buf *merges)
+                         int reachable, tm_buf *vocab, tm_buf *merges)
 {
     rng_seed(seed);
     size_t cap = 256 + n_merges;
@@ -601,6 +747,18 @@ static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, u
                   memcmp(pairs[k][0], l->b, l->len) == 0 && memcmp(pairs[k][1], r->b, r->len) == 0;
         if (dup)
             continue;
+        if (reachable) {
+            uint8_t w[24];
+            size_t sym[24], k = 0;
+            memcpy(w, l->b, l->len);
+            memcpy(w + l->len, r->b, r->len);
+            while (k < n && !(toks[k].len == l->len + r->len &&
+                              memcmp(toks[k].b, w, l->len + r->len) == 0))
+                k++;
+            if (k < n || textbook_lengths(w, l->len + r->len, pairs, plens, made, sym) != 2 ||
+                sym[0] != l->len)
+                continue;
+        }
         memcpy(pairs[made][0], l->b, l->len);
         memcpy(pairs[made][1], r->b, r->len);
         plens[made][0] = l->len;
@@ -650,15 +808,23 @@ static void random_model(uint64_t seed, size_t n_merges, const char *alphabet, u
     free(toks);
 }
 
+/* random_model's files (ids from 3), loaded. */
+static simdbpe_model *random_model_load(uint64_t seed, size_t n_merges, const char *alphabet,
+                                        int reachable, tm_buf *vocab, tm_buf *merges)
+{
+    random_model(seed, n_merges, alphabet, 3, reachable, vocab, merges);
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(tu_load(vocab->s, merges->s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
+                 (unsigned long long)seed, err.message);
+    return m;
+}
+
 static void random_model_round(uint64_t seed, size_t n_merges, const char *alphabet,
                                int words)
 {
     tm_buf vocab = {0}, merges = {0};
-    random_model(seed, n_merges, alphabet, 3, &vocab, &merges);
-    simdbpe_model *m = NULL;
-    simdbpe_error err;
-    cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "seed %llu: %s",
-                 (unsigned long long)seed, err.message);
+    simdbpe_model *m = random_model_load(seed, n_merges, alphabet, 0, &vocab, &merges);
     check_byte_pairs(m);
     fixture f;
     fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
@@ -704,6 +870,44 @@ Test(bpe_random_model, wider_alphabet)
         random_model_round(seed, 800, "abcdefgh", 3000);
 }
 
+/* Random models whose every token is BPE of its own bytes: the
+ * backtracking search must take every word, and agree with the reference
+ * and the sweeps on words of the alphabet up to 700 bytes. */
+static void reachable_model_round(uint64_t seed, size_t n_merges, const char *alphabet)
+{
+    tm_buf vocab = {0}, merges = {0};
+    simdbpe_model *m = random_model_load(seed, n_merges, alphabet, 1, &vocab, &merges);
+    cr_assert(simdbpe_model_whole_token_exact(m), "seed %llu: a token is not reachable",
+              (unsigned long long)seed);
+    cr_assert_gt(simdbpe_model_vocab_size(m), 256 + 3 + n_merges / 3, "too few merges made");
+    fixture f;
+    fixture_init(&f, vocab.s, vocab.len, merges.s, merges.len, m);
+    size_t alen = strlen(alphabet), words = 0;
+    uint8_t w[700];
+    rng_seed(seed * 131 + 5);
+    for (int t = 0; t < 400; t++, words++) {
+        size_t len = 2 + rng_below(t % 4 == 0 ? 698 : 60);
+        int run = rng_below(4) == 0; /* a run of one byte */
+        for (size_t i = 0; i < len; i++)
+            w[i] = (uint8_t)alphabet[run ? (size_t)t % alen : rng_below((uint32_t)alen)];
+        check_word(&f, w, len, "reachable-model");
+    }
+    cr_assert_eq(f.compared_backtrack, words, "seed %llu", (unsigned long long)seed);
+    fixture_free(&f);
+    free(vocab.s);
+    free(merges.s);
+}
+
+Test(bpe_random_model, reachable_models_through_the_backtracking_search)
+{
+    for (uint64_t seed = 40; seed <= 45; seed++)
+        reachable_model_round(seed, 300, "abcd");
+    for (uint64_t seed = 46; seed <= 48; seed++)
+        reachable_model_round(seed, 150, "ab");
+    for (uint64_t seed = 49; seed <= 50; seed++)
+        reachable_model_round(seed, 600, "abcdefgh");
+}
+
 /* Compares simdbpe_encode on a text of many pieces, twice through one
  * encoder, with the reference BPE of each pre-token; returns how many of
  * the text's ids are at least `big`. */
@@ -746,7 +950,7 @@ Test(bpe_random_model, ids_too_large_for_a_hot_value)
     cr_assert_not_null(text);
     for (uint64_t seed = 30; seed <= 33; seed++) {
         tm_buf vocab = {0}, merges = {0};
-        random_model(seed, 300, "abcd", big - 250, &vocab, &merges);
+        random_model(seed, 300, "abcd", big - 250, 0, &vocab, &merges);
         simdbpe_model *m = NULL;
         simdbpe_error err;
         cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
@@ -827,7 +1031,7 @@ Test(bpe_random_model, unreachable_tokens_are_detected)
     size_t inexact = 0;
     for (uint64_t seed = 1; seed <= 6; seed++) {
         tm_buf vocab = {0}, merges = {0};
-        random_model(seed, 300, "abcd", 3, &vocab, &merges);
+        random_model(seed, 300, "abcd", 3, 0, &vocab, &merges);
         simdbpe_model *m = NULL;
         simdbpe_error err;
         cr_assert_eq(tu_load(vocab.s, merges.s, NULL, &m, &err), SIMDBPE_OK, "%s", err.message);
@@ -939,7 +1143,8 @@ Test(bpe_random_model, rules_tell_what_bpe_makes_of_every_token)
     for (uint64_t seed = 1; seed <= 24; seed++) {
         for (int shuffle = 0; shuffle < 2; shuffle++) {
             tm_buf vocab = {0}, merges = {0};
-            random_model(seed, 100 + 40 * (seed % 8), alphabets[seed % 4], 3, &vocab, &merges);
+            random_model(seed, 100 + 40 * (seed % 8), alphabets[seed % 4], 3, 0, &vocab,
+                         &merges);
             if (shuffle)
                 shuffle_rules(&merges, seed);
             simdbpe_model *m = NULL;
@@ -1024,4 +1229,206 @@ Test(bpe_gpt2, one_megabyte_piece)
     }
     free(back);
     free(text);
+}
+
+/* ------------------------------------------------------------- o200k_base */
+
+/*
+ * o200k_base (ids of 18 bits) against tiktoken's own definition, written
+ * here from its .tiktoken file (base64 token, rank; the rank is the id):
+ * the word's bytes as parts; repeatedly join the two adjacent parts whose
+ * concatenation has the lowest rank (the leftmost among equal ones) until
+ * no concatenation is a token. Quadratic, like ref_bpe.h.
+ */
+static long b64_decode(const char *s, size_t n, uint8_t *out)
+{
+    long len = 0;
+    uint32_t acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && s[i] != '='; i++) {
+        const char *alpha = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        const char *at = strchr(alpha, s[i]);
+        if (!at || !s[i])
+            return -1;
+        acc = acc << 6 | (uint32_t)(at - alpha);
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[len++] = (uint8_t)(acc >> bits);
+        }
+    }
+    return len;
+}
+
+static ref_table o200k_ranks;
+static simdbpe_model *o200k;
+
+static void o200k_setup(void)
+{
+    size_t len;
+    char *data = tu_read(SIMDBPE_SOURCE_DIR "/src/model/tiktoken/o200k_base.tiktoken", &len);
+    ref_table_init(&o200k_ranks, 200000);
+    size_t lines = 0;
+    for (char *line = data; line < data + len;) {
+        char *nl = memchr(line, '\n', (size_t)(data + len - line));
+        char *end = nl ? nl : data + len, *sp = memchr(line, ' ', (size_t)(end - line));
+        cr_assert_not_null(sp);
+        uint8_t bytes[512];
+        long n = b64_decode(line, (size_t)(sp - line), bytes);
+        cr_assert_gt(n, 0);
+        ref_put(&o200k_ranks, bytes, (size_t)n, (uint32_t)strtoul(sp + 1, NULL, 10));
+        lines++;
+        line = end + 1;
+    }
+    cr_assert_gt(lines, 199000);
+    free(data);
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open("o200k_base", &o200k, &err), SIMDBPE_OK, "%s", err.message);
+}
+
+static void o200k_teardown(void)
+{
+    ref_table_free(&o200k_ranks);
+    simdbpe_model_free(o200k);
+}
+
+static long tiktoken_encode(const uint8_t *w, size_t n, uint32_t *out)
+{
+    size_t *at = malloc((n + 1) * sizeof *at), k = n; /* parts: [at[i], at[i+1]) */
+    for (size_t i = 0; i <= n; i++)
+        at[i] = i;
+    for (;;) {
+        uint32_t best = UINT32_MAX, r;
+        size_t where = 0;
+        for (size_t i = 0; i + 1 < k; i++)
+            if (ref_get(&o200k_ranks, w + at[i], at[i + 2] - at[i], &r) && r < best) {
+                best = r;
+                where = i;
+            }
+        if (best == UINT32_MAX)
+            break;
+        memmove(at + where + 1, at + where + 2, (k - where - 1) * sizeof *at);
+        k--;
+    }
+    long ok = (long)k;
+    for (size_t i = 0; i < k && ok > 0; i++)
+        if (!ref_get(&o200k_ranks, w + at[i], at[i + 1] - at[i], &out[i]))
+            ok = -1;
+    free(at);
+    return ok;
+}
+
+TestSuite(bpe_o200k, .init = o200k_setup, .fini = o200k_teardown);
+
+/* Words of every kind, short and long, through the dispatch and both
+ * long-word paths; the backtracking search must take every one. */
+Test(bpe_o200k, words_match_tiktoken_through_both_paths)
+{
+    enum { MAX = 1200 };
+    uint8_t *w = malloc(MAX);
+    uint32_t *want = malloc(MAX * sizeof *want), *got = malloc(MAX * sizeof *got);
+    cr_assert(w && want && got);
+    simdbpe__bpe_scratch scratch = {0};
+    size_t compared = 0, words = 0;
+    rng_seed(21);
+    for (unsigned t = 0; t < 24 * LONG_KINDS; t++) {
+        size_t len = t % 3 ? 2 + rng_below(200) : 256 + rng_below(MAX - 256);
+        long_word(w, len, t % LONG_KINDS);
+        long nw = tiktoken_encode(w, len, want);
+        cr_assert_gt(nw, 0);
+        size_t ng = 0;
+        char msg[160], shown[120];
+        cr_assert_eq(simdbpe__bpe_word(o200k, &scratch, w, len, got, &ng), SIMDBPE_OK);
+        if (tu_ids_differ(got, ng, want, (size_t)nw, msg, sizeof msg)) {
+            tu_show(shown, sizeof shown, (const char *)w, len);
+            cr_assert_fail("bpe_word, %s word \"%s\" (%zu bytes): %s",
+                           long_kind_name[t % LONG_KINDS], shown, len, msg);
+        }
+        check_long_paths(o200k, &scratch, w, len, want, (size_t)nw, got, &compared,
+                         long_kind_name[t % LONG_KINDS]);
+        words++;
+    }
+    cr_assert_eq(compared, words);
+    simdbpe__bpe_scratch_free(&scratch);
+    free(w);
+    free(want);
+    free(got);
+}
+
+/* Every token of the vocabulary, and two random tokens side by side: the
+ * backtracking search's compatibility test on pairs it meets rarely. */
+Test(bpe_o200k, token_pairs_match_tiktoken)
+{
+    uint32_t want[512], got[512];
+    uint8_t w[512];
+    simdbpe__bpe_scratch scratch = {0};
+    size_t compared = 0, pairs = 0;
+    rng_seed(22);
+    for (int t = 0; t < 30000; t++) {
+        size_t len = 0;
+        for (int part = 0; part < 2; part++) {
+            const uint8_t *b;
+            size_t l;
+            uint32_t id = rng_below(199998);
+            if (simdbpe_model_token_bytes(o200k, id, &b, &l) != SIMDBPE_OK || l > 200)
+                continue;
+            memcpy(w + len, b, l);
+            len += l;
+        }
+        if (len < 2)
+            continue;
+        long nw = tiktoken_encode(w, len, want);
+        cr_assert_gt(nw, 0);
+        check_long_paths(o200k, &scratch, w, len, want, (size_t)nw, got, &compared, "pair");
+        pairs++;
+    }
+    cr_assert_eq(compared, pairs);
+    simdbpe__bpe_scratch_free(&scratch);
+}
+
+/* Runs of a short pattern (where the search once tried 15 tokens a byte
+ * under p50k) at a few lengths, for every embedded model: the search
+ * against the sweeps. */
+Test(bpe_o200k, periodic_words_both_paths_agree_in_every_embedded_model)
+{
+    static const char *const models[] = {"gpt2", "p50k_base", "cl100k_base", "o200k_base"};
+    static const char *const patterns[] = {" ", "ab", "abc", "-=", " a", "0 ", "==",
+                                           "aab", "1234567", "ab ab", "....", "\xF0\x9F\x98\x80 ",
+                                           "\xE4\xB8\xAD", "\n", "00 ", "'s"};
+    enum { LEN = 70000 };
+    uint8_t *w = malloc(LEN);
+    uint32_t *a = malloc(LEN * sizeof *a), *b = malloc(LEN * sizeof *b);
+    cr_assert(w && a && b);
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        simdbpe_model *m;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_model_open(models[mi], &m, &err), SIMDBPE_OK, "%s", err.message);
+        simdbpe__bpe_scratch scratch = {0};
+        for (size_t pi = 0; pi < sizeof patterns / sizeof patterns[0]; pi++) {
+            size_t pl = strlen(patterns[pi]);
+            for (size_t len = LEN - 5; len <= LEN; len++) {
+                for (size_t i = 0; i < len; i++)
+                    w[i] = (uint8_t)patterns[pi][i % pl];
+                size_t na = 0, nb = 0;
+                cr_assert_eq(simdbpe__bpe_word_queued(m, &scratch, w, len, a, &na), SIMDBPE_OK);
+                cr_assert_eq(simdbpe__bpe_word_backtrack(m, &scratch, w, len, b, &nb), SIMDBPE_OK,
+                             "%s: the search did not take the run of '%s'", models[mi],
+                             patterns[pi]);
+                char msg[160];
+                if (tu_ids_differ(b, nb, a, na, msg, sizeof msg))
+                    cr_assert_fail("%s, run of '%s', %zu bytes: %s", models[mi], patterns[pi], len,
+                                   msg);
+            }
+        }
+        simdbpe__bpe_scratch_free(&scratch);
+        simdbpe_model_free(m);
+    }
+    free(w);
+    free(a);
+    free(b);
+}
+
+Test(bpe_o200k, megabyte_words_both_paths_agree)
+{
+    long_paths_agree(o200k, 1u << 20, 23);
 }

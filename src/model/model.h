@@ -369,6 +369,7 @@ typedef struct simdbpe__bpe_scratch {
     size_t cap;
     struct simdbpe__bpe_bucket *buckets; /* per rank: queued positions */
     uint64_t *bits;                      /* non-empty ranks */
+    uint64_t *summary;                   /* bit w: bits[w] is not 0 */
     uint32_t n_buckets;
     uint32_t *used; /* the ranks whose bucket has an array, to free only those */
     size_t n_used, cap_used;
@@ -378,6 +379,9 @@ typedef struct simdbpe__bpe_scratch {
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
+    /* The backtracking search's tables for one model (bpe.c), built on
+     * the first long word of a model that allows it. */
+    struct simdbpe__bpe_backtrack *backtrack;
 } simdbpe__bpe_scratch;
 
 void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s);
@@ -395,12 +399,25 @@ void simdbpe__bpe_lend_pairs(simdbpe__bpe_scratch *s, void *mem);
  * one token per byte, merges the lowest-rank adjacent pair first (leftmost
  * on ties) until no pair has a merge. Appends the resulting ids to
  * out[*n_out ..] (the caller guarantees room for `len` ids).
- * O(len log len). Returns SIMDBPE_OK, SIMDBPE_ERR_NOMEM, or
+ * O(len log len), or O(len x the longest token) for the long words bpe.c
+ * searches instead of merging (see there). Returns SIMDBPE_OK, SIMDBPE_ERR_NOMEM, or
  * SIMDBPE_ERR_TOO_LARGE for a word of 2^31 bytes or more (a long word's
  * entries hold its symbols' lengths in 31 bits, see bpe.c).
  */
 simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                  const uint8_t *s, size_t len, uint32_t *out, size_t *n_out);
+
+/* The two ways bpe.c merges a long word, for tests that compare them:
+ * the per-rank sweeps (any model), and the backtracking search, which
+ * returns SIMDBPE_ERR_UNSUPPORTED (and appends nothing) for a model whose
+ * tokens are not all what BPE makes of their own bytes. Same contract as
+ * simdbpe__bpe_word otherwise (len >= 2). */
+simdbpe_status simdbpe__bpe_word_queued(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                                        const uint8_t *s, size_t len, uint32_t *out,
+                                        size_t *n_out);
+simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
+                                           const uint8_t *s, size_t len, uint32_t *out,
+                                           size_t *n_out);
 
 /* ---- large temporary arrays (mph.c) ---- */
 
