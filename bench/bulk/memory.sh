@@ -9,8 +9,8 @@
 # bound the project states for it and whether it holds. Bounds:
 #   a document with cut points   64 MB
 #   a JSON record                64 MB + 2 x the record
-#   a single pre-token           none stated (exact BPE over one word:
-#                                about 10-13 x its size; see tools/BULK.md)
+#   a single pre-token           64 MB + 4 x the pre-token (one letter repeated,
+#                                and random letters: BPE over one long word)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
@@ -32,6 +32,8 @@ open(work + "/english_like.txt", "wb").write(words)
 text = words.decode()[: n // 2]
 open(work + "/record.jsonl", "w").write(json.dumps({"id": 1, "text": text}) + "\n")
 open(work + "/one_piece.txt", "wb").write(b"a" * (n // 4))
+letters = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 20))
+open(work + "/letters_piece.txt", "wb").write((letters * (n // 4 // len(letters) + 1))[: n // 4])
 EOF
 
 echo "| input | MB | peak RSS MB | MB/s | bound MB | holds |"
@@ -53,4 +55,5 @@ row() {
 row no_space 64
 row english_like 64
 row record $((64 + 2 * (scale / 2))) --input-format jsonl
-row one_piece -
+row one_piece $((64 + 4 * (scale / 4)))
+row letters_piece $((64 + 4 * (scale / 4)))

@@ -803,6 +803,13 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
     for (size_t j = 0; j < nk; j++)
         locate_piece(e, &keys[j]);
     size_t side = *n_out + span + 8; /* emit_hot writes up to 3 entries past the count */
+    /* Room for the gap and the general path's ids (at most one a byte)
+     * now, while only out[0 .. *n_out) is live: growing it later would copy
+     * the untouched gap too, 4 bytes a byte of a long piece that all
+     * become resident. */
+    simdbpe_status grown = reserve_out(e, *n_out, 2 * span + 8 + CACHE_IDS + 1);
+    if (SIMDBPE_UNLIKELY(grown != SIMDBPE_OK))
+        return grown;
     for (size_t j = 0; j < nk; j++) {
         const piece_key *k = &keys[j];
         size_t len = k->b - k->a, i = k->i;

@@ -602,12 +602,13 @@ def merge_says_what_is_wrong():
 
 def long_documents_in_bounded_memory():
     """A document streams through in bounded memory whatever its length:
-    24 MB without whitespace is cut at digits and punctuation (it was held
-    whole: 7 times its size); a 32 MB JSON record costs its size and its
-    ids (it cost 5 times its size); a single 16 MB pre-token costs about 6.5
-    times its size (18, then 10 before; exact BPE over one word now keeps a
-    bit a byte beside its ids, and the rest is the encoder's output room). The ids do not depend on where the text is cut
-    (batch sizes, threads) and decode back to the text."""
+    24 MB without whitespace is cut at digits and punctuation (64 MB); a
+    32 MB JSON record costs at most twice its size over 64 MB; a single
+    16 MB pre-token of one letter at most four times (BPE over one long word
+    keeps a bit a byte beside its ids, and the output room is reserved
+    before the piece's ids are written, so no untouched room is copied).
+    The ids do not depend on where the text is cut (batch sizes, threads)
+    and decode back to the text."""
     d = fresh_dir()
     rng = random.Random(7)
     alphabet = b"abcdefghijklmnop,.;:-+=0123456789ABC()"
@@ -644,7 +645,7 @@ def long_documents_in_bounded_memory():
     write_bytes(one, b"a" * (16 << 20))
     rc, rss = encode_rss_kb(["--output-format", "u32", "-o", out, one])
     check(rc == 0, "encode failed")
-    check_rss(rss, 64 + 8 * 16, "one 16 MB piece")
+    check_rss(rss, 64 + 4 * 16, "one 16 MB piece")
 
     # With --on-error skip a document cut into parts is held until its end
     # (a failure drops it whole): past 16 MB of ids in a temporary file.
