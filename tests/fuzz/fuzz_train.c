@@ -15,6 +15,22 @@
 #include "simdbpe_train.h"
 #include "train_ref.h"
 
+/* The pools of 1 and 2 workers the trainers count on, made once for the
+ * process: a trainer that starts its own pool starts and joins a thread
+ * per input, which under ASan cost more than a tiny corpus (and its
+ * thread's allocations, freed after the input ended, made libFuzzer run
+ * a full leak scan for it). A trainer's own pool is covered by
+ * tests/test_train.c. */
+static simdbpe_pool *shared_pool(unsigned threads)
+{
+    static simdbpe_pool *pools[2];
+    simdbpe_error err;
+    if (!pools[threads - 1])
+        FUZZ_CHECK(simdbpe_pool_new(threads, &pools[threads - 1], &err) == SIMDBPE_OK,
+                   "pool_new: %s", err.message);
+    return pools[threads - 1];
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3 || size > 4096)
@@ -29,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     simdbpe_train_options_init(&o);
     o.vocab_size = 256 + merges;
     o.mode = documents ? SIMDBPE_TRAIN_DOCUMENTS : SIMDBPE_TRAIN_LINES;
-    o.threads = threads;
+    o.pool = shared_pool(threads);
     o.errors = SIMDBPE_UTF8_REPLACE;
     simdbpe_trainer *t;
     simdbpe_error err;
