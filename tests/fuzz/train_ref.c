@@ -9,6 +9,9 @@
 #include "pretok/pretok.h"
 
 #define MAX_TOK 4096
+/* No token is longer than this (simdbpe_train.h): a pair whose merge
+ * would be longer is never chosen. */
+#define MAX_TOKEN_BYTES 1024
 
 typedef struct ref {
     uint8_t *tok[MAX_TOK]; /* bytes of each id */
@@ -105,7 +108,8 @@ typedef struct pair_count {
  * added with the word's count into `tab` (mask + 1 slots, more than twice
  * the pairs there can be; empty on entry and on return; `used` lists the
  * slots filled), then the largest sum wins, the smallest (left, right)
- * among equal sums. */
+ * among equal sums, leaving out pairs whose token would be longer than
+ * MAX_TOKEN_BYTES. */
 static int best_pair(const ref *r, pair_count *tab, size_t mask, size_t *used, uint32_t *left,
                      uint32_t *right, uint64_t *best)
 {
@@ -128,7 +132,8 @@ static int best_pair(const ref *r, pair_count *tab, size_t mask, size_t *used, u
     for (size_t k = 0; k < n_used; k++) {
         pair_count *p = &tab[used[k]];
         int smaller = p->a < *left || (p->a == *left && p->b < *right);
-        if (p->count > *best || (p->count == *best && smaller)) {
+        int fits = r->tok_len[p->a] + r->tok_len[p->b] <= MAX_TOKEN_BYTES;
+        if (fits && (p->count > *best || (p->count == *best && smaller))) {
             *best = p->count;
             *left = p->a;
             *right = p->b;

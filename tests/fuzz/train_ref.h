@@ -25,7 +25,9 @@ typedef struct train_ref_merge {
  * pair of every word is counted (overlapping pairs count), the pair with
  * the highest count wins (ties: smallest (left id, right id)), its token
  * is named (reusing the id of an existing token with the same bytes), and
- * every word is rewritten left to right. Ids: 0-255 the bytes in GPT-2
+ * every word is rewritten left to right; a pair whose token would be
+ * longer than 1024 bytes is never chosen (simdbpe_train.h: the limit the
+ * loaders enforce). Ids: 0-255 the bytes in GPT-2
  * order, then new tokens in order. It stops at vocab_size tokens or when
  * no pair is left. Returns the number of merges, the merges in a
  * malloc'ed array in *out.
