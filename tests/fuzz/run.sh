@@ -45,7 +45,10 @@ if [ "$jobs" -gt 1 ]; then
 fi
 
 set +e
-(cd "$build/fuzz-work" && ASAN_OPTIONS=detect_leaks=1 nice -n 19 "$bin" "${dict[@]}" "${par[@]}" \
+# CPU seconds beside wall time: on a shared machine exec/s alone says
+# more about the load than about the target.
+(cd "$build/fuzz-work" && ASAN_OPTIONS=detect_leaks=1 /usr/bin/time -o "$target.cpu" \
+    -f "%U user + %S sys seconds of CPU in %e s" nice -n 19 "$bin" "${dict[@]}" "${par[@]}" \
     -max_total_time="$seconds" -max_len=$max_len -timeout=20 -rss_limit_mb=4096 \
     -print_final_stats=1 -artifact_prefix="$crashes/" "$work" "$corpus") > "$log" 2>&1
 rc=$?
@@ -66,5 +69,6 @@ else
 fi
 # Keep only inputs that add coverage to the committed corpus.
 nice -n 19 "$bin" -merge=1 -max_len=$max_len "$corpus" "$work" > "$build/fuzz-work/$target.merge.log" 2>&1 || true
+echo "run.sh: $target: $(cat "$build/fuzz-work/$target.cpu" 2>/dev/null | tail -1)"
 echo "run.sh: $target: exit $rc, $(ls "$crashes" | wc -l) crash files, corpus $(ls "$corpus" | wc -l) files"
 exit $rc
