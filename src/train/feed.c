@@ -43,6 +43,8 @@
 #include "train.h"
 
 #define BATCH_PER_THREAD ((size_t)8 << 20)
+/* The input buffer's first size. */
+#define MIN_BUF ((size_t)1 << 12)
 /* Below this many bytes a batch is counted by one thread. */
 #define MIN_PART ((size_t)1 << 16)
 /* Documents mode looks this far back from the end of a batch for a safe
@@ -62,11 +64,8 @@ simdbpe_status simdbpe__feeder_init(simdbpe__feeder *f)
     f->tabs = calloc(f->threads, sizeof *f->tabs);
     if (!f->tabs)
         return SIMDBPE_ERR_NOMEM;
-    f->hot = calloc(f->threads * SIMDBPE__HOT_SLOTS, sizeof *f->hot);
-    if (!f->hot)
-        return SIMDBPE_ERR_NOMEM;
     for (unsigned i = 0; i < f->threads; i++)
-        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 12))
+        if (simdbpe__wordtab_init(&f->tabs[i], (size_t)1 << 8))
             return SIMDBPE_ERR_NOMEM;
     f->batch = BATCH_PER_THREAD * f->threads;
     return SIMDBPE_OK;
@@ -189,6 +188,7 @@ typedef struct job {
     const simdbpe__feeder *f;
     simdbpe__wordtab *tab;
     simdbpe__hot_slot *hot;
+    unsigned hot_bits;
     const uint8_t *s; /* the part */
     size_t n;
     uint64_t newlines; /* '\n' bytes in the part */
@@ -206,7 +206,7 @@ static int count_starts(job *j, const uint8_t *s, size_t room, size_t at, uint64
 {
     for (; bits; bits &= bits - 1) {
         size_t next = at + (size_t)__builtin_ctzll(bits);
-        if (simdbpe__count_word(j->hot, j->tab, s + *piece, next - *piece, room - *piece))
+        if (simdbpe__count_word(j->hot, j->hot_bits, j->tab, s + *piece, next - *piece, room - *piece))
             return -1;
         *piece = next;
     }
@@ -232,7 +232,7 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
                 return -1;
         }
     }
-    if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
+    if (n > 0 && simdbpe__count_word(j->hot, j->hot_bits, j->tab, s + piece, n - piece, room - piece))
         return -1;
     return 0;
 }
@@ -295,7 +295,7 @@ static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
                 return -1;
         }
     }
-    if (n > 0 && simdbpe__count_word(j->hot, j->tab, s + piece, n - piece, room - piece))
+    if (n > 0 && simdbpe__count_word(j->hot, j->hot_bits, j->tab, s + piece, n - piece, room - piece))
         return -1;
     return 0;
 }
@@ -391,6 +391,35 @@ static void count_task(void *user, size_t task, unsigned worker)
     run_job(&((job *)user)[task]);
 }
 
+/*
+ * Sizes the hot caches for `bytes` counted per thread so far: a slot per
+ * 8 bytes (prose averages 4-5 bytes a piece, and a cache larger than the
+ * words seen only costs page faults and a longer flush), between
+ * 2^SIMDBPE__HOT_MIN_BITS and 2^SIMDBPE__HOT_BITS slots. A cache only
+ * grows, at most a few times (a large corpus reaches the largest size in
+ * its first batch), and is flushed into its table first. Returns 0, or -1
+ * when out of memory.
+ */
+static int hot_reserve(simdbpe__feeder *f, uint64_t bytes)
+{
+    unsigned bits = SIMDBPE__HOT_MIN_BITS;
+    while (bits < SIMDBPE__HOT_BITS && ((uint64_t)8 << bits) < bytes)
+        bits++;
+    if (f->hot && bits <= f->hot_bits)
+        return 0;
+    size_t old = (size_t)1 << f->hot_bits;
+    for (unsigned i = 0; f->hot && i < f->threads; i++)
+        if (simdbpe__hot_flush(f->hot + i * old, old, &f->tabs[i]))
+            return -1;
+    simdbpe__hot_slot *hot = calloc((size_t)f->threads << bits, sizeof *hot);
+    if (!hot)
+        return -1;
+    free(f->hot);
+    f->hot = hot;
+    f->hot_bits = bits;
+    return 0;
+}
+
 /* Counts buf[0..end) with up to f->threads threads. */
 static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error *err)
 {
@@ -399,6 +428,9 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
         parts = end / MIN_PART > 0 ? (unsigned)(end / MIN_PART) : 1;
     if (parts > f->threads)
         parts = f->threads;
+    if (hot_reserve(f, (f->bytes_counted + end) / parts))
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                             "out of memory for the word cache");
     job jobs[64];
     if (parts > 64)
         parts = 64;
@@ -412,7 +444,8 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
         memset(&jobs[i], 0, sizeof jobs[i]);
         jobs[i].f = f;
         jobs[i].tab = &f->tabs[i];
-        jobs[i].hot = f->hot + (size_t)i * SIMDBPE__HOT_SLOTS;
+        jobs[i].hot = f->hot + ((size_t)i << f->hot_bits);
+        jobs[i].hot_bits = f->hot_bits;
         jobs[i].s = f->buf + start;
         jobs[i].n = stop - start;
         jobs[i].bad = SIZE_MAX;
@@ -442,6 +475,7 @@ static simdbpe_status count_region(simdbpe__feeder *f, size_t end, simdbpe_error
     if (st == SIMDBPE_OK) {
         f->stream_line += newlines;
         f->stream_off += end;
+        f->bytes_counted += end;
         if (end)
             f->sequences = 1;
     }
@@ -487,13 +521,18 @@ simdbpe_status simdbpe__feeder_feed(simdbpe__feeder *f, const uint8_t *data, siz
                                     simdbpe_error *err)
 {
     while (len > 0) {
-        if (f->buf_cap < f->batch) {
-            uint8_t *p = realloc(f->buf, f->batch);
+        /* The buffer grows by doubling up to a batch: a small corpus
+         * does not pay for mapping megabytes it never fills. */
+        if (f->buf_cap < f->batch && f->buf_cap - f->buf_len < len) {
+            size_t cap = f->buf_cap ? f->buf_cap : MIN_BUF;
+            while (cap < f->batch && cap - f->buf_len < len)
+                cap *= 2;
+            uint8_t *p = realloc(f->buf, cap < f->batch ? cap : f->batch);
             if (!p)
                 return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
                                      "out of memory for the input buffer");
             f->buf = p;
-            f->buf_cap = f->batch;
+            f->buf_cap = cap < f->batch ? cap : f->batch;
         }
         size_t take = f->batch - f->buf_len;
         if (take > len)
@@ -527,8 +566,9 @@ simdbpe_status simdbpe__feeder_end_stream(simdbpe__feeder *f, simdbpe_error *err
 
 simdbpe_status simdbpe__feeder_collect(simdbpe__feeder *f, simdbpe_error *err)
 {
-    for (unsigned i = 0; i < f->threads; i++)
-        if (simdbpe__hot_flush(f->hot + (size_t)i * SIMDBPE__HOT_SLOTS, &f->tabs[i]))
+    size_t slots = (size_t)1 << f->hot_bits;
+    for (unsigned i = 0; f->hot && i < f->threads; i++)
+        if (simdbpe__hot_flush(f->hot + i * slots, slots, &f->tabs[i]))
             return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
                                  "out of memory while merging word counts");
     for (unsigned i = 1; i < f->threads; i++) {

@@ -292,7 +292,7 @@ static const uint8_t *tok_bytes(const state *s, uint32_t id, size_t *len)
 
 static int tmap_grow(state *s)
 {
-    size_t cap = s->tmap ? (s->tmap_mask + 1) * 2 : 1u << 12;
+    size_t cap = s->tmap ? (s->tmap_mask + 1) * 2 : 1u << 9;
     tok_slot *m = malloc(cap * sizeof *m);
     if (!m)
         return -1;
@@ -392,10 +392,88 @@ static simdbpe_status build_words(state *s, const simdbpe__wordtab *wt)
     return SIMDBPE_OK;
 }
 
-/* Counts the initial pairs, all of two byte ids, in dense 256 x 256 arrays
- * (two passes: list sizes, then lists), then moves them into the pair
- * table and heapifies them. */
-static simdbpe_status build_pairs(state *s)
+/* Makes room for the n initial pairs: the heap and the pair table. */
+static simdbpe_status pairs_start(state *s, size_t n)
+{
+    s->heap = malloc((n ? n : 1) * sizeof *s->heap);
+    s->cap_heap = n ? n : 1;
+    /* Merges add roughly a pair or two per word: size the table for that
+     * up front rather than doubling it through page faults. */
+    size_t cap = 64;
+    while (cap < 2 * (n + s->n_words + s->n_words / 2))
+        cap *= 2;
+    if (!s->heap || pairs_resize(s, cap) || pairs_reserve(s, n))
+        return SIMDBPE_ERR_NOMEM;
+    return SIMDBPE_OK;
+}
+
+/* Enters initial pair p (left << 8 | right, byte ids) with its count and
+ * the list of words that hold it (taken over), and puts it on the heap. */
+static void pair_enter(state *s, uint32_t p, uint64_t count, uint32_t *list, uint32_t n)
+{
+    pair_rec *r = pair_get(s, pair_key(p >> 8, p & 0xFF));
+    r->count = (int64_t)count;
+    r->words = list;
+    r->n_words = r->cap_words = n;
+    s->heap[s->n_heap++] = (heap_ent){count, r->key};
+}
+
+/* Below this many pair occurrences the initial pairs are counted by
+ * sorting the occurrences: the dense arrays of build_pairs_dense are
+ * 1.5 MB that a small corpus pays for in page faults and clearing more
+ * than for everything else. Both give the pairs in (left, right) order,
+ * each with its words in the order of the word array. */
+#define SORT_PAIRS_BELOW ((size_t)1 << 13)
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* The initial pairs of few occurrences: each as pair << 32 | word offset,
+ * sorted, so one pair's occurrences are adjacent with its words ascending. */
+static simdbpe_status build_pairs_sorted(state *s, size_t n_occ)
+{
+    uint64_t *occ = malloc((n_occ ? n_occ : 1) * sizeof *occ);
+    if (!occ)
+        return SIMDBPE_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t o = 0; o < s->wa_len; o += WORD_HEADER + s->wa[o]) {
+        const uint32_t *y = s->wa + o + WORD_HEADER;
+        for (uint32_t k = 0; k + 1 < s->wa[o]; k++)
+            occ[n++] = (uint64_t)(y[k] << 8 | y[k + 1]) << 32 | o;
+    }
+    qsort(occ, n, sizeof *occ, cmp_u64);
+    size_t distinct = 0;
+    for (size_t i = 0; i < n; i++)
+        distinct += i == 0 || occ[i] >> 32 != occ[i - 1] >> 32;
+    simdbpe_status st = pairs_start(s, distinct);
+    for (size_t i = 0, j; i < n && st == SIMDBPE_OK; i = j) {
+        uint64_t count = 0;
+        uint32_t words = 0;
+        for (j = i; j < n && occ[j] >> 32 == occ[i] >> 32; j++) {
+            count += word_count(s->wa + (uint32_t)occ[j]);
+            words += j == i || occ[j] != occ[j - 1];
+        }
+        uint32_t *list = malloc(words * sizeof *list);
+        if (!list) {
+            st = SIMDBPE_ERR_NOMEM;
+            break;
+        }
+        words = 0;
+        for (size_t k = i; k < j; k++)
+            if (k == i || occ[k] != occ[k - 1])
+                list[words++] = (uint32_t)occ[k];
+        pair_enter(s, (uint32_t)(occ[i] >> 32), count, list, words);
+    }
+    free(occ);
+    return st;
+}
+
+/* The initial pairs of many occurrences, counted in dense 256 x 256
+ * arrays (two passes: list sizes, then lists). */
+static simdbpe_status build_pairs_dense(state *s)
 {
     uint64_t *cnt = calloc(65536, sizeof *cnt);
     uint32_t *len = calloc(65536, sizeof *len);
@@ -438,29 +516,14 @@ static simdbpe_status build_pairs(state *s)
     size_t n = 0;
     for (size_t p = 0; p < 65536; p++)
         n += len[p] > 0;
-    s->heap = malloc((n ? n : 1) * sizeof *s->heap);
-    s->cap_heap = n ? n : 1;
-    /* Merges add roughly a pair or two per word: size the table for that
-     * up front rather than doubling it through page faults. */
-    size_t cap = 1u << 12;
-    while (cap < 2 * (n + s->n_words + s->n_words / 2))
-        cap *= 2;
-    if (st != SIMDBPE_OK || !s->heap || pairs_resize(s, cap) || pairs_reserve(s, n)) {
-        st = SIMDBPE_ERR_NOMEM;
-        goto out;
-    }
-    for (size_t p = 0; p < 65536; p++) {
+    if (st == SIMDBPE_OK)
+        st = pairs_start(s, n);
+    for (size_t p = 0; p < 65536 && st == SIMDBPE_OK; p++) {
         if (!len[p])
             continue;
-        pair_rec *r = pair_get(s, pair_key((uint32_t)(p >> 8), (uint32_t)(p & 0xFF)));
-        r->count = (int64_t)cnt[p];
-        r->words = lists[p];
-        r->n_words = r->cap_words = len[p];
+        pair_enter(s, (uint32_t)p, cnt[p], lists[p], len[p]);
         lists[p] = NULL;
-        s->heap[s->n_heap++] = (heap_ent){cnt[p], r->key};
     }
-    for (size_t i = s->n_heap; i-- > 0;)
-        sift_down(s->heap, s->n_heap, i);
 out:
     if (lists)
         for (size_t p = 0; p < 65536; p++)
@@ -470,6 +533,21 @@ out:
     free(len);
     free(last);
     return st;
+}
+
+/* Counts the initial pairs, all of two byte ids, moves them into the pair
+ * table and heapifies them. */
+static simdbpe_status build_pairs(state *s)
+{
+    size_t n_occ = s->wa_len - WORD_HEADER * s->n_words; /* symbols */
+    n_occ -= s->n_words;                                 /* pairs */
+    simdbpe_status st =
+        n_occ < SORT_PAIRS_BELOW ? build_pairs_sorted(s, n_occ) : build_pairs_dense(s);
+    if (st != SIMDBPE_OK)
+        return st;
+    for (size_t i = s->n_heap; i-- > 0;)
+        sift_down(s->heap, s->n_heap, i);
+    return SIMDBPE_OK;
 }
 
 static simdbpe_status build(state *s, const simdbpe__wordtab *wt)
@@ -725,7 +803,7 @@ static simdbpe_status run(state *s, const simdbpe__merge_config *cfg, uint8_t *t
     size_t tmp_cap = 0;
     double last = simdbpe__train_now();
     uint64_t last_count = 0;
-    if (agg_resize(s, 1u << 10))
+    if (agg_resize(s, 1u << 8))
         s->nomem = 1;
     while (!s->nomem && *vocab < cfg->vocab_size && s->n_heap > 0) {
         heap_ent top = heap_pop(s);

@@ -110,9 +110,13 @@ static inline void simdbpe__load_short(const uint8_t *s, size_t len, size_t room
  * words that counts in place; a word it evicts has its count added to the
  * word table. Most pre-tokens are frequent short words, so most counts
  * never leave the cache, and the big table is touched only on misses.
+ * A cache has 2^bits slots, bits from SIMDBPE__HOT_MIN_BITS (what a small
+ * input needs) up to SIMDBPE__HOT_BITS (a batch of megabytes): the feeder
+ * sizes it for the bytes a thread counts at once (feed.c). Which words it
+ * holds never changes a count, only where the count is kept meanwhile.
  */
+#define SIMDBPE__HOT_MIN_BITS 8
 #define SIMDBPE__HOT_BITS 15
-#define SIMDBPE__HOT_SLOTS ((size_t)1 << SIMDBPE__HOT_BITS)
 
 typedef struct simdbpe__hot_slot {
     uint64_t k0, k1;
@@ -120,24 +124,26 @@ typedef struct simdbpe__hot_slot {
     uint32_t count;
 } simdbpe__hot_slot;
 
-/* Moves every count held in the cache into the table and empties it.
- * Returns 0 or -1 (out of memory). */
-int simdbpe__hot_flush(simdbpe__hot_slot *hot, simdbpe__wordtab *t);
+/* Moves every count held in the cache of `slots` slots into the table and
+ * empties it. Returns 0 or -1 (out of memory). */
+int simdbpe__hot_flush(simdbpe__hot_slot *hot, size_t slots, simdbpe__wordtab *t);
 /* Evicts slot `h` into the table and puts the word there with count 1. */
 int simdbpe__hot_replace(simdbpe__hot_slot *h, simdbpe__wordtab *t, uint64_t k0, uint64_t k1,
                          uint32_t len);
 
-/* Counts one occurrence of word s[0..len); `room` bytes from s may be read
- * (at least len). Returns 0 or -1 (out of memory). */
-static inline int simdbpe__count_word(simdbpe__hot_slot *hot, simdbpe__wordtab *t,
-                                      const uint8_t *s, size_t len, size_t room)
+/* Counts one occurrence of word s[0..len) through a cache of 2^hot_bits
+ * slots; `room` bytes from s may be read (at least len). Returns 0 or -1
+ * (out of memory). */
+static inline int simdbpe__count_word(simdbpe__hot_slot *hot, unsigned hot_bits,
+                                      simdbpe__wordtab *t, const uint8_t *s, size_t len,
+                                      size_t room)
 {
     if (len > SIMDBPE__SHORT_WORD)
         return simdbpe__wordtab_add(t, s, len, 1);
     uint64_t w[2];
     simdbpe__load_short(s, len, room, w);
     uint64_t h = simdbpe__short_hash(w[0], w[1], len);
-    simdbpe__hot_slot *e = &hot[h >> (64 - SIMDBPE__HOT_BITS)];
+    simdbpe__hot_slot *e = &hot[h >> (64 - hot_bits)];
     if (e->k0 == w[0] && e->k1 == w[1] && e->len == len && e->count < UINT32_MAX) {
         e->count++;
         return 0;
@@ -205,7 +211,8 @@ typedef struct simdbpe__feeder {
     unsigned threads;
     simdbpe_pool *pool;     /* runs the counting tasks (not owned) */
     simdbpe__wordtab *tabs; /* one per thread */
-    simdbpe__hot_slot *hot; /* SIMDBPE__HOT_SLOTS per thread, in front of tabs */
+    simdbpe__hot_slot *hot; /* 2^hot_bits slots per thread, in front of tabs */
+    unsigned hot_bits;      /* 0 until the first bytes are counted */
 
     uint8_t *buf; /* bytes of the current stream not yet counted */
     size_t buf_len, buf_cap;
@@ -213,6 +220,7 @@ typedef struct simdbpe__feeder {
     uint64_t stream_off;  /* stream offset of buf[0] */
     uint64_t stream_line; /* newlines in the stream before buf[0] */
     uint64_t bytes_fed;   /* over all streams */
+    uint64_t bytes_counted; /* over all streams (sizes the hot caches) */
     int stream_open;      /* bytes were fed since the last end of stream */
     int sequences;        /* any sequence was counted */
 

@@ -60,7 +60,7 @@ void simdbpe__big_free(void *p, size_t bytes)
 
 int simdbpe__wordtab_init(simdbpe__wordtab *t, size_t capacity)
 {
-    size_t cap = 1024;
+    size_t cap = 256;
     while (cap < capacity)
         cap *= 2;
     memset(t, 0, sizeof *t);
@@ -205,9 +205,9 @@ int simdbpe__hot_replace(simdbpe__hot_slot *h, simdbpe__wordtab *t, uint64_t k0,
     return 0;
 }
 
-int simdbpe__hot_flush(simdbpe__hot_slot *hot, simdbpe__wordtab *t)
+int simdbpe__hot_flush(simdbpe__hot_slot *hot, size_t slots, simdbpe__wordtab *t)
 {
-    for (size_t i = 0; i < SIMDBPE__HOT_SLOTS; i++) {
+    for (size_t i = 0; i < slots; i++) {
         simdbpe__hot_slot *h = &hot[i];
         if (h->len && simdbpe__wordtab_add_short(t, h->k0, h->k1, h->len, h->count))
             return -1;

@@ -9,8 +9,10 @@
  * 1 or 3 bytes before it.
  * Each slice is copied into a buffer of exactly its size, so a kernel that
  * reads past its end is caught by AddressSanitizer. The scalar set itself
- * is also checked against definitions written here (the validator in
- * fuzz.h, the byte classes of kernels.h bit by bit).
+ * is checked against definitions written here (the validator in fuzz.h,
+ * the byte classes of kernels.h bit by bit, the map's table, the two-level
+ * tables), and its results, computed once per slice, are what every other
+ * set is compared with.
  *
  * When a field is added to simdbpe__kernels, add one compare_* function
  * here and call it from compare_sets().
@@ -20,15 +22,7 @@
 #include "kernels.h"
 #include "pretok/ucd.h"
 
-static void compare_validate(const simdbpe__kernels *k, const uint8_t *s, size_t len,
-                             size_t off)
-{
-    size_t want = simdbpe__kernels_scalar.validate_utf8(s, len);
-    size_t got = k->validate_utf8(s, len);
-    FUZZ_CHECK(got == want, "%s validate_utf8 on slice [%zu, +%zu) gave %zu, scalar %zu",
-               k->name, off, len, got, want);
-}
-
+FUZZ_NO_COVERAGE
 static int masks_equal(const simdbpe__block_masks *a, const simdbpe__block_masks *b)
 {
     return a->letter == b->letter && a->digit == b->digit && a->ws == b->ws &&
@@ -38,6 +32,7 @@ static int masks_equal(const simdbpe__block_masks *a, const simdbpe__block_masks
 
 /* The masks of kernels.h computed one byte at a time from their
  * definitions; bytes past the end are in no mask. */
+FUZZ_NO_COVERAGE
 static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_masks *out)
 {
     size_t blocks = (len + 63) / 64;
@@ -63,39 +58,40 @@ static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_mas
     }
 }
 
-static void compare_classify(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off)
+FUZZ_NO_COVERAGE
+static void compare_classify(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off,
+                             const simdbpe__block_masks *want)
 {
     size_t blocks = (len + 63) / 64;
-    simdbpe__block_masks *want = malloc((blocks ? blocks : 1) * sizeof *want);
     simdbpe__block_masks *got = malloc((blocks ? blocks : 1) * sizeof *got);
-    FUZZ_CHECK(want && got, "out of memory");
-    simdbpe__kernels_scalar.classify(s, len, want);
+    FUZZ_CHECK(got != NULL, "out of memory");
     k->classify(s, len, got);
     for (size_t b = 0; b < blocks; b++)
         FUZZ_CHECK(masks_equal(&want[b], &got[b]),
                    "%s classify on slice [%zu, +%zu): block %zu differs from scalar", k->name,
                    off, len, b);
-    free(want);
     free(got);
 }
 
+/* Every id distinct, high bits used. */
+static void map_table(uint32_t table[256])
+{
+    for (uint32_t b = 0; b < 256; b++)
+        table[b] = b * 2654435761u ^ (b << 24);
+}
+
+FUZZ_NO_COVERAGE
 static void compare_map_bytes(const simdbpe__kernels *k, const uint8_t *s, size_t len,
-                              size_t off)
+                              size_t off, const uint32_t *want)
 {
     uint32_t table[256];
-    for (uint32_t b = 0; b < 256; b++)
-        table[b] = b * 2654435761u ^ (b << 24); /* every id distinct, high bits used */
-    uint32_t *want = malloc((len ? len : 1) * sizeof *want);
+    map_table(table);
     uint32_t *got = malloc((len ? len : 1) * sizeof *got);
-    FUZZ_CHECK(want && got, "out of memory");
-    simdbpe__kernels_scalar.map_bytes(s, len, table, want);
+    FUZZ_CHECK(got != NULL, "out of memory");
     k->map_bytes(s, len, table, got);
-    for (size_t i = 0; i < len; i++) {
-        FUZZ_CHECK(want[i] == table[s[i]], "scalar map_bytes wrong at %zu", off + i);
+    for (size_t i = 0; i < len; i++)
         FUZZ_CHECK(got[i] == want[i], "%s map_bytes on slice [%zu, +%zu): byte %zu differs",
                    k->name, off, len, i);
-    }
-    free(want);
     free(got);
 }
 
@@ -103,10 +99,10 @@ static void compare_map_bytes(const simdbpe__kernels *k, const uint8_t *s, size_
  * 8 more bytes after it, with the leads of the characters that start in
  * it: the same result as the scalar set's, which is checked against the
  * two-level tables. */
+FUZZ_NO_COVERAGE
 static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, size_t len,
-                                 size_t off)
+                                 size_t off, size_t valid)
 {
-    size_t valid = simdbpe__kernels_scalar.validate_utf8(s, len);
     for (size_t b = 0; b + 72 <= valid; b += 64) {
         uint64_t leads = 0;
         for (unsigned i = 0; i < 64; i++)
@@ -143,33 +139,54 @@ static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, si
     }
 }
 
-static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off)
+/* What the scalar set gives on a slice, computed once and compared with
+ * every other set. */
+typedef struct scalar_result {
+    size_t valid;
+    simdbpe__block_masks *masks;
+    uint32_t *map;
+} scalar_result;
+
+static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off,
+                         const scalar_result *want)
 {
-    compare_validate(k, s, len, off);
-    compare_classify(k, s, len, off);
-    compare_map_bytes(k, s, len, off);
-    compare_lead_classes(k, s, len, off);
+    size_t got = k->validate_utf8(s, len);
+    FUZZ_CHECK(got == want->valid, "%s validate_utf8 on slice [%zu, +%zu) gave %zu, scalar %zu",
+               k->name, off, len, got, want->valid);
+    compare_classify(k, s, len, off, want->masks);
+    compare_map_bytes(k, s, len, off, want->map);
+    compare_lead_classes(k, s, len, off, want->valid);
 }
 
-/* The scalar set against the definitions (once per slice). */
-static void check_scalar(const uint8_t *s, size_t len, size_t off)
+/* The scalar set on a slice, checked against the definitions: the
+ * validator of fuzz.h, the byte classes of kernels.h, the map's table and
+ * (in compare_lead_classes) the two-level tables. */
+FUZZ_NO_COVERAGE
+static void check_scalar(const uint8_t *s, size_t len, size_t off, scalar_result *r)
 {
+    const simdbpe__kernels *sc = &simdbpe__kernels_scalar;
     size_t want = fuzz_utf8_first_invalid(s, len);
-    size_t scalar = simdbpe__kernels_scalar.validate_utf8(s, len);
-    FUZZ_CHECK(scalar == want, "scalar validate_utf8 on slice [%zu, +%zu) gave %zu, expected %zu",
-               off, len, scalar, want);
+    r->valid = sc->validate_utf8(s, len);
+    FUZZ_CHECK(r->valid == want, "scalar validate_utf8 on slice [%zu, +%zu) gave %zu, expected %zu",
+               off, len, r->valid, want);
     size_t blocks = (len + 63) / 64;
     simdbpe__block_masks *def = malloc((blocks ? blocks : 1) * sizeof *def);
-    simdbpe__block_masks *got = malloc((blocks ? blocks : 1) * sizeof *got);
-    FUZZ_CHECK(def && got, "out of memory");
+    r->masks = malloc((blocks ? blocks : 1) * sizeof *r->masks);
+    r->map = malloc((len ? len : 1) * sizeof *r->map);
+    FUZZ_CHECK(def && r->masks && r->map, "out of memory");
     masks_by_definition(s, len, def);
-    simdbpe__kernels_scalar.classify(s, len, got);
+    sc->classify(s, len, r->masks);
     for (size_t b = 0; b < blocks; b++)
-        FUZZ_CHECK(masks_equal(&def[b], &got[b]),
+        FUZZ_CHECK(masks_equal(&def[b], &r->masks[b]),
                    "scalar classify on slice [%zu, +%zu): block %zu differs from kernels.h", off,
                    len, b);
     free(def);
-    free(got);
+    uint32_t table[256];
+    map_table(table);
+    sc->map_bytes(s, len, table, r->map);
+    for (size_t i = 0; i < len; i++)
+        FUZZ_CHECK(r->map[i] == table[s[i]], "scalar map_bytes wrong at %zu", off + i);
+    compare_lead_classes(sc, s, len, off, r->valid);
 }
 
 /* Runs every kernel set on data[off .. off+len) in an exact-size copy. */
@@ -178,9 +195,13 @@ static void check_slice(const uint8_t *data, size_t off, size_t len)
     uint8_t *copy = malloc(len ? len : 1);
     FUZZ_CHECK(copy != NULL, "out of memory");
     memcpy(copy, data + off, len);
-    check_scalar(copy, len, off);
+    scalar_result want;
+    check_scalar(copy, len, off, &want);
     for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++)
-        compare_sets(*k, copy, len, off);
+        if (*k != &simdbpe__kernels_scalar)
+            compare_sets(*k, copy, len, off, &want);
+    free(want.masks);
+    free(want.map);
     free(copy);
 }
 

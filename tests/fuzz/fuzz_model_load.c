@@ -88,7 +88,15 @@ static const char *base_vocab(size_t *len)
  * every token. */
 static void check_whole_map(const simdbpe_model *m)
 {
+    /* The scratch's cache of merge lookups (256 KB) is lent from one
+     * buffer for the process, as an encoder lends its own; lending resets
+     * it for this model. A cache of its own per input was a fresh
+     * allocation that ASan's quarantine made page-fault in every time. */
+    static void *pair_cache;
+    if (!pair_cache)
+        FUZZ_CHECK((pair_cache = malloc(simdbpe__bpe_pairs_bytes())) != NULL, "out of memory");
     simdbpe__bpe_scratch scratch = {0};
+    simdbpe__bpe_lend_pairs(&scratch, pair_cache);
     for (uint32_t id = 0; id < simdbpe_model_vocab_size(m); id++) {
         const uint8_t *b;
         size_t len, n = 0;
