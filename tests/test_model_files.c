@@ -200,15 +200,18 @@ Test(model_files, added_tokens_split_the_text_as_hf_does)
 {
     json_t *j = small_json(MERGES, 4);
     json_t *added = json_object_get(j, "added_tokens");
+    /* HF numbers added tokens the vocabulary lacks from its size on (see
+     * added_tokens_get_hf_ids); the file states those ids. */
+    int base = (int)json_object_size(json_object_get(json_object_get(j, "model"), "vocab"));
     /* A special token and a plain one, both outside the vocabulary, and a
      * longer special one starting like the first. */
-    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 300,
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base,
                                            "content", "<s>", "single_word", 0, "lstrip", 0,
                                            "rstrip", 0, "normalized", 0, "special", 1));
-    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 301,
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base + 1,
                                            "content", "<t>", "single_word", 0, "lstrip", 0,
                                            "rstrip", 0, "normalized", 0, "special", 0));
-    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 302,
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base + 2,
                                            "content", "<s>x", "single_word", 0, "lstrip", 0,
                                            "rstrip", 0, "normalized", 0, "special", 1));
     json_object_set_new(j, "post_processor",
@@ -216,21 +219,22 @@ Test(model_files, added_tokens_split_the_text_as_hf_does)
                                   "s:[s]}}}",
                                   "type", "TemplateProcessing", "single", "SpecialToken", "id",
                                   "<s>", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
-                                  "special_tokens", "<s>", "id", "<s>", "ids", 300, "tokens",
+                                  "special_tokens", "<s>", "id", "<s>", "ids", base, "tokens",
                                   "<s>"));
     simdbpe_model *m;
     simdbpe_error err;
     cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
-    cr_assert_eq(simdbpe_model_vocab_size(m), 303);
+    cr_assert_eq(simdbpe_model_vocab_size(m), (uint32_t)base + 3);
     uint32_t lt = byte_id('<'), gt = byte_id('>'), s = byte_id('s'), x = byte_id('x');
     /* Specials as text: only the plain added token is cut out. */
-    uint32_t as_text[] = {lt, s, gt, x, 301};
+    uint32_t b = (uint32_t)base;
+    uint32_t as_text[] = {lt, s, gt, x, b + 1};
     expect_encode(m, "<s>x<t>", SIMDBPE_SPECIAL_AS_TEXT, 0, as_text, 5);
     /* Allowed: leftmost-longest, "<s>x" over "<s>". */
-    uint32_t allowed[] = {302, 301, 300};
+    uint32_t allowed[] = {b + 2, b + 1, b};
     expect_encode(m, "<s>x<t><s>", SIMDBPE_SPECIAL_ALLOW, 0, allowed, 3);
     /* The post-processor's BOS, only on request. */
-    uint32_t bos[] = {300, 301};
+    uint32_t bos[] = {b, b + 1};
     expect_encode(m, "<t>", SIMDBPE_SPECIAL_AS_TEXT, 1, bos, 2);
     /* Refused: the special one is the error, at its offset. */
     simdbpe_encoder *e = tu_encoder(m);
@@ -242,7 +246,7 @@ Test(model_files, added_tokens_split_the_text_as_hf_does)
     /* Decoding gives an added token's text. */
     uint8_t out[16];
     size_t len;
-    uint32_t dec[] = {302, 301};
+    uint32_t dec[] = {b + 2, b + 1};
     cr_assert_eq(simdbpe_decode(m, dec, 2, out, sizeof out, &len, &err), SIMDBPE_OK);
     cr_assert(len == 7 && memcmp(out, "<s>x<t>", 7) == 0);
     simdbpe_encoder_free(e);
@@ -424,10 +428,12 @@ Test(model_files, a_directory_prefers_its_tokenizer_json)
 Test(model_files, ids_past_two_to_the_twenty_go_through)
 {
     /* Ids are 32-bit everywhere: a merge whose token has id 2^20 + 7 and
-     * an added token at 2^22 (ids need not be dense). */
+     * an added token at 2^22 (ids need not be dense; the added token is in
+     * model.vocab, so HF keeps its id too). */
     json_t *j = small_json(MERGES, 4);
     json_t *vocab = json_object_get(json_object_get(j, "model"), "vocab");
     json_object_set_new(vocab, "hell", json_integer((1 << 20) + 7));
+    json_object_set_new(vocab, "<big>", json_integer(1 << 22));
     json_array_append_new(json_object_get(j, "added_tokens"),
                           json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 1 << 22,
                                     "content", "<big>", "single_word", 0, "lstrip", 0,
@@ -441,4 +447,40 @@ Test(model_files, ids_past_two_to_the_twenty_go_through)
     expect_encode(m, "hello<big>", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3);
     simdbpe_model_free(m);
     json_decref(j);
+}
+
+/* Added tokens get the ids HF tokenizers gives them, by content: the
+ * vocabulary's id where it has the content, else the next id from the
+ * number of vocabulary entries on; a stated id HF does not use is not
+ * used (tests/data/hf/PROVENANCE.md has HF's figures for this file). And
+ * the file of fuzz finding 10, as HF reads it. */
+Test(model_files, added_tokens_get_hf_ids)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_SOURCE_DIR "/tests/data/hf/added_ids_by_content.json", &len);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_vocab_size(m), 1048584);
+    uint32_t id;
+    const char *names[] = {"<s>", "<t>", "<big>", "zzz_big"};
+    const uint32_t ids[] = {278, 279, 280, 1048583};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(simdbpe_model_special_id(m, names[i], strlen(names[i]), &id), SIMDBPE_OK,
+                     "%s", names[i]);
+        cr_assert_eq(id, ids[i], "%s: %u", names[i], id);
+    }
+    uint32_t want[] = {64, 278, 65, 279, 66, 280};
+    expect_encode(m, "a<s>b<t>c<big>", SIMDBPE_SPECIAL_ALLOW, 0, want, 6);
+    simdbpe_model_free(m);
+    free(text);
+
+    text = tu_read(SIMDBPE_SOURCE_DIR
+                   "/tests/fuzz/corpus/hf_json/finding10_added_token_ids_hf_loads",
+                   &len);
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t want10[] = {64, 220, 277, 220, 65, 220, 276, 220, 66};
+    expect_encode(m, "a <|im_start|> b <|endoftext|> c", SIMDBPE_SPECIAL_ALLOW, 0, want10, 9);
+    simdbpe_model_free(m);
+    free(text);
 }

@@ -246,6 +246,47 @@ static simdbpe_status read_post(const json_t *pp, simdbpe__build_spec *spec, sim
     return UNSUPPORTED("post_processor \"%s\" is not supported", t);
 }
 
+/* The index in v of the key s[0..len), through a table of 2^bits slots
+ * (index + 1, 0 empty) built by index_keys; SIZE_MAX if absent. */
+static size_t find_key(const vocab_list *v, const uint32_t *slots, unsigned bits, const char *s,
+                       size_t len)
+{
+    size_t mask = ((size_t)1 << bits) - 1;
+    for (size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)s, len) & mask;; h = (h + 1) & mask) {
+        if (!slots[h])
+            return SIZE_MAX;
+        size_t i = slots[h] - 1, a = v->key_off[i];
+        if (v->key_off[i + 1] - a == len && memcmp(v->keys + a, s, len) == 0)
+            return i;
+    }
+}
+
+static uint32_t *index_keys(const vocab_list *v, unsigned *bits)
+{
+    *bits = 4;
+    while (((size_t)1 << *bits) < 2 * v->count + 2)
+        (*bits)++;
+    uint32_t *slots = calloc((size_t)1 << *bits, sizeof *slots);
+    size_t mask = ((size_t)1 << *bits) - 1;
+    for (size_t i = 0; slots && i < v->count; i++) {
+        size_t a = v->key_off[i], len = v->key_off[i + 1] - a;
+        size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)v->keys + a, len) & mask;
+        while (slots[h])
+            h = (h + 1) & mask;
+        slots[h] = (uint32_t)i + 1;
+    }
+    return slots;
+}
+
+/*
+ * added_tokens, with the ids HF tokenizers gives them (AddedVocabulary):
+ * by content, not by the ids the file states (which HF only checks and
+ * warns about): a content model.vocab has keeps its vocabulary id; a new
+ * one gets the next id after the new ones so far, counting from the size
+ * of model.vocab (its number of entries, whatever its largest id); a
+ * content listed twice is one token. For the files models ship these are
+ * the ids they state. (Checked with HF tokenizers 0.23.2: test_model_files.)
+ */
 static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                                  simdbpe_error *err)
 {
@@ -257,15 +298,12 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
     spec->added = calloc(n ? n : 1, sizeof *spec->added);
     if (!spec->added)
         return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
-    /* Ids the vocabulary has, to tell which added tokens it lacks. */
-    uint32_t max = 0;
-    for (size_t i = 0; i < spec->vocab.count; i++)
-        max = spec->vocab.ids[i] > max ? spec->vocab.ids[i] : max;
-    uint8_t *has = calloc((size_t)max + 1, 1);
-    if (!has)
+    size_t vocab_count = spec->vocab.count; /* model.vocab alone: HF's get_vocab_size */
+    unsigned bits;
+    uint32_t *slots = index_keys(&spec->vocab, &bits);
+    if (!slots)
         return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < spec->vocab.count; i++)
-        has[spec->vocab.ids[i]] = 1;
+    uint32_t next = (uint32_t)vocab_count;
     simdbpe_status st = SIMDBPE_OK;
     for (size_t i = 0; i < n && st == SIMDBPE_OK; i++) {
         const json_t *a = json_array_get(list, i);
@@ -288,21 +326,47 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                              q);
             break;
         }
-        uint32_t v = (uint32_t)json_integer_value(id);
         uint32_t flags = (json_is_true(json_object_get(a, "special")) ? SIMDBPE__ADDED_SPECIAL
                                                                        : 0) |
                          (json_is_true(json_object_get(a, "normalized"))
                               ? SIMDBPE__ADDED_NORMALIZED
                               : 0);
-        if (v <= max && has[v])
+        size_t k = find_key(&spec->vocab, slots, bits, text, len);
+        uint32_t v;
+        if (k != SIZE_MAX && k < vocab_count) {
+            v = spec->vocab.ids[k];
             flags |= ADDED_IN_VOCAB;
+        } else if (k != SIZE_MAX) {
+            continue; /* listed before: the same token */
+        } else {
+            v = next++;
+            if (v >= MAX_VOCAB_ID) {
+                st = FAIL(SIMDBPE_ERR_SPECIALS, WHAT ": added_tokens[%zu] would get an id past %u",
+                          i, MAX_VOCAB_ID);
+                break;
+            }
+            /* Not in model.vocab: the token is its text (and findable as such). */
+            if (simdbpe__vocab_append(&spec->vocab, text, len, v) != SIMDBPE_OK) {
+                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                break;
+            }
+            if (spec->vocab.count * 2 + 2 > ((size_t)1 << bits)) {
+                free(slots);
+                if (!(slots = index_keys(&spec->vocab, &bits))) {
+                    st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                    break;
+                }
+            } else {
+                size_t mask = ((size_t)1 << bits) - 1, idx = spec->vocab.count - 1;
+                size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)text, len) & mask;
+                while (slots[h])
+                    h = (h + 1) & mask;
+                slots[h] = (uint32_t)idx + 1;
+            }
+        }
         spec->added[spec->n_added++] = (special_text){(const uint8_t *)text, len, v, flags};
-        /* Not in model.vocab: the token is its text. */
-        if ((v > max || !has[v]) &&
-            simdbpe__vocab_append(&spec->vocab, text, len, v) != SIMDBPE_OK)
-            st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     }
-    free(has);
+    free(slots);
     return st;
 }
 
