@@ -6,12 +6,12 @@
  * Reads each FILE whole (one text; e.g. a corpus decompressed with
  * `zstd -dc english.txt.zst > english.txt`) and times, RUNS times (default
  * 5), splitting it into pieces with
- *   gpt2-block   the GPT-2 block scanner (simdbpe__pretok_next, the best
- *                kernel set of this CPU), what the GPT-2 encoder runs;
- *   gpt2         the GPT-2 reference scanner, one piece per call;
- *   cl100k qwen2 o200k deepseek_v3
- *                simdbpe__pretok_family_piece_end, one piece per call, as
- *                an encoder loop over pieces would call it.
+ *   FAMILY-block each family's chunk scanner (simdbpe__pretok_next with
+ *                the best kernel set of this CPU), what the encoders run:
+ *                GPT-2's block scanner, the others' blocks of ASCII text
+ *                with pieces one at a time elsewhere;
+ *   FAMILY       simdbpe__pretok_family_piece_end, one piece per call (for
+ *                GPT-2 its reference scanner).
  * Prints per file and scanner the median MB/s (10^6 bytes per second of
  * this thread's CPU time, which a loaded shared machine disturbs least) and
  * the number of pieces.
@@ -26,12 +26,13 @@
 #include "docs.h"
 #include "timing.h"
 
-static size_t pieces_block(const simdbpe__kernels *k, const uint8_t *s, size_t n)
+static size_t pieces_block(simdbpe__pretok_kind kind, const simdbpe__kernels *k,
+                           const uint8_t *s, size_t n)
 {
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
     size_t base, count, pieces = 0;
-    simdbpe__pretok_begin(&ps, k, s, n);
+    simdbpe__pretok_begin_kind(&ps, kind, k, s, n);
     while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0)
         for (size_t j = 0; j < count; j++)
             pieces += (size_t)__builtin_popcountll(starts[j]);
@@ -48,14 +49,19 @@ static size_t pieces_scalar(simdbpe__pretok_kind kind, const uint8_t *s, size_t 
 
 static const struct {
     const char *name;
-    int kind; /* -1: the block scanner */
+    simdbpe__pretok_kind kind;
+    int block; /* the chunk scanner, else one piece per call */
 } scanners[] = {
-    {"gpt2-block", -1},
-    {"gpt2", SIMDBPE__PRETOK_GPT2},
-    {"cl100k", SIMDBPE__PRETOK_CL100K},
-    {"qwen2", SIMDBPE__PRETOK_QWEN2},
-    {"o200k", SIMDBPE__PRETOK_O200K},
-    {"deepseek_v3", SIMDBPE__PRETOK_DEEPSEEK_V3},
+    {"gpt2-block", SIMDBPE__PRETOK_GPT2, 1},
+    {"gpt2", SIMDBPE__PRETOK_GPT2, 0},
+    {"cl100k-block", SIMDBPE__PRETOK_CL100K, 1},
+    {"cl100k", SIMDBPE__PRETOK_CL100K, 0},
+    {"qwen2-block", SIMDBPE__PRETOK_QWEN2, 1},
+    {"qwen2", SIMDBPE__PRETOK_QWEN2, 0},
+    {"o200k-block", SIMDBPE__PRETOK_O200K, 1},
+    {"o200k", SIMDBPE__PRETOK_O200K, 0},
+    {"deepseek_v3-block", SIMDBPE__PRETOK_DEEPSEEK_V3, 1},
+    {"deepseek_v3", SIMDBPE__PRETOK_DEEPSEEK_V3, 0},
 };
 
 int main(int argc, char **argv)
@@ -86,9 +92,8 @@ int main(int argc, char **argv)
             size_t pieces = 0;
             for (unsigned long long r = 0; r < runs; r++) {
                 double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
-                pieces = scanners[c].kind < 0
-                             ? pieces_block(k, s, d.len)
-                             : pieces_scalar((simdbpe__pretok_kind)scanners[c].kind, s, d.len);
+                pieces = scanners[c].block ? pieces_block(scanners[c].kind, k, s, d.len)
+                                           : pieces_scalar(scanners[c].kind, s, d.len);
                 t[r] = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
             }
             printf("%s\t%s\t%.0f\t%zu\n", argv[a], scanners[c].name,

@@ -875,7 +875,9 @@ static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, co
         if (!chained && i >= end)
             continue; /* inside one piece */
         uint64_t st;
-        if ((chained || handover_at(s, b0, i, fam, &h)) &&
+        /* A block with non-ASCII bytes goes by pieces at once (most of a
+         * multilingual text): the hand-over is not read for it. */
+        if (!(m[b].high & bits_below(n - b0)) && (chained || handover_at(s, b0, i, fam, &h)) &&
             family_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, fam, &h, &st)) {
             starts[b] |= st;
             if (st)
