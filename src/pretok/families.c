@@ -704,9 +704,15 @@ static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, in
 /* The bytes of an ASCII block below 0x20 or 0x7F: in each byte of 8,
  * (x | 0x80) - 0x20 keeps bit 7 iff x >= 0x20 (no borrow leaves the
  * byte), x + 1 sets it only for 0x7F. */
-static inline uint64_t controls_of(const uint8_t *s)
+static inline uint64_t controls_of(const uint8_t *s, size_t len)
 {
     const uint64_t ones = 0x0101010101010101ULL, high = 0x80 * ones;
+    uint8_t tail[64];
+    if (len < 64) { /* the text's last block: no read past its end */
+        memset(tail, ' ', sizeof tail);
+        memcpy(tail, s, len);
+        s = tail;
+    }
     uint64_t r = 0;
     for (int w = 0; w < 8; w++) {
         uint64_t v;
@@ -733,7 +739,7 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     uint64_t X = valid & ~(L | N | W);
     /* DeepSeek-V3: control characters (gaps, or a prefix of letters)
      * take the scan one piece at a time; X is then \p{P} and \p{S}. */
-    if (ds && (controls_of(s + b0) & ~W & valid))
+    if (ds && (controls_of(s + b0, n - b0 < 64 ? n - b0 : 64) & ~W & valid))
         return false;
     uint64_t BR = o200k ? m->br : breaks_of(s + b0, W & ~SP);
     const before c = h->c;
