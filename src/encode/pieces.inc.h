@@ -852,11 +852,8 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
         more[i] = start;
         side = n_now;
     }
-    /* Room for all: up to one id per byte, and what emit_hot writes past
-     * them (a long piece of byte ids has reserved nothing for itself). */
-    simdbpe_status st = reserve_out(e, *n_out, span + 8);
-    if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
-        return st;
+    /* Room for all (up to one id per byte, and what emit_hot writes past
+     * them) was reserved above. */
     *n_out = write_out(e->m, e->out, *n_out, s, val, more, ends, first, np, nk * MORE_SHARE > np);
     return SIMDBPE_OK;
 }

@@ -246,34 +246,31 @@ static simdbpe_status read_post(const json_t *pp, simdbpe__build_spec *spec, sim
     return UNSUPPORTED("post_processor \"%s\" is not supported", t);
 }
 
-/* The index in v of the key s[0..len), through a table of 2^bits slots
- * (index + 1, 0 empty) built by index_keys; SIZE_MAX if absent. */
-static size_t find_key(const vocab_list *v, const uint32_t *slots, unsigned bits, const char *s,
-                       size_t len)
+/* A table of 2^bits slots (index + 1 into a vocab_list, 0 empty) over
+ * its keys, open addressing: hash_slot finds a key's slot, empty if absent. */
+static size_t hash_slot(const vocab_list *v, const uint32_t *slots, unsigned bits, const char *s,
+                        size_t len)
 {
     size_t mask = ((size_t)1 << bits) - 1;
-    for (size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)s, len) & mask;; h = (h + 1) & mask) {
-        if (!slots[h])
-            return SIZE_MAX;
+    size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)s, len) & mask;
+    for (; slots[h]; h = (h + 1) & mask) {
         size_t i = slots[h] - 1, a = v->key_off[i];
         if (v->key_off[i + 1] - a == len && memcmp(v->keys + a, s, len) == 0)
-            return i;
+            break;
     }
+    return h;
 }
 
-static uint32_t *index_keys(const vocab_list *v, unsigned *bits)
+/* The table over v's keys, with room for `more` keys to come. */
+static uint32_t *index_keys(const vocab_list *v, size_t more, unsigned *bits)
 {
     *bits = 4;
-    while (((size_t)1 << *bits) < 2 * v->count + 2)
+    while (((size_t)1 << *bits) < 2 * (v->count + more) + 2)
         (*bits)++;
     uint32_t *slots = calloc((size_t)1 << *bits, sizeof *slots);
-    size_t mask = ((size_t)1 << *bits) - 1;
     for (size_t i = 0; slots && i < v->count; i++) {
-        size_t a = v->key_off[i], len = v->key_off[i + 1] - a;
-        size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)v->keys + a, len) & mask;
-        while (slots[h])
-            h = (h + 1) & mask;
-        slots[h] = (uint32_t)i + 1;
+        size_t a = v->key_off[i];
+        slots[hash_slot(v, slots, *bits, v->keys + a, v->key_off[i + 1] - a)] = (uint32_t)i + 1;
     }
     return slots;
 }
@@ -300,7 +297,7 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
         return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     size_t vocab_count = spec->vocab.count; /* model.vocab alone: HF's get_vocab_size */
     unsigned bits;
-    uint32_t *slots = index_keys(&spec->vocab, &bits);
+    uint32_t *slots = index_keys(&spec->vocab, n, &bits);
     if (!slots)
         return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     uint32_t next = (uint32_t)vocab_count;
@@ -331,7 +328,8 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                          (json_is_true(json_object_get(a, "normalized"))
                               ? SIMDBPE__ADDED_NORMALIZED
                               : 0);
-        size_t k = find_key(&spec->vocab, slots, bits, text, len);
+        size_t slot = hash_slot(&spec->vocab, slots, bits, text, len);
+        size_t k = slots[slot] ? slots[slot] - 1 : SIZE_MAX;
         uint32_t v;
         if (k != SIZE_MAX && k < vocab_count) {
             v = spec->vocab.ids[k];
@@ -350,19 +348,7 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                 st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
                 break;
             }
-            if (spec->vocab.count * 2 + 2 > ((size_t)1 << bits)) {
-                free(slots);
-                if (!(slots = index_keys(&spec->vocab, &bits))) {
-                    st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
-                    break;
-                }
-            } else {
-                size_t mask = ((size_t)1 << bits) - 1, idx = spec->vocab.count - 1;
-                size_t h = (size_t)simdbpe__hash_bytes((const uint8_t *)text, len) & mask;
-                while (slots[h])
-                    h = (h + 1) & mask;
-                slots[h] = (uint32_t)idx + 1;
-            }
+            slots[slot] = (uint32_t)spec->vocab.count; /* its index + 1 */
         }
         spec->added[spec->n_added++] = (special_text){(const uint8_t *)text, len, v, flags};
     }

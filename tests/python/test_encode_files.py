@@ -118,6 +118,8 @@ def test_progress_messages_and_stopping(corpus, tmp_path):
     assert messages == [("skipped", res["skipped_documents"][0])]
     assert "bad.jsonl: line 1" in messages[0][1]
     assert res["notices"] == []
+    with pytest.raises(TypeError, match="progress and on_message must be callables or None"):
+        simdbpe.encode_files(paths, str(out), input_format="jsonl", progress=5)
 
     class Stop(Exception):
         pass
