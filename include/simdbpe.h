@@ -271,6 +271,21 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len
                               size_t *n_ids, simdbpe_error *err);
 
 /*
+ * simdbpe_encode, appending the ids to an array the caller owns: they go
+ * to (*ids)[*n_ids..], and the encoder grows the array with realloc as it
+ * writes (*cap is its room in ids; *ids may be NULL with *cap 0), so a
+ * document's ids are held once, not in the encoder and again in the
+ * caller's array. On success *n_ids is the new count; on failure it is
+ * unchanged, and *ids and *cap say where the array is now (it may have
+ * grown). The caller frees *ids with free(). Room for up to two ids a byte
+ * of the document's longest pre-token may be reserved past the ids
+ * (allocated, mostly never touched).
+ */
+simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
+                                     const simdbpe_encode_options *opts, uint32_t **ids,
+                                     size_t *cap, size_t *n_ids, simdbpe_error *err);
+
+/*
  * Where a long document may be cut so that encoding its parts one after the
  * other, with the same options, gives exactly the ids of encoding it whole:
  * the largest p in [lo, hi] (0 < p < len), or SIMDBPE_NO_CUT. text[0..len)

@@ -126,6 +126,97 @@ Test(encode, results_do_not_depend_on_history)
     simdbpe_encoder_free(fresh);
 }
 
+/* simdbpe_encode_append writes after the caller's ids, grows the array,
+ * and leaves the count as it was on failure. */
+Test(encode, append_after_the_callers_ids)
+{
+    uint32_t *a = NULL;
+    size_t cap = 0, n = 0;
+    simdbpe_error err;
+    /* tiktoken gpt2, as in well_known_ids; <|endoftext|> is 50256 */
+    cr_assert_eq(simdbpe_encode_append(enc, "Hello world", 11, NULL, &a, &cap, &n, &err),
+                 SIMDBPE_OK);
+    cr_assert(n == 2 && cap >= 2 && a[0] == 15496 && a[1] == 995);
+    cr_assert_eq(simdbpe_encode_append(enc, "x \xE4\xB8\xAD<|endoftext|>", 18, &allow, &a, &cap,
+                                       &n, &err),
+                 SIMDBPE_OK);
+    uint32_t want[] = {15496, 995, 87, 220, 40792, 50256};
+    cr_assert_eq(n, 6);
+    cr_assert_arr_eq(a, want, sizeof want);
+    /* strict UTF-8: the error, and the ids before kept */
+    cr_assert_eq(simdbpe_encode_append(enc, "ok \xFF", 4, NULL, &a, &cap, &n, &err),
+                 SIMDBPE_ERR_INVALID_UTF8);
+    cr_assert(n == 6 && err.byte_offset == 3);
+    cr_assert_arr_eq(a, want, sizeof want);
+    /* an array the caller made, exactly full: it grows */
+    uint32_t *b = malloc(2 * sizeof *b);
+    size_t bcap = 2, bn = 2;
+    b[0] = 7;
+    b[1] = 8;
+    cr_assert_eq(simdbpe_encode_append(enc, "Hello world", 11, NULL, &b, &bcap, &bn, &err),
+                 SIMDBPE_OK);
+    cr_assert(bn == 4 && bcap >= 4 && b[0] == 7 && b[1] == 8 && b[2] == 15496 && b[3] == 995);
+    /* a count past the room, a NULL array with room, NULL pointers */
+    size_t big = cap + 1;
+    cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, &cap, &big, &err),
+                 SIMDBPE_ERR_INVALID_ARG);
+    uint32_t *none = NULL;
+    size_t some = 4, zero = 0;
+    cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &none, &some, &zero, &err),
+                 SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, NULL, &n, &err),
+                 SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, &cap, NULL, &err),
+                 SIMDBPE_ERR_INVALID_ARG);
+    /* the encoder's own output is untouched by an append in between */
+    const uint32_t *ids;
+    size_t k;
+    cr_assert_eq(simdbpe_encode(enc, "Hello world", 11, NULL, &ids, &k, &err), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encode_append(enc, "x", 1, NULL, &a, &cap, &n, &err), SIMDBPE_OK);
+    cr_assert(k == 2 && ids[0] == 15496 && ids[1] == 995);
+    free(a);
+    free(b);
+}
+
+/* A long single pre-token (BPE over one long word, its ids written in
+ * place) and text around it: the same ids appended after others as
+ * encoded alone, in a fresh encoder and in one that has seen them. */
+Test(encode, append_long_piece_as_encode)
+{
+    size_t len = (3u << 20) + 5;
+    char *text = malloc(len);
+    uint64_t x = 88172645463325252ULL;
+    for (size_t i = 0; i < len; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        text[i] = (char)('a' + x % 26);
+    }
+    memcpy(text, "one ", 4);
+    text[len - 6] = ' ';
+    for (int round = 0; round < 2; round++) {
+        simdbpe_encoder *e = tu_encoder(model);
+        const uint32_t *ids;
+        size_t k;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_encode(e, text, len, NULL, &ids, &k, &err), SIMDBPE_OK);
+        uint32_t *want = malloc(k * sizeof *want);
+        memcpy(want, ids, k * sizeof *want);
+        uint32_t *a = NULL;
+        size_t cap = 0, n = 0;
+        if (round) /* the encoder has seen the text */
+            cr_assert_eq(simdbpe_encode(e, text, len, NULL, &ids, &k, &err), SIMDBPE_OK);
+        cr_assert_eq(simdbpe_encode_append(e, "Hello world", 11, NULL, &a, &cap, &n, &err),
+                     SIMDBPE_OK);
+        cr_assert_eq(simdbpe_encode_append(e, text, len, NULL, &a, &cap, &n, &err), SIMDBPE_OK);
+        cr_assert_eq(n, 2 + k);
+        cr_assert(a[0] == 15496 && a[1] == 995);
+        cr_assert_arr_eq(a + 2, want, k * sizeof *want);
+        free(a);
+        free(want);
+        simdbpe_encoder_free(e);
+    }
+    free(text);
+}
+
 /* -------------------------------------------------------------- specials */
 
 static size_t n_special_records;

@@ -114,25 +114,6 @@ static void batch_free(batch *b)
     free(b);
 }
 
-static int batch_add_ids(batch *b, const uint32_t *ids, size_t n)
-{
-    if (n == 0)
-        return 0; /* ids may be NULL */
-    if (b->nids + n > b->idcap) {
-        size_t cap = b->idcap ? b->idcap : 4096;
-        while (cap < b->nids + n)
-            cap *= 2;
-        uint32_t *p = realloc(b->ids, cap * sizeof *p);
-        if (!p)
-            return -1;
-        b->ids = p;
-        b->idcap = cap;
-    }
-    memcpy(b->ids + b->nids, ids, n * sizeof *ids);
-    b->nids += n;
-    return 0;
-}
-
 /* ---------------------------------------------------------------- state */
 
 typedef struct pipeline {
@@ -309,20 +290,18 @@ static simdbpe_status encode_parts(worker *wk, batch *b, const seg *s, const cha
         size_t end = off + part_end(j, &j->enc, text + off, len - off);
         if (j->enc.add_special_tokens)
             o.add_special_tokens = (off == 0 ? prefix : 0) | (end == len ? suffix : 0);
-        const uint32_t *ids;
-        size_t n;
-        simdbpe_status st = simdbpe_encode(wk->enc, text + off, end - off, &o, &ids, &n, err);
+        /* Into the batch's array: a long piece's ids are held once. */
+        simdbpe_status st = simdbpe_encode_append(wk->enc, text + off, end - off, &o, &b->ids,
+                                                  &b->idcap, &b->nids, err);
         if (st != SIMDBPE_OK && st != SIMDBPE_ERR_NOMEM && off > 0) {
             if (j->enc.add_special_tokens)
                 o.add_special_tokens = prefix | suffix;
-            st = simdbpe_encode(wk->enc, text, len, &o, &ids, &n, err);
             b->nids = mark;
+            st = simdbpe_encode_append(wk->enc, text, len, &o, &b->ids, &b->idcap, &b->nids, err);
             end = len;
         }
         if (st != SIMDBPE_OK)
             return st;
-        if (batch_add_ids(b, ids, n))
-            return SIMDBPE_ERR_NOMEM;
         off = end;
     } while (off < len);
     return SIMDBPE_OK;
@@ -646,6 +625,19 @@ static batch *take_batch(pipeline *p)
 static void give_batch(pipeline *p, batch *b)
 {
     batch_clear_msgs(b);
+    /* A batch that held a document far longer than a batch gives its
+     * arrays back: kept, they would stay resident for the rest of the run. */
+    size_t usual = p->j->batch_bytes;
+    if (b->cap > 4 * usual) {
+        free(b->buf);
+        b->buf = NULL;
+        b->cap = 0;
+    }
+    if (b->idcap > 2 * usual) { /* 8 bytes of ids a usual batch byte */
+        free(b->ids);
+        b->ids = NULL;
+        b->idcap = 0;
+    }
     b->next_free = p->free_list;
     p->free_list = b;
 }

@@ -117,11 +117,19 @@ static void free_out(simdbpe_encoder *e)
 
 simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
 {
-    size_t cap = e->out_cap;
+    size_t cap = e->out_cap ? e->out_cap : 1024;
     while (cap < need) {
         if (cap > SIZE_MAX / 2 / sizeof *e->out)
             return SIMDBPE_ERR_NOMEM;
         cap *= 2;
+    }
+    if (e->out_borrowed) { /* the caller's array (simdbpe_encode_append) */
+        uint32_t *out = realloc(e->out, cap * sizeof *out);
+        if (!out)
+            return SIMDBPE_ERR_NOMEM;
+        e->out = out;
+        e->out_cap = cap;
+        return SIMDBPE_OK;
     }
     void *map;
     size_t map_len;
@@ -347,20 +355,16 @@ static simdbpe_status repair_utf8(simdbpe_encoder *e, const uint8_t *s, size_t l
     return SIMDBPE_OK;
 }
 
-simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
-                              const simdbpe_encode_options *opts, const uint32_t **ids,
-                              size_t *n_ids, simdbpe_error *err)
+/* Encodes text[0..len) after the first *n ids of e->out (see
+ * simdbpe_encode); on failure *n may have grown. */
+static simdbpe_status encode_doc(simdbpe_encoder *e, const char *text, size_t len,
+                                 const simdbpe_encode_options *opts, size_t *n_io,
+                                 simdbpe_error *err)
 {
-    simdbpe__error_clear(err);
-    if (!e || (!text && len) || !ids || !n_ids)
-        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
-                             "encode: NULL argument");
     static const simdbpe_encode_options defaults = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT,
                                                     0};
     if (!opts)
         opts = &defaults;
-    *ids = NULL;
-    *n_ids = 0;
     const uint8_t *s = (const uint8_t *)text;
     /* Everything after this sees valid UTF-8 only; the hot tables' keys
      * rely on it (no 0xFF byte, see hot_lo). */
@@ -374,11 +378,11 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
             return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s", simdbpe_strerror(st));
         s = e->clean;
     }
+    size_t n = *n_io;
     /* The special-token paths write one id without asking: keep room for
      * it; the pre-token paths reserve as they go. */
-    if (reserve_out(e, 0, 64) != SIMDBPE_OK)
+    if (reserve_out(e, n, 64) != SIMDBPE_OK)
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    size_t n = 0;
     const simdbpe_model *m = e->m;
     /* 1 (any value but the part flags alone) adds both. */
     int add = opts->add_special_tokens;
@@ -396,7 +400,56 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
             simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s", simdbpe_strerror(st));
         return st;
     }
+    *n_io = n;
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_encode(simdbpe_encoder *e, const char *text, size_t len,
+                              const simdbpe_encode_options *opts, const uint32_t **ids,
+                              size_t *n_ids, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!e || (!text && len) || !ids || !n_ids)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "encode: NULL argument");
+    *ids = NULL;
+    *n_ids = 0;
+    size_t n = 0;
+    simdbpe_status st = encode_doc(e, text, len, opts, &n, err);
+    if (st != SIMDBPE_OK)
+        return st;
     *ids = e->out;
     *n_ids = n;
     return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_encode_append(simdbpe_encoder *e, const char *text, size_t len,
+                                     const simdbpe_encode_options *opts, uint32_t **ids,
+                                     size_t *cap, size_t *n_ids, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!e || (!text && len) || !ids || !cap || !n_ids)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "encode_append: NULL argument");
+    if (*n_ids > *cap || (!*ids && *cap))
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "encode_append: %zu ids in an array of %zu%s", *n_ids, *cap,
+                             *ids ? "" : " that is NULL");
+    /* The encoder writes into the caller's array for this call, its own
+     * output set aside. */
+    uint32_t *own = e->out;
+    size_t own_cap = e->out_cap;
+    e->out = *ids;
+    e->out_cap = *cap;
+    e->out_borrowed = true;
+    size_t n = *n_ids;
+    simdbpe_status st = encode_doc(e, text, len, opts, &n, err);
+    *ids = e->out;
+    *cap = e->out_cap;
+    e->out = own;
+    e->out_cap = own_cap;
+    e->out_borrowed = false;
+    if (st == SIMDBPE_OK)
+        *n_ids = n;
+    return st;
 }

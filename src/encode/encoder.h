@@ -206,6 +206,7 @@ struct simdbpe_encoder {
     size_t out_cap;
     void *out_map; /* out's own mapping once it is large, else NULL: out is in the tables */
     size_t out_map_len;
+    bool out_borrowed; /* out is the caller's malloc'd array (simdbpe_encode_append) */
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
     uint8_t *norm; /* the normalized stretch (NFC models; nfc.c) */

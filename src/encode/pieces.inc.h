@@ -810,10 +810,24 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
     simdbpe_status grown = reserve_out(e, *n_out, 2 * span + 8 + CACHE_IDS + 1);
     if (SIMDBPE_UNLIKELY(grown != SIMDBPE_OK))
         return grown;
+    /* A long first piece (one begun in an earlier chunk: every piece of
+     * more than a chunk is one) writes its ids in place, from *n_out, and
+     * the others' values go after them: written aside and copied down,
+     * a megabyte piece's ids were resident twice. They end before `side`
+     * (at most one id a byte of the span). */
+    size_t head = *n_out;
+    bool first_in_place = false;
     for (size_t j = 0; j < nk; j++) {
         const piece_key *k = &keys[j];
         size_t len = k->b - k->a, i = k->i;
         uint64_t w_more = 0, v;
+        if (SIMDBPE_UNLIKELY(i == 0 && len > SIMDBPE__SHORT_PIECE)) {
+            simdbpe_status st = encode_piece(e, s, k, &head);
+            if (SIMDBPE_UNLIKELY(st != SIMDBPE_OK))
+                return st;
+            first_in_place = true;
+            continue;
+        }
         if (SIMDBPE_UNLIKELY(++e->window_pieces == WHOLE_WINDOW)) {
             /* A model whose map holds tokens BPE does not yield (no_cuts)
              * must ask it for every piece. */
@@ -854,7 +868,12 @@ static simdbpe_status emit_pieces(simdbpe_encoder *e, const uint8_t *s, uint64_t
     }
     /* Room for all (up to one id per byte, and what emit_hot writes past
      * them) was reserved above. */
-    *n_out = write_out(e->m, e->out, *n_out, s, val, more, ends, first, np, nk * MORE_SHARE > np);
+    bool dense = nk * MORE_SHARE > np;
+    if (first_in_place)
+        *n_out = write_out(e->m, e->out, head, s, val + 1, more + 1, ends + 1, ends[0], np - 1,
+                           dense);
+    else
+        *n_out = write_out(e->m, e->out, *n_out, s, val, more, ends, first, np, dense);
     return SIMDBPE_OK;
 }
 

@@ -606,7 +606,8 @@ def long_documents_in_bounded_memory():
     32 MB JSON record costs at most twice its size over 64 MB; a single
     16 MB pre-token of one letter at most four times (BPE over one long word
     keeps a bit a byte beside its ids, and the output room is reserved
-    before the piece's ids are written, so no untouched room is copied).
+    before the piece's ids are written, so no untouched room is copied),
+    and so of random letters, whose ids are held once.
     The ids do not depend on where the text is cut (batch sizes, threads)
     and decode back to the text."""
     d = fresh_dir()
@@ -646,6 +647,16 @@ def long_documents_in_bounded_memory():
     rc, rss = encode_rss_kb(["--output-format", "u32", "-o", out, one])
     check(rc == 0, "encode failed")
     check_rss(rss, 64 + 4 * 16, "one 16 MB piece")
+    # Random letters: about 0.6 ids a byte, held once (the encoder writes
+    # them in place into the run's array; they were held three times).
+    letters = os.path.join(d, "letters.txt")
+    write_bytes(letters, bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 20)) * 16)
+    out3 = os.path.join(d, "letters.u32")
+    rc, rss = encode_rss_kb(["--output-format", "u32", "-o", out3, letters])
+    check(rc == 0, "encode failed")
+    check_rss(rss, 64 + 4 * 16, "16 MB of random letters in one piece")
+    text, _, _ = run(["decode", "--input-format", "u32", out3])
+    check(text == open(letters, "rb").read(), "the letters' ids do not decode to the text")
 
     # With --on-error skip a document cut into parts is held until its end
     # (a failure drops it whole): past 16 MB of ids in a temporary file.
