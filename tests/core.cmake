@@ -28,6 +28,11 @@ simdbpe_tests_add(test_decode test_decode.c)
 simdbpe_tests_add(test_cut test_cut.c)
 simdbpe_tests_add(test_batch test_batch.c)
 simdbpe_tests_add(test_dataset test_dataset.c)
+# The tokenizer.json loader with an id limit of 300 instead of 2^24: its own
+# copy of load_hf.c, so the library's is not linked (test_id_limit.c).
+simdbpe_tests_add(test_id_limit test_id_limit.c ${PROJECT_SOURCE_DIR}/src/model/load_hf.c)
+target_compile_definitions(test_id_limit PRIVATE MAX_VOCAB_ID=300u)
+target_include_directories(test_id_limit PRIVATE ${SIMDE_INCLUDE_DIR})
 
 simdbpe_tests_add(test_nfc test_nfc.c)
 target_link_libraries(test_nfc PRIVATE PkgConfig::UTF8PROC)

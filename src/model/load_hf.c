@@ -339,8 +339,10 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
         } else {
             v = next++;
             if (v >= MAX_VOCAB_ID) {
-                st = FAIL(SIMDBPE_ERR_SPECIALS, WHAT ": added_tokens[%zu] would get an id past %u",
-                          i, MAX_VOCAB_ID);
+                st = FAIL(SIMDBPE_ERR_SPECIALS,
+                          WHAT ": added_tokens[%zu] would get the id %u (numbered from the %zu "
+                               "vocabulary entries on); ids must be below %u",
+                          i, v, vocab_count, MAX_VOCAB_ID);
                 break;
             }
             /* Not in model.vocab: the token is its text (and findable as such). */
