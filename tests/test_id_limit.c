@@ -56,11 +56,13 @@ Test(id_limit, added_tokens_numbered_up_to_the_limit)
     simdbpe_model *m;
     simdbpe_error err;
     cr_assert_eq(load(model_with_added(23, 0), &m, &err), SIMDBPE_OK, "%s", err.message);
-    uint32_t id;
-    cr_assert_eq(simdbpe_model_special_id(m, "<added0>", 8, &id), SIMDBPE_OK);
-    cr_assert_eq(id, 277);
-    cr_assert_eq(simdbpe_model_special_id(m, "<added22>", 9, &id), SIMDBPE_OK);
-    cr_assert_eq(id, 299);
+    for (uint32_t k = 0; k < 23; k++) {
+        char name[32];
+        uint32_t id;
+        snprintf(name, sizeof name, "<added%u>", k);
+        cr_assert_eq(simdbpe_model_special_id(m, name, strlen(name), &id), SIMDBPE_OK, "%s", name);
+        cr_assert_eq(id, 277 + k, "%s: %u", name, id);
+    }
     simdbpe_model_free(m);
 }
 
