@@ -8,8 +8,7 @@
  *      its own encoder and appends the ids to its own arena, writing each
  *      document's count into offsets[d + 1] (distinct slots, no lock).
  *   2. place: after a prefix sum over offsets, each task's ids are copied
- *      from the arena of the worker that ran it to ids + offsets[first]
- *      (one worker: its arena holds them in order and becomes the output).
+ *      from the arena of the worker that ran it to ids + offsets[first].
  *
  *   worker arenas:  w0 [t0 ids][t3 ids]      w1 [t1 ids][t2 ids]
  *   flat output:    [t0 ids][t1 ids][t2 ids][t3 ids]   (tasks in order)
@@ -159,6 +158,17 @@ static simdbpe_status ensure_encoder(simdbpe_batch *b, worker *w)
     return simdbpe_encoder_new_with(b->model, &eo, &w->enc);
 }
 
+/* Appends n ids to the worker's arena; -1 when out of memory. */
+static int arena_append(worker *w, const uint32_t *ids, size_t n)
+{
+    if (simdbpe__grow((void **)&w->buf, &w->cap, w->len + n, sizeof *w->buf))
+        return -1;
+    if (n)
+        memcpy(w->buf + w->len, ids, n * sizeof *ids);
+    w->len += n;
+    return 0;
+}
+
 static void encode_task(void *user, size_t t, unsigned wi)
 {
     run *r = user;
@@ -176,18 +186,17 @@ static void encode_task(void *user, size_t t, unsigned wi)
     }
     simdbpe_error e;
     for (size_t d = tk->first; d < tk->end; d++) {
-        size_t before = w->len;
-        /* Straight into the arena: no copy from the encoder's output. */
-        st = simdbpe_encode_append(w->enc, r->texts[d] ? r->texts[d] : "", r->lens[d], r->opts,
-                                   &w->buf, &w->cap, &w->len, &e);
-        if (st == SIMDBPE_ERR_NOMEM)
+        const uint32_t *ids;
+        size_t n;
+        st = simdbpe_encode(w->enc, r->texts[d] ? r->texts[d] : "", r->lens[d], r->opts, &ids, &n, &e);
+        if (st == SIMDBPE_OK && arena_append(w, ids, n))
             st = simdbpe__fail(&e, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
                                "out of memory for the batch's ids");
         if (st != SIMDBPE_OK) {
             record_failure(r, d, st, &e);
             return;
         }
-        r->offsets[d + 1] = w->len - before;
+        r->offsets[d + 1] = n;
     }
     tk->n = w->len - tk->start;
 }
@@ -273,18 +282,6 @@ static simdbpe_status encode_locked(run *r, size_t n_docs, unsigned threads, siz
     for (size_t d = 0; d < n_docs; d++)
         r->offsets[d + 1] += r->offsets[d];
     *n_ids = r->offsets[n_docs];
-    if (workers == 1) {
-        /* One worker took the tasks in order: its arena is the output.
-         * Handing it over saves a copy and a second set of fresh pages
-         * (the arena is released after a large call anyway). */
-        worker *w = &b->workers[0];
-        if (w->buf && w->len == *n_ids) {
-            r->out = w->buf;
-            w->buf = NULL;
-            w->cap = w->len = 0;
-            return SIMDBPE_OK;
-        }
-    }
     r->out = malloc((*n_ids ? *n_ids : 1) * sizeof *r->out);
     if (!r->out)
         return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
