@@ -38,8 +38,12 @@ struct source {
     ZSTD_DStream *zd;
     size_t zstd_hint;  /* last return of ZSTD_decompressStream: 0 = frame done;
                           set to 1 at open (no frame decoded yet) */
-    int done;          /* end of stream reached (or failed) */
-    int first_out;     /* the first decompressed bytes were looked at (inner_format) */
+    int ended;         /* the stream's end was reached */
+    int failed;        /* it failed: `why`, reported once its bytes are out */
+    char why[200];
+    unsigned char head[4]; /* the first decompressed bytes (inner_format) */
+    size_t head_len;
+    int head_done;     /* they were looked at */
 };
 
 /* Refills `in` if it is empty. Returns 0, or an errno value. */
@@ -119,76 +123,76 @@ int source_open(source **out, const char *path)
     return 0;
 }
 
-static ssize_t fail(source *s, char *msg, size_t cap, const char *fmt, const char *detail)
+/* Records the stream's failure (the first one). The read that met it still
+ * hands out the bytes it decoded; the next one reports it. */
+static void fail(source *s, const char *fmt, const char *detail)
 {
-    snprintf(msg, cap, fmt, detail);
-    s->done = 1;
-    return -1;
+    if (!s->failed)
+        snprintf(s->why, sizeof s->why, fmt, detail);
+    s->failed = 1;
 }
 
-static ssize_t read_plain(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+static size_t read_plain(source *s, unsigned char *buf, size_t cap)
 {
     if (s->in_pos < s->in_len) {
         size_t n = s->in_len - s->in_pos < cap ? s->in_len - s->in_pos : cap;
         memcpy(buf, s->in + s->in_pos, n);
         s->in_pos += n;
         s->raw_pos += n;
-        return (ssize_t)n;
+        return n;
     }
-    if (s->in_eof)
-        return 0;
-    for (;;) {
+    while (!s->in_eof) {
         ssize_t n = read(s->fd, buf, cap);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0)
-            return fail(s, msg, msg_cap, "read error: %s", strerror(errno));
+        if (n < 0) {
+            fail(s, "read error: %s", strerror(errno));
+            return 0;
+        }
         if (n == 0)
             s->in_eof = 1;
         s->raw_pos += (uint64_t)n;
-        return n;
+        return (size_t)n;
     }
-}
-
-/* After a gzip member: the file must end or another member must follow. */
-static int gzip_next_member(source *s, char *msg, size_t msg_cap, int *at_end)
-{
-    int e = refill(s);
-    if (e)
-        return (int)fail(s, msg, msg_cap, "read error: %s", strerror(e));
-    if (s->in_pos == s->in_len && s->in_eof) {
-        *at_end = 1;
-        return 0;
-    }
-    if (s->in[s->in_pos] != 0x1F)
-        return (int)fail(s, msg, msg_cap, "corrupt gzip data: %s",
-                         "unexpected bytes after the end of the compressed stream");
-    inflateReset(&s->z);
-    s->z_member_done = 0;
-    *at_end = 0;
+    s->ended = 1;
     return 0;
 }
 
-static ssize_t read_gzip(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+/* After a gzip member: the file must end or another member must follow. */
+static void gzip_next_member(source *s)
 {
+    int e = refill(s);
+    if (e) {
+        fail(s, "read error: %s", strerror(e));
+    } else if (s->in_pos == s->in_len && s->in_eof) {
+        s->ended = 1;
+    } else if (s->in[s->in_pos] != 0x1F) {
+        fail(s, "corrupt gzip data: %s", "unexpected bytes after the end of the compressed stream");
+    } else {
+        inflateReset(&s->z);
+        s->z_member_done = 0;
+    }
+}
+
+/* Inflates into buf until some output comes, the stream ends or fails. A
+ * member is truncated when the file has ended and inflate, called again,
+ * gives nothing more: it may hold output it had no room for before. */
+static size_t read_gzip(source *s, unsigned char *buf, size_t cap)
+{
+    uInt room = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
     s->z.next_out = buf;
-    s->z.avail_out = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
-    while (s->z.avail_out == (uInt)(cap > (1u << 30) ? (1u << 30) : cap)) {
+    s->z.avail_out = room;
+    while (s->z.avail_out == room && !s->failed && !s->ended) {
         if (s->z_member_done) {
-            int at_end;
-            if (gzip_next_member(s, msg, msg_cap, &at_end) < 0)
-                return -1;
-            if (at_end) {
-                s->done = 1;
-                return 0;
-            }
+            gzip_next_member(s);
+            continue;
         }
         int e = refill(s);
-        if (e)
-            return fail(s, msg, msg_cap, "read error: %s", strerror(e));
-        if (s->in_pos == s->in_len && s->in_eof)
-            return fail(s, msg, msg_cap, "truncated gzip stream: %s",
-                        "the file ends inside a compressed member");
+        if (e) {
+            fail(s, "read error: %s", strerror(e));
+            break;
+        }
+        int no_input = s->in_pos == s->in_len; /* the file has ended (refill) */
         s->z.next_in = s->in + s->in_pos;
         s->z.avail_in = (uInt)(s->in_len - s->in_pos);
         int r = inflate(&s->z, Z_NO_FLUSH);
@@ -198,55 +202,51 @@ static ssize_t read_gzip(source *s, unsigned char *buf, size_t cap, char *msg, s
         if (r == Z_STREAM_END)
             s->z_member_done = 1;
         else if (r == Z_NEED_DICT || r == Z_DATA_ERROR)
-            return fail(s, msg, msg_cap, "corrupt gzip data: %s", s->z.msg ? s->z.msg : "bad data");
+            fail(s, "corrupt gzip data: %s", s->z.msg ? s->z.msg : "bad data");
         else if (r == Z_MEM_ERROR)
-            return fail(s, msg, msg_cap, "gzip: %s", "out of memory");
-        /* Z_OK / Z_BUF_ERROR: more input or output space needed; loop. */
+            fail(s, "gzip: %s", "out of memory");
+        else if (no_input && s->z.avail_out == room)
+            fail(s, "truncated gzip stream: %s", "the file ends inside a compressed member");
+        /* else Z_OK / Z_BUF_ERROR: more input or output space needed */
     }
-    uInt room = (uInt)(cap > (1u << 30) ? (1u << 30) : cap);
-    return (ssize_t)(room - s->z.avail_out);
+    return room - s->z.avail_out;
 }
 
-static ssize_t read_zstd(source *s, unsigned char *buf, size_t cap, char *msg, size_t msg_cap)
+static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
 {
     ZSTD_outBuffer out = {buf, cap, 0};
-    while (out.pos == 0) {
+    while (out.pos == 0 && !s->failed && !s->ended) {
         int e = refill(s);
-        if (e)
-            return fail(s, msg, msg_cap, "read error: %s", strerror(e));
+        if (e) {
+            fail(s, "read error: %s", strerror(e));
+            break;
+        }
         ZSTD_inBuffer in = {s->in + s->in_pos, s->in_len - s->in_pos, 0};
-        if (in.size == 0 && s->in_eof) {
-            /* 0 means the last frame was decoded and flushed completely. */
-            if (s->zstd_hint == 0) {
-                s->done = 1;
-                return 0;
-            }
-            /* Flush what the decoder still holds, then decide. */
-            size_t r = ZSTD_decompressStream(s->zd, &out, &in);
-            if (ZSTD_isError(r))
-                return fail(s, msg, msg_cap, "corrupt zstd data: %s", ZSTD_getErrorName(r));
-            s->zstd_hint = r;
-            if (out.pos)
-                break;
-            if (r != 0)
-                return fail(s, msg, msg_cap, "truncated zstd stream: %s",
-                            "the file ends inside a frame");
-            s->done = 1;
-            return 0;
+        int no_input = in.size == 0; /* the file has ended (refill) */
+        if (no_input && s->zstd_hint == 0) { /* the last frame decoded and flushed */
+            s->ended = 1;
+            break;
         }
         size_t r = ZSTD_decompressStream(s->zd, &out, &in);
         s->in_pos += in.pos;
         s->raw_pos += in.pos;
-        if (ZSTD_isError(r))
-            return fail(s, msg, msg_cap, "corrupt zstd data: %s", ZSTD_getErrorName(r));
+        if (ZSTD_isError(r)) {
+            fail(s, "corrupt zstd data: %s", ZSTD_getErrorName(r));
+            break;
+        }
         s->zstd_hint = r;
+        /* No input left: what the decoder held is flushed; if it gives
+         * nothing and its frame is unfinished, the file ended inside it. */
+        if (no_input && out.pos == 0)
+            r ? fail(s, "truncated zstd stream: %s", "the file ends inside a frame")
+              : (void)(s->ended = 1);
     }
-    return (ssize_t)out.pos;
+    return out.pos;
 }
 
 /* Whether decompressed data begins like gzip or zstd data: compressed
  * twice (a .zst of a .gz), which would otherwise be read as text. */
-static const char *inner_format(const unsigned char *b, ssize_t n)
+static const char *inner_format(const unsigned char *b, size_t n)
 {
     if (n >= 2 && b[0] == 0x1F && b[1] == 0x8B)
         return "gzip";
@@ -255,33 +255,48 @@ static const char *inner_format(const unsigned char *b, ssize_t n)
     return NULL;
 }
 
+/* Keeps the first 4 decompressed bytes, however the reads split them, and
+ * looks at them once there are 4 or the stream is over. Returns 1 when
+ * they show data compressed twice (then the stream has failed). */
+static int compressed_twice(source *s, const unsigned char *b, size_t n)
+{
+    size_t k = n < 4 - s->head_len ? n : 4 - s->head_len;
+    memcpy(s->head + s->head_len, b, k);
+    s->head_len += k;
+    if (s->head_len < 4 && !s->failed && !s->ended)
+        return 0;
+    s->head_done = 1;
+    const char *inner = inner_format(s->head, s->head_len);
+    if (!inner)
+        return 0;
+    snprintf(s->why, sizeof s->why,
+             "%s data holds %s data (compressed twice?): decompress the outer layer first",
+             s->kind == SOURCE_GZIP ? "gzip" : "zstd", inner);
+    s->failed = 1;
+    return 1;
+}
+
 ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
 {
-    if (s->done || cap == 0)
+    if (cap == 0)
         return 0;
-    ssize_t n;
-    switch (s->kind) {
-    case SOURCE_GZIP:
-        n = read_gzip(s, buf, cap, msg, msg_cap);
-        break;
-    case SOURCE_ZSTD:
-        n = read_zstd(s, buf, cap, msg, msg_cap);
-        break;
-    default:
-        return read_plain(s, buf, cap, msg, msg_cap);
-    }
-    if (n > 0 && !s->first_out) {
-        s->first_out = 1;
-        const char *inner = inner_format(buf, n);
-        if (inner) {
-            char what[160];
-            snprintf(what, sizeof what, "%s data holds %s data (compressed twice?): decompress "
-                     "the outer layer first",
-                     s->kind == SOURCE_GZIP ? "gzip" : "zstd", inner);
-            return fail(s, msg, msg_cap, "%s", what);
+    size_t n = 0;
+    if (!s->failed && !s->ended) {
+        switch (s->kind) {
+        case SOURCE_GZIP: n = read_gzip(s, buf, cap); break;
+        case SOURCE_ZSTD: n = read_zstd(s, buf, cap); break;
+        default: n = read_plain(s, buf, cap); break;
         }
     }
-    return n;
+    if (s->kind != SOURCE_PLAIN && !s->head_done && compressed_twice(s, buf, n))
+        n = 0; /* compressed data, not text: none of it goes out */
+    if (n > 0)
+        return (ssize_t)n;
+    if (s->failed) {
+        snprintf(msg, msg_cap, "%s", s->why);
+        return -1;
+    }
+    return 0;
 }
 
 source_kind source_kind_of(const source *s)
