@@ -41,8 +41,8 @@ struct source {
     int ended;         /* the stream's end was reached */
     int failed;        /* it failed: `why`, reported once its bytes are out */
     char why[200];
-    unsigned char head[4]; /* the first decompressed bytes (inner_format) */
-    size_t head_len;
+    unsigned char head[4]; /* the first decompressed bytes (look_at_head) */
+    size_t head_len, head_pos; /* how many; how many went out */
     int head_done;     /* they were looked at */
 };
 
@@ -255,41 +255,50 @@ static const char *inner_format(const unsigned char *b, size_t n)
     return NULL;
 }
 
-/* Keeps the first 4 decompressed bytes, however the reads split them, and
- * looks at them once there are 4 or the stream is over. Returns 1 when
- * they show data compressed twice (then the stream has failed). */
-static int compressed_twice(source *s, const unsigned char *b, size_t n)
+static size_t decode(source *s, unsigned char *buf, size_t cap)
 {
-    size_t k = n < 4 - s->head_len ? n : 4 - s->head_len;
-    memcpy(s->head + s->head_len, b, k);
-    s->head_len += k;
-    if (s->head_len < 4 && !s->failed && !s->ended)
+    if (s->failed || s->ended)
         return 0;
+    switch (s->kind) {
+    case SOURCE_GZIP: return read_gzip(s, buf, cap);
+    case SOURCE_ZSTD: return read_zstd(s, buf, cap);
+    default: return read_plain(s, buf, cap);
+    }
+}
+
+/* Decompresses the first 4 bytes into `head` (fewer if the stream ends or
+ * fails first) and looks at them before any goes out, however the caller's
+ * reads are sized: data compressed twice is a failure, and none of it is
+ * handed out. */
+static void look_at_head(source *s)
+{
+    while (s->head_len < 4 && !s->failed && !s->ended)
+        s->head_len += decode(s, s->head + s->head_len, 4 - s->head_len);
     s->head_done = 1;
     const char *inner = inner_format(s->head, s->head_len);
-    if (!inner)
-        return 0;
-    snprintf(s->why, sizeof s->why,
-             "%s data holds %s data (compressed twice?): decompress the outer layer first",
-             s->kind == SOURCE_GZIP ? "gzip" : "zstd", inner);
-    s->failed = 1;
-    return 1;
+    if (inner) {
+        snprintf(s->why, sizeof s->why,
+                 "%s data holds %s data (compressed twice?): decompress the outer layer first",
+                 s->kind == SOURCE_GZIP ? "gzip" : "zstd", inner);
+        s->failed = 1;
+        s->head_len = 0;
+    }
 }
 
 ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
 {
     if (cap == 0)
         return 0;
-    size_t n = 0;
-    if (!s->failed && !s->ended) {
-        switch (s->kind) {
-        case SOURCE_GZIP: n = read_gzip(s, buf, cap); break;
-        case SOURCE_ZSTD: n = read_zstd(s, buf, cap); break;
-        default: n = read_plain(s, buf, cap); break;
-        }
+    if (s->kind != SOURCE_PLAIN && !s->head_done)
+        look_at_head(s);
+    size_t n;
+    if (s->head_pos < s->head_len) {
+        n = s->head_len - s->head_pos < cap ? s->head_len - s->head_pos : cap;
+        memcpy(buf, s->head + s->head_pos, n);
+        s->head_pos += n;
+    } else {
+        n = decode(s, buf, cap);
     }
-    if (s->kind != SOURCE_PLAIN && !s->head_done && compressed_twice(s, buf, n))
-        n = 0; /* compressed data, not text: none of it goes out */
     if (n > 0)
         return (ssize_t)n;
     if (s->failed) {

@@ -11,8 +11,8 @@
  * saying which; the bytes decoded before the failure are delivered first,
  * whatever the sizes of the reads (the read that meets a failure returns
  * its bytes, the next one -1). Data compressed twice (a .zst of a .gz) is
- * an error too, found in the first 4 decompressed bytes however they are
- * read.
+ * an error too, found in the first 4 decompressed bytes before any goes
+ * out, however the reads are sized.
  * Memory use is a fixed buffer per open source, whatever the file size.
  */
 #ifndef SIMDBPE_READER_SOURCE_H
