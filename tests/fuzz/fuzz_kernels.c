@@ -82,20 +82,22 @@ static void *exact_place(exact_buf *b, size_t len, size_t align)
 
 /* The buffers of a slice's bytes, the scalar set's results and the
  * results of the set compared with them. */
-static exact_buf slice_buf, want_masks_buf, want_map_buf, got_masks_buf, got_map_buf, def_buf;
+static exact_buf slice_buf, want_masks_buf, want_ext_buf, want_map_buf, got_masks_buf,
+    got_map_buf, def_buf;
 
 FUZZ_NO_COVERAGE
 static int masks_equal(const simdbpe__block_masks *a, const simdbpe__block_masks *b)
 {
     return a->letter == b->letter && a->digit == b->digit && a->ws == b->ws &&
            a->space == b->space && a->apos == b->apos && a->high == b->high &&
-           a->cont == b->cont;
+           a->cont == b->cont && a->br == b->br && a->slash == b->slash && a->lower == b->lower;
 }
 
 /* The masks of kernels.h computed one byte at a time from their
- * definitions; bytes past the end are in no mask. */
+ * definitions; bytes past the end are in no mask. br, slash and lower
+ * only with `ext` (classify_ext; classify leaves them 0). */
 FUZZ_NO_COVERAGE
-static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_masks *out)
+static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_masks *out, int ext)
 {
     size_t blocks = (len + 63) / 64;
     memset(out, 0, blocks * sizeof *out);
@@ -117,12 +119,19 @@ static void masks_by_definition(const uint8_t *s, size_t len, simdbpe__block_mas
             m->high |= bit;
         if (c >= 0x80 && c <= 0xBF)
             m->cont |= bit;
+        if (ext && (c == '\r' || c == '\n'))
+            m->br |= bit;
+        if (ext && c == '/')
+            m->slash |= bit;
+        if (ext && (c & 0x20))
+            m->lower |= bit;
     }
 }
 
 FUZZ_NO_COVERAGE
 static void compare_classify(const simdbpe__kernels *k, const uint8_t *s, size_t len, size_t off,
-                             const simdbpe__block_masks *want, size_t align)
+                             const simdbpe__block_masks *want, const simdbpe__block_masks *want_ext,
+                             size_t align)
 {
     size_t blocks = (len + 63) / 64;
     simdbpe__block_masks *got = exact_place(&got_masks_buf, blocks * sizeof *got, align);
@@ -130,6 +139,12 @@ static void compare_classify(const simdbpe__kernels *k, const uint8_t *s, size_t
     for (size_t b = 0; b < blocks; b++)
         FUZZ_CHECK(masks_equal(&want[b], &got[b]),
                    "%s classify on slice [%zu, +%zu): block %zu differs from scalar", k->name,
+                   off, len, b);
+    got = exact_place(&got_masks_buf, blocks * sizeof *got, align);
+    k->classify_ext(s, len, got);
+    for (size_t b = 0; b < blocks; b++)
+        FUZZ_CHECK(masks_equal(&want_ext[b], &got[b]),
+                   "%s classify_ext on slice [%zu, +%zu): block %zu differs from scalar", k->name,
                    off, len, b);
 }
 
@@ -201,7 +216,7 @@ static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, si
  * every other set. */
 typedef struct scalar_result {
     size_t valid;
-    simdbpe__block_masks *masks;
+    simdbpe__block_masks *masks, *masks_ext;
     uint32_t *map;
 } scalar_result;
 
@@ -212,7 +227,7 @@ static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len
     size_t got = k->validate_utf8(s, len);
     FUZZ_CHECK(got == want->valid, "%s validate_utf8 on slice [%zu, +%zu) gave %zu, scalar %zu",
                k->name, off, len, got, want->valid);
-    compare_classify(k, s, len, off, want->masks, align);
+    compare_classify(k, s, len, off, want->masks, want->masks_ext, align);
     compare_map_bytes(k, s, len, off, want->map, align);
     compare_lead_classes(k, s, len, off, want->valid);
 }
@@ -232,13 +247,20 @@ static void check_scalar(const uint8_t *s, size_t len, size_t off, scalar_result
     size_t blocks = (len + 63) / 64;
     simdbpe__block_masks *def = exact_place(&def_buf, blocks * sizeof *def, 0);
     r->masks = exact_place(&want_masks_buf, blocks * sizeof *r->masks, align);
+    r->masks_ext = exact_place(&want_ext_buf, blocks * sizeof *r->masks_ext, align);
     r->map = exact_place(&want_map_buf, len * sizeof *r->map, align);
-    masks_by_definition(s, len, def);
+    masks_by_definition(s, len, def, 0);
     sc->classify(s, len, r->masks);
     for (size_t b = 0; b < blocks; b++)
         FUZZ_CHECK(masks_equal(&def[b], &r->masks[b]),
                    "scalar classify on slice [%zu, +%zu): block %zu differs from kernels.h", off,
                    len, b);
+    masks_by_definition(s, len, def, 1);
+    sc->classify_ext(s, len, r->masks_ext);
+    for (size_t b = 0; b < blocks; b++)
+        FUZZ_CHECK(masks_equal(&def[b], &r->masks_ext[b]),
+                   "scalar classify_ext on slice [%zu, +%zu): block %zu differs from kernels.h",
+                   off, len, b);
     sc->map_bytes(s, len, map_table, r->map);
     for (size_t i = 0; i < len; i++)
         FUZZ_CHECK(r->map[i] == map_table[s[i]], "scalar map_bytes wrong at %zu", off + i);
