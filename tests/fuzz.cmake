@@ -126,3 +126,4 @@ add_test(NAME adversarial_jsonl COMMAND test_adversarial_jsonl)
 set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
 simdbpe_fuzz_target(dataset)
+simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::ZSTD ZLIB::ZLIB)
