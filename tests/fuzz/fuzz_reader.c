@@ -40,7 +40,7 @@
  * Finding 11 (findings/README.md): a stream that fails does not deliver
  * every byte decoded before the failure, and what it delivers depends on
  * the read sizes: the bytes the failing read decoded are dropped (corrupt
- * gzip or zstd data), a gzip stream that ends inside a member is reported
+ * gzip data, a bad CRC), a gzip stream that ends inside a member is reported
  * truncated before the output zlib still holds is taken (200 bytes with
  * 64 KB reads, 75 with small ones), and data compressed twice is noticed
  * only when the first read returns at least its magic number's bytes.
