@@ -55,6 +55,15 @@
 
 static char dir[64], paths[2][96];
 
+/* At exit: the folder and its files go (on /dev/shm they are memory). */
+FUZZ_NO_COVERAGE
+static void remove_dir(void)
+{
+    unlink(paths[0]);
+    unlink(paths[1]);
+    rmdir(dir);
+}
+
 FUZZ_NO_COVERAGE
 static void setup(void)
 {
@@ -65,6 +74,7 @@ static void setup(void)
     FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
     for (int i = 0; i < 2; i++)
         snprintf(paths[i], sizeof paths[i], "%s/in%d", dir, i);
+    atexit(remove_dir);
 }
 
 /* Growing byte buffer. */
