@@ -8,19 +8,42 @@
 #include "fuzz.h"
 #include "pretok/pretok.h"
 
-#define MAX_TOK 4096
 /* No token is longer than this (simdbpe_train.h): a pair whose merge
  * would be longer is never chosen. */
 #define MAX_TOKEN_BYTES 1024
 
+/*
+ * Memory kept from one call to the next, grown when a call needs more:
+ * under ASan every fresh block is filled and, freed blocks being held in
+ * quarantine, lands on new pages, which took more time than training a
+ * tiny corpus. Contents are kept when a block grows.
+ */
+typedef struct keep {
+    void *p;
+    size_t cap;
+} keep;
+
+static void *room(keep *k, size_t bytes)
+{
+    if (bytes > k->cap) {
+        k->cap = bytes > 2 * k->cap ? bytes : 2 * k->cap;
+        k->p = realloc(k->p, k->cap);
+        FUZZ_CHECK(k->p != NULL, "out of memory");
+    }
+    return k->p;
+}
+
+static keep tok_bytes_mem, tok_off_mem, tok_len_mem, ids_mem, word_off_mem, word_len_mem,
+    count_mem, slot_mem, tab_mem, used_mem;
+
 typedef struct ref {
-    uint8_t *tok[MAX_TOK]; /* bytes of each id */
-    size_t tok_len[MAX_TOK];
-    uint32_t n_tok;
-    uint32_t **word;  /* unique words as ids */
-    size_t *word_len;
+    uint8_t *tok_bytes; /* the bytes of each id: tok_bytes[tok_off[id] ..][0 .. tok_len[id]) */
+    size_t *tok_off, *tok_len, tok_used;
+    uint32_t n_tok, max_tok;
+    uint32_t *ids; /* unique words as ids: ids[word_off[w] ..][0 .. word_len[w]) */
+    size_t *word_off, *word_len;
     uint64_t *count;
-    size_t n_words, cap;
+    size_t n_words, ids_used;
     size_t *slot; /* word index + 1 by a hash of its bytes; 0 = empty */
     size_t mask;
 } ref;
@@ -64,8 +87,9 @@ static void add_word(ref *r, const uint8_t *s, size_t len)
         size_t w = r->slot[at] - 1;
         if (r->word_len[w] != len)
             continue;
+        const uint32_t *word = r->ids + r->word_off[w];
         size_t i = 0;
-        while (i < len && r->word[w][i] == byte_id(s[i]))
+        while (i < len && word[i] == byte_id(s[i]))
             i++;
         if (i == len) {
             r->count[w]++;
@@ -73,18 +97,10 @@ static void add_word(ref *r, const uint8_t *s, size_t len)
         }
     }
     r->slot[at] = r->n_words + 1;
-    size_t n = r->n_words++;
-    if (n == r->cap) {
-        r->cap = r->cap ? 2 * r->cap : 64;
-        r->word = realloc(r->word, r->cap * sizeof *r->word);
-        r->word_len = realloc(r->word_len, r->cap * sizeof *r->word_len);
-        r->count = realloc(r->count, r->cap * sizeof *r->count);
-        FUZZ_CHECK(r->word && r->word_len && r->count, "out of memory");
-    }
-    r->word[n] = malloc(len * sizeof **r->word);
-    FUZZ_CHECK(r->word[n] != NULL, "out of memory");
+    size_t n = r->n_words++; /* room for one word per byte of the text */
+    r->word_off[n] = r->ids_used;
     for (size_t i = 0; i < len; i++)
-        r->word[n][i] = byte_id(s[i]);
+        r->ids[r->ids_used++] = byte_id(s[i]);
     r->word_len[n] = len;
     r->count[n] = 1;
 }
@@ -116,7 +132,7 @@ static int best_pair(const ref *r, pair_count *tab, size_t mask, size_t *used, u
     size_t n_used = 0;
     for (size_t w = 0; w < r->n_words; w++)
         for (size_t i = 0; i + 1 < r->word_len[w]; i++) {
-            uint32_t a = r->word[w][i], b = r->word[w][i + 1];
+            uint32_t a = r->ids[r->word_off[w] + i], b = r->ids[r->word_off[w] + i + 1];
             uint64_t h = ((uint64_t)a << 32 | b) * 0x9E3779B97F4A7C15ULL;
             size_t at = (size_t)(h >> 32) & mask;
             while (tab[at].count && (tab[at].a != a || tab[at].b != b))
@@ -143,69 +159,71 @@ static int best_pair(const ref *r, pair_count *tab, size_t mask, size_t *used, u
     return *best > 0;
 }
 
+/* The id of the token spelled by a's bytes then b's: an existing one, or
+ * the next. */
 static uint32_t name_token(ref *r, uint32_t a, uint32_t b)
 {
     size_t len = r->tok_len[a] + r->tok_len[b];
-    uint8_t *t = malloc(len);
-    FUZZ_CHECK(t != NULL, "out of memory");
-    memcpy(t, r->tok[a], r->tok_len[a]);
-    memcpy(t + r->tok_len[a], r->tok[b], r->tok_len[b]);
+    r->tok_bytes = room(&tok_bytes_mem, r->tok_used + len);
+    uint8_t *t = r->tok_bytes + r->tok_used; /* past every token's bytes */
+    memcpy(t, r->tok_bytes + r->tok_off[a], r->tok_len[a]);
+    memcpy(t + r->tok_len[a], r->tok_bytes + r->tok_off[b], r->tok_len[b]);
     for (uint32_t id = 0; id < r->n_tok; id++)
-        if (r->tok_len[id] == len && memcmp(r->tok[id], t, len) == 0) {
-            free(t);
+        if (r->tok_len[id] == len && memcmp(r->tok_bytes + r->tok_off[id], t, len) == 0)
             return id;
-        }
-    FUZZ_CHECK(r->n_tok < MAX_TOK, "too many tokens");
-    r->tok[r->n_tok] = t;
+    FUZZ_CHECK(r->n_tok < r->max_tok, "too many tokens");
+    r->tok_off[r->n_tok] = r->tok_used;
     r->tok_len[r->n_tok] = len;
+    r->tok_used += len;
     return r->n_tok++;
 }
 
 static void apply(ref *r, uint32_t a, uint32_t b, uint32_t id)
 {
     for (size_t w = 0; w < r->n_words; w++) {
+        uint32_t *word = r->ids + r->word_off[w];
         size_t o = 0;
         for (size_t i = 0; i < r->word_len[w]; i++) {
-            if (i + 1 < r->word_len[w] && r->word[w][i] == a && r->word[w][i + 1] == b) {
-                r->word[w][o++] = id;
+            if (i + 1 < r->word_len[w] && word[i] == a && word[i + 1] == b) {
+                word[o++] = id;
                 i++;
             } else {
-                r->word[w][o++] = r->word[w][i];
+                word[o++] = word[i];
             }
         }
         r->word_len[w] = o;
     }
 }
 
-static void ref_free(ref *r)
-{
-    for (uint32_t i = 0; i < r->n_tok; i++)
-        free(r->tok[i]);
-    for (size_t w = 0; w < r->n_words; w++)
-        free(r->word[w]);
-    free(r->word);
-    free(r->word_len);
-    free(r->count);
-    free(r->slot);
-}
-
 size_t train_ref(const uint8_t *text, size_t text_len, int documents, uint32_t vocab_size,
                  train_ref_merge **out)
 {
     ref r = {0};
-    for (uint32_t id = 0; id < 256; id++) {
-        r.tok[id] = malloc(1);
-        FUZZ_CHECK(r.tok[id] != NULL, "out of memory");
+    /* Each merge names at most one new id, and the loop below stops at
+     * vocab_size ids. */
+    r.max_tok = vocab_size > 256 ? vocab_size : 256;
+    r.tok_off = room(&tok_off_mem, r.max_tok * sizeof *r.tok_off);
+    r.tok_len = room(&tok_len_mem, r.max_tok * sizeof *r.tok_len);
+    r.tok_bytes = room(&tok_bytes_mem, 256);
+    for (unsigned by = 0; by < 256; by++) {
+        uint32_t id = byte_id((uint8_t)by);
+        r.tok_bytes[id] = (uint8_t)by;
+        r.tok_off[id] = id;
         r.tok_len[id] = 1;
     }
-    for (unsigned by = 0; by < 256; by++)
-        r.tok[byte_id((uint8_t)by)][0] = (uint8_t)by;
     r.n_tok = 256;
-    /* At most one word per byte: a table at most half full. */
+    r.tok_used = 256;
+    /* At most one word, and one id of a word, per byte. */
+    size_t max_words = text_len ? text_len : 1;
+    r.ids = room(&ids_mem, max_words * sizeof *r.ids);
+    r.word_off = room(&word_off_mem, max_words * sizeof *r.word_off);
+    r.word_len = room(&word_len_mem, max_words * sizeof *r.word_len);
+    r.count = room(&count_mem, max_words * sizeof *r.count);
+    /* A table at most half full. */
     for (r.mask = 15; r.mask < 2 * text_len; r.mask = 2 * r.mask + 1)
         ;
-    r.slot = calloc(r.mask + 1, sizeof *r.slot);
-    FUZZ_CHECK(r.slot != NULL, "out of memory");
+    r.slot = room(&slot_mem, (r.mask + 1) * sizeof *r.slot);
+    memset(r.slot, 0, (r.mask + 1) * sizeof *r.slot);
     for (size_t i = 0; i < text_len;) {
         size_t j = i;
         if (documents)
@@ -223,9 +241,9 @@ size_t train_ref(const uint8_t *text, size_t text_len, int documents, uint32_t v
         n_pairs += r.word_len[w];
     while (mask < 2 * n_pairs)
         mask = 2 * mask + 1;
-    pair_count *tab = calloc(mask + 1, sizeof *tab);
-    size_t *used = malloc((n_pairs ? n_pairs : 1) * sizeof *used);
-    FUZZ_CHECK(tab && used, "out of memory");
+    pair_count *tab = room(&tab_mem, (mask + 1) * sizeof *tab);
+    memset(tab, 0, (mask + 1) * sizeof *tab);
+    size_t *used = room(&used_mem, (n_pairs ? n_pairs : 1) * sizeof *used);
     /* A merge that makes an existing token adds no id, so the merges may
      * outnumber vocab_size - 256. */
     train_ref_merge *merges = NULL;
@@ -242,9 +260,6 @@ size_t train_ref(const uint8_t *text, size_t text_len, int documents, uint32_t v
         }
         merges[n++] = (train_ref_merge){left, right, id, best};
     }
-    free(tab);
-    free(used);
-    ref_free(&r);
     *out = merges;
     return n;
 }

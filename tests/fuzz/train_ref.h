@@ -30,7 +30,8 @@ typedef struct train_ref_merge {
  * loaders enforce). Ids: 0-255 the bytes in GPT-2
  * order, then new tokens in order. It stops at vocab_size tokens or when
  * no pair is left. Returns the number of merges, the merges in a
- * malloc'ed array in *out.
+ * malloc'ed array in *out. Not reentrant: its tables are kept from one
+ * call to the next (fresh memory under ASan cost more than the training).
  */
 size_t train_ref(const uint8_t *text, size_t len, int documents, uint32_t vocab_size,
                  train_ref_merge **out);
