@@ -19,17 +19,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
 
+/* The raw buffer: 256 KB, or a small regular file's size (a run over many
+ * small files, or a fuzzer's inputs, would allocate 256 KB for each). */
 #define RAW_BUF (1u << 18)
+#define RAW_BUF_MIN (1u << 12)
 
 struct source {
     int fd;
     source_kind kind;
     unsigned char *in;
-    size_t in_len, in_pos;
+    size_t in_cap, in_len, in_pos;
     int in_eof;
     uint64_t raw_pos;  /* raw bytes handed to the decoder (or out, if plain) */
     z_stream z;
@@ -38,6 +42,7 @@ struct source {
     ZSTD_DStream *zd;
     size_t zstd_hint;  /* last return of ZSTD_decompressStream: 0 = frame done;
                           set to 1 at open (no frame decoded yet) */
+    int zstd_held;     /* the last call filled the output: flush before input */
     int ended;         /* the stream's end was reached */
     int failed;        /* it failed: `why`, reported once its bytes are out */
     char why[200];
@@ -53,7 +58,7 @@ static int refill(source *s)
         return 0;
     s->in_pos = s->in_len = 0;
     for (;;) {
-        ssize_t n = read(s->fd, s->in, RAW_BUF);
+        ssize_t n = read(s->fd, s->in, s->in_cap);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -69,7 +74,7 @@ static int refill(source *s)
 static int fill_at_least(source *s, size_t want)
 {
     while (s->in_len < want && !s->in_eof) {
-        ssize_t n = read(s->fd, s->in + s->in_len, RAW_BUF - s->in_len);
+        ssize_t n = read(s->fd, s->in + s->in_len, s->in_cap - s->in_len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -87,13 +92,18 @@ int source_open(source **out, const char *path)
     source *s = calloc(1, sizeof *s);
     if (!s)
         return ENOMEM;
-    s->in = malloc(RAW_BUF);
-    if (!s->in) {
-        free(s);
-        return ENOMEM;
-    }
     s->fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    int e = s->fd < 0 ? errno : fill_at_least(s, 4);
+    if (s->fd < 0) {
+        int e = errno;
+        free(s);
+        return e;
+    }
+    struct stat st;
+    s->in_cap = RAW_BUF;
+    if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size < RAW_BUF)
+        s->in_cap = (size_t)st.st_size < RAW_BUF_MIN ? RAW_BUF_MIN : (size_t)st.st_size + 1;
+    s->in = malloc(s->in_cap);
+    int e = s->in ? fill_at_least(s, 4) : ENOMEM;
     if (e) {
         source_close(s);
         return e;
@@ -212,6 +222,13 @@ static size_t read_gzip(source *s, unsigned char *buf, size_t cap)
     return room - s->z.avail_out;
 }
 
+/*
+ * libzstd reports an error without saying what the failing call wrote, so
+ * a call must never both hand out data and meet an error: the output a
+ * call could not take is flushed by a call without input, and input goes
+ * in at most ZSTD_decompressStream's hint at a time (a block with the next
+ * block's header; a frame's checksum after its last block's data is out).
+ */
 static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
 {
     ZSTD_outBuffer out = {buf, cap, 0};
@@ -221,12 +238,16 @@ static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
             fail(s, "read error: %s", strerror(e));
             break;
         }
-        ZSTD_inBuffer in = {s->in + s->in_pos, s->in_len - s->in_pos, 0};
-        int no_input = in.size == 0; /* the file has ended (refill) */
-        if (no_input && s->zstd_hint == 0) { /* the last frame decoded and flushed */
+        size_t avail = s->in_len - s->in_pos;
+        int no_input = avail == 0; /* the file has ended (refill) */
+        if (no_input && s->zstd_hint == 0 && !s->zstd_held) { /* all decoded and out */
             s->ended = 1;
             break;
         }
+        /* Between frames the hint is 0: the next frame's magic number and
+         * header descriptor (its hints say the rest). */
+        size_t want = s->zstd_held ? 0 : s->zstd_hint ? s->zstd_hint : 5;
+        ZSTD_inBuffer in = {s->in + s->in_pos, avail < want ? avail : want, 0};
         size_t r = ZSTD_decompressStream(s->zd, &out, &in);
         s->in_pos += in.pos;
         s->raw_pos += in.pos;
@@ -234,12 +255,13 @@ static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
             fail(s, "corrupt zstd data: %s", ZSTD_getErrorName(r));
             break;
         }
+        int held = s->zstd_held;
+        s->zstd_held = out.pos == out.size; /* it may hold more than there was room for */
         s->zstd_hint = r;
-        /* No input left: what the decoder held is flushed; if it gives
-         * nothing and its frame is unfinished, the file ended inside it. */
-        if (no_input && out.pos == 0)
-            r ? fail(s, "truncated zstd stream: %s", "the file ends inside a frame")
-              : (void)(s->ended = 1);
+        /* No input left and nothing held: if the frame is unfinished, the
+         * file ended inside it. */
+        if (no_input && out.pos == 0 && !held && r != 0)
+            fail(s, "truncated zstd stream: %s", "the file ends inside a frame");
     }
     return out.pos;
 }

@@ -36,22 +36,8 @@
 #include "reader_docs.h"
 #include "reader_source.h"
 
-/*
- * Finding 11 (findings/README.md): a stream that fails does not deliver
- * every byte decoded before the failure, and what it delivers depends on
- * the read sizes: the bytes the failing read decoded are dropped (corrupt
- * gzip data, a bad CRC), a gzip stream that ends inside a member is reported
- * truncated before the output zlib still holds is taken (200 bytes with
- * 64 KB reads, 75 with small ones), and data compressed twice is noticed
- * only when the first read returns at least its magic number's bytes.
- * Until it is fixed (0), a read of a failing stream need only give a
- * prefix of its bytes and may miss the failure, and the reader's documents
- * are checked against as much of the stream as its failure message says it
- * got. 1 checks that every read gives the whole stream and its failure.
- */
-#ifndef FUZZ_CHECK_FAILED_STREAM_WHOLE
-#define FUZZ_CHECK_FAILED_STREAM_WHOLE 0
-#endif
+/* A failing stream gives every byte decoded before its failure, and data
+ * compressed twice none, whatever the read sizes (finding 11, fixed). */
 
 static char dir[64], paths[2][96];
 
@@ -239,24 +225,16 @@ static void decode_reference(const uint8_t *s, size_t n, stream *out)
 }
 
 /* A read of the stream agrees with the reference: the same bytes and
- * failure, or (finding 11) of a failing stream a prefix, the failure
- * perhaps missed when the data is compressed twice. */
+ * failure. */
 FUZZ_NO_COVERAGE
 static void check_read(const stream *got, const stream *want, const char *how)
 {
     int failed = got->msg[0] != '\0', want_failed = want->msg[0] != '\0';
     size_t want_len = want->twice ? 0 : want->data.len;
-    if (FUZZ_CHECK_FAILED_STREAM_WHOLE || !want_failed) {
-        FUZZ_CHECK(failed == want_failed && got->data.len == want_len &&
-                       memcmp(got->data.p, want->data.p, want_len) == 0,
-                   "%s gave %zu bytes (%s), the stream has %zu (%s)", how, got->data.len,
-                   got->msg, want_len, want->msg);
-        return;
-    }
-    FUZZ_CHECK((failed || want->twice) && got->data.len <= want->data.len &&
-                   memcmp(got->data.p, want->data.p, got->data.len) == 0,
-               "%s gave %zu bytes (%s), more than or not a prefix of the stream's %zu (%s)", how,
-               got->data.len, got->msg, want->data.len, want->msg);
+    FUZZ_CHECK(failed == want_failed && got->data.len == want_len &&
+                   memcmp(got->data.p, want->data.p, want_len) == 0,
+               "%s gave %zu bytes (%s), the stream has %zu (%s)", how, got->data.len, got->msg,
+               want_len, want->msg);
 }
 
 /* A document as the reference frames it, or as the reader's pieces make
@@ -416,9 +394,8 @@ static void read_docs(const job *j, const stream *st, docs *ds)
                                sscanf(after, "(after %zu bytes of decompressed data%1[)]", &n_at,
                                       end) == 2 && after[strlen(after) - 1] == ')',
                            "failure message \"%s\"", m);
-                FUZZ_CHECK(n_at == want_at ||
-                               (!FUZZ_CHECK_FAILED_STREAM_WHOLE && n_at <= st->data.len),
-                           "failure after %zu decoded bytes, the stream has %zu", n_at, want_at);
+                FUZZ_CHECK(n_at == want_at, "failure after %zu decoded bytes, the stream has %zu",
+                           n_at, want_at);
                 ds->fail_at[s->file] = n_at;
                 if (open) { /* a document cut short is dropped */
                     ds->text.len = open->at;
@@ -540,12 +517,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(got.failed, 0, sizeof got.failed);
     read_docs(&j, &truth, &got);
     for (unsigned f = 0; f < n_files; f++) {
-        if (got.failed[f]) { /* (got.fail_at: less than the stream by finding 11) */
+        if (got.failed[f]) {
             frame(&want, f, truth.data.p, got.fail_at[f], j.mode, j.sep, j.sep_len, 1);
             continue;
         }
-        FUZZ_CHECK(!truth.msg[0] || (!FUZZ_CHECK_FAILED_STREAM_WHOLE && truth.twice),
-                   "the reader read file %u to its end, the stream fails (%s)", f, truth.msg);
+        FUZZ_CHECK(!truth.msg[0], "the reader read file %u to its end, the stream fails (%s)", f,
+                   truth.msg);
         frame(&want, f, truth.data.p, truth.data.len, j.mode, j.sep, j.sep_len, 0);
     }
     docs_equal(&got, &want, n_files);
