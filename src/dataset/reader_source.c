@@ -226,8 +226,8 @@ static size_t read_gzip(source *s, unsigned char *buf, size_t cap)
  * libzstd reports an error without saying what the failing call wrote, so
  * a call must never both hand out data and meet an error: the output a
  * call could not take is flushed by a call without input, and input goes
- * in at most ZSTD_decompressStream's hint at a time (a block with the next
- * block's header; a frame's checksum after its last block's data is out).
+ * in no more than one unit at a time (a block's data, a block header, a
+ * frame's checksum), by ZSTD_decompressStream's hint.
  */
 static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
 {
@@ -244,9 +244,17 @@ static size_t read_zstd(source *s, unsigned char *buf, size_t cap)
             s->ended = 1;
             break;
         }
-        /* Between frames the hint is 0: the next frame's magic number and
+        /* A hint for a block's data adds the next block's 3-byte header:
+         * the data goes alone, so that a bad header or checksum after it
+         * fails a call of its own; and a unit's last byte goes alone, since
+         * the call that completes a block or frame may fail after writing
+         * (a raw block's bytes go out as they come, a frame's size is
+         * checked at its end), as when zstd is fed a byte at a time.
+         * Between frames the hint is 0: the next frame's magic number and
          * header descriptor (its hints say the rest). */
-        size_t want = s->zstd_held ? 0 : s->zstd_hint ? s->zstd_hint : 5;
+        size_t hint = s->zstd_hint ? s->zstd_hint : 5;
+        size_t unit = hint > 3 ? hint - 3 : hint;
+        size_t want = s->zstd_held ? 0 : unit > 1 ? unit - 1 : unit;
         ZSTD_inBuffer in = {s->in + s->in_pos, avail < want ? avail : want, 0};
         size_t r = ZSTD_decompressStream(s->zd, &out, &in);
         s->in_pos += in.pos;
