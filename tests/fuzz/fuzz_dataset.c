@@ -26,10 +26,9 @@
 
 static char dir[64], in_path[96], out_path[96];
 
-/* The folder of the input and output files, made once, on /dev/shm (a
- * tmpfs) when there is one: the engine opens, locks, writes, renames and
- * removes files for every input, which on a disk's file system took a
- * large part of the time. */
+/* The folder of the input and output files (fuzz_make_dir), made once:
+ * the engine opens, locks, writes, renames and removes files for every
+ * input. */
 static void remove_dir(void)
 {
     unlink(in_path);
@@ -41,9 +40,7 @@ static void setup(void)
 {
     if (dir[0])
         return;
-    strcpy(dir, access("/dev/shm", W_OK) == 0 ? "/dev/shm/simdbpe-fuzz-dataset-XXXXXX"
-                                              : "/tmp/simdbpe-fuzz-dataset-XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    fuzz_make_dir(dir, "dataset");
     snprintf(in_path, sizeof in_path, "%s/in", dir);
     snprintf(out_path, sizeof out_path, "%s/out.u32", dir);
     atexit(remove_dir); /* the folder and its files go at exit */

@@ -55,9 +55,7 @@ static void setup(void)
 {
     if (dir[0])
         return;
-    strcpy(dir, access("/dev/shm", W_OK) == 0 ? "/dev/shm/simdbpe-fuzz-reader-XXXXXX"
-                                              : "/tmp/simdbpe-fuzz-reader-XXXXXX");
-    FUZZ_CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    fuzz_make_dir(dir, "reader");
     for (int i = 0; i < 2; i++)
         snprintf(paths[i], sizeof paths[i], "%s/in%d", dir, i);
     atexit(remove_dir);
