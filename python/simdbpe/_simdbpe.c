@@ -51,6 +51,21 @@ static PyObject *position_or_none(uint64_t v)
     return PyLong_FromUnsignedLongLong(v);
 }
 
+/* Gives exception exc the attributes names[i] = vals[i] (new references,
+ * taken over; NULL where making one failed, with its Python error set) and
+ * raises it as Error if all were set. */
+static void raise_with(PyObject *exc, const char *const *names, PyObject **vals, size_t n)
+{
+    int ok = 1;
+    for (size_t i = 0; i < n; i++)
+        ok = ok && vals[i] && PyObject_SetAttrString(exc, names[i], vals[i]) == 0;
+    for (size_t i = 0; i < n; i++)
+        Py_XDECREF(vals[i]);
+    if (ok)
+        PyErr_SetObject(Error, exc);
+    Py_DECREF(exc);
+}
+
 /* Raises Error from a status and a simdbpe_error; `batch` says whether
  * err->index is a document index. Returns NULL. */
 static PyObject *raise_error(simdbpe_status st, const simdbpe_error *err, int batch)
@@ -60,20 +75,12 @@ static PyObject *raise_error(simdbpe_status st, const simdbpe_error *err, int ba
     if (!exc)
         return NULL;
     uint64_t none = SIMDBPE_NO_POSITION;
-    PyObject *status = PyUnicode_FromString(simdbpe_status_name(st));
-    PyObject *off = position_or_none(err ? err->byte_offset : none);
-    PyObject *doc = position_or_none(batch && err ? err->index : none);
-    PyObject *idx = position_or_none(!batch && err ? err->index : none);
-    if (status && off && doc && idx && PyObject_SetAttrString(exc, "status", status) == 0 &&
-        PyObject_SetAttrString(exc, "byte_offset", off) == 0 &&
-        PyObject_SetAttrString(exc, "document", doc) == 0 &&
-        PyObject_SetAttrString(exc, "index", idx) == 0)
-        PyErr_SetObject(Error, exc);
-    Py_XDECREF(status);
-    Py_XDECREF(off);
-    Py_XDECREF(doc);
-    Py_XDECREF(idx);
-    Py_DECREF(exc);
+    static const char *const names[] = {"status", "byte_offset", "document", "index"};
+    PyObject *vals[] = {PyUnicode_FromString(simdbpe_status_name(st)),
+                        position_or_none(err ? err->byte_offset : none),
+                        position_or_none(batch && err ? err->index : none),
+                        position_or_none(!batch && err ? err->index : none)};
+    raise_with(exc, names, vals, 4);
     return NULL;
 }
 
@@ -706,26 +713,16 @@ static PyObject *raise_dataset_error(simdbpe_status st, const simdbpe_error *err
     uint64_t none = SIMDBPE_NO_POSITION;
     int has_path = err->index != none && err->index < (uint64_t)PyList_GET_SIZE(paths);
     PyObject *given = has_path ? PyList_GET_ITEM(paths, (Py_ssize_t)err->index) : NULL;
-    PyObject *path =
-        given ? PyUnicode_DecodeFSDefault(PyBytes_AsString(given)) : Py_NewRef(Py_None);
-    PyObject *status = PyUnicode_FromString(simdbpe_status_name(st));
-    PyObject *off = position_or_none(err->byte_offset);
-    PyObject *idx = position_or_none(err->index);
-    PyObject *line = err->line ? PyLong_FromUnsignedLongLong(err->line) : Py_NewRef(Py_None);
-    if (path && status && off && idx && line &&
-        PyObject_SetAttrString(exc, "status", status) == 0 &&
-        PyObject_SetAttrString(exc, "byte_offset", off) == 0 &&
-        PyObject_SetAttrString(exc, "document", Py_None) == 0 &&
-        PyObject_SetAttrString(exc, "index", idx) == 0 &&
-        PyObject_SetAttrString(exc, "path", path) == 0 &&
-        PyObject_SetAttrString(exc, "line", line) == 0)
-        PyErr_SetObject(Error, exc);
-    Py_XDECREF(path);
-    Py_XDECREF(status);
-    Py_XDECREF(off);
-    Py_XDECREF(idx);
-    Py_XDECREF(line);
-    Py_DECREF(exc);
+    static const char *const names[] = {"status", "byte_offset", "document",
+                                        "index",  "path",        "line"};
+    PyObject *vals[] = {
+        PyUnicode_FromString(simdbpe_status_name(st)),
+        position_or_none(err->byte_offset),
+        Py_NewRef(Py_None),
+        position_or_none(err->index),
+        given ? PyUnicode_DecodeFSDefault(PyBytes_AsString(given)) : Py_NewRef(Py_None),
+        err->line ? PyLong_FromUnsignedLongLong(err->line) : Py_NewRef(Py_None)};
+    raise_with(exc, names, vals, 6);
     return NULL;
 }
 

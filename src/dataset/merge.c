@@ -33,6 +33,7 @@
 
 #include "simdbpe_dataset.h"
 
+#include "../common/common.h"
 #include "marker.h"
 #include "megatron_idx.h"
 #include "outfile.h"
@@ -72,7 +73,8 @@ typedef struct merge {
     char *data_path, *idx_path;
     uint32_t *lens;
     uint64_t *docs;
-    uint64_t S, D, lens_cap, docs_cap;
+    uint64_t S, D;
+    size_t lens_cap, docs_cap;
     uint64_t tokens, documents;
     char *buf;
 } merge;
@@ -306,28 +308,16 @@ static int check_markers(merge *m)
 
 static int push_seq(merge *m, uint32_t len)
 {
-    if (m->S == m->lens_cap) {
-        uint64_t cap = m->lens_cap ? 2 * m->lens_cap : 4096;
-        uint32_t *p = realloc(m->lens, cap * sizeof *p);
-        if (!p)
-            return -1;
-        m->lens = p;
-        m->lens_cap = cap;
-    }
+    if (simdbpe__grow((void **)&m->lens, &m->lens_cap, m->S + 1, sizeof *m->lens))
+        return -1;
     m->lens[m->S++] = len;
     return 0;
 }
 
 static int push_doc(merge *m)
 {
-    if (m->D == m->docs_cap) {
-        uint64_t cap = m->docs_cap ? 2 * m->docs_cap : 4096;
-        uint64_t *p = realloc(m->docs, cap * sizeof *p);
-        if (!p)
-            return -1;
-        m->docs = p;
-        m->docs_cap = cap;
-    }
+    if (simdbpe__grow((void **)&m->docs, &m->docs_cap, m->D + 1, sizeof *m->docs))
+        return -1;
     m->docs[m->D++] = m->S;
     return 0;
 }

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../common/common.h"
 #include "reader_docs.h"
 #include "reader_source.h"
 #include "writer.h"
@@ -45,29 +46,13 @@
 
 int batch_reserve(batch *b, size_t extra)
 {
-    if (b->len + extra <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : (1u << 16);
-    while (cap < b->len + extra)
-        cap *= 2;
-    char *p = realloc(b->buf, cap);
-    if (!p)
-        return -1;
-    b->buf = p;
-    b->cap = cap;
-    return 0;
+    return simdbpe__grow((void **)&b->buf, &b->cap, b->len + extra, 1);
 }
 
 seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
 {
-    if (b->nsegs == b->segcap) {
-        size_t cap = b->segcap ? 2 * b->segcap : 256;
-        seg *p = realloc(b->segs, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        b->segs = p;
-        b->segcap = cap;
-    }
+    if (simdbpe__grow((void **)&b->segs, &b->segcap, b->nsegs + 1, sizeof *b->segs))
+        return NULL;
     seg *s = &b->segs[b->nsegs++];
     memset(s, 0, sizeof *s);
     s->off = off;
@@ -78,14 +63,8 @@ seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
 
 int batch_fail_seg(batch *b, seg *s, const char *msg)
 {
-    if (b->nmsgs == b->msgcap) {
-        size_t cap = b->msgcap ? 2 * b->msgcap : 8;
-        char **p = realloc(b->msgs, cap * sizeof *p);
-        if (!p)
-            return -1;
-        b->msgs = p;
-        b->msgcap = cap;
-    }
+    if (simdbpe__grow((void **)&b->msgs, &b->msgcap, b->nmsgs + 1, sizeof *b->msgs))
+        return -1;
     char *m = strdup(msg);
     if (!m)
         return -1;
@@ -499,16 +478,8 @@ static int docbuf_add(pipeline *p, const uint32_t *ids, size_t n)
         if (n > SPILL_IDS)
             return spill_ids(p, ids, n);
     }
-    if (p->docbuf_len + n > p->docbuf_cap) {
-        size_t cap = p->docbuf_cap ? p->docbuf_cap : 4096;
-        while (cap < p->docbuf_len + n)
-            cap *= 2;
-        uint32_t *q = realloc(p->docbuf, cap * sizeof *q);
-        if (!q)
-            return ENOMEM;
-        p->docbuf = q;
-        p->docbuf_cap = cap;
-    }
+    if (simdbpe__grow((void **)&p->docbuf, &p->docbuf_cap, p->docbuf_len + n, sizeof *p->docbuf))
+        return ENOMEM;
     memcpy(p->docbuf + p->docbuf_len, ids, n * sizeof *ids);
     p->docbuf_len += n;
     return 0;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../../kernels/kernels.h"
+#include "../common/common.h"
 #include "../common/utf8_valid.h"
 
 #define MAX_DEPTH 64
@@ -96,15 +97,7 @@ static int buf_reserve(jsonl_buf *b, size_t extra)
         return 0;
     if (b->fixed)
         return -1; /* unescaping in place never needs more than the escaped text */
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + extra)
-        cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p)
-        return -1;
-    b->p = p;
-    b->cap = cap;
-    return 0;
+    return simdbpe__grow((void **)&b->p, &b->cap, b->len + extra, 1);
 }
 
 /* ------------------------------------------------------------ lexing */
@@ -362,14 +355,34 @@ static int key_is(const parser *p, long level, const char *k, size_t klen)
            memcmp(p->key->parts[level], k, klen) == 0;
 }
 
+/* Takes byte c if it comes next. */
+static inline int take(parser *p, char c)
+{
+    if (p->i < p->n && p->s[p->i] == c) {
+        p->i++;
+        return 1;
+    }
+    return 0;
+}
+
+/* After a member or element: 1 when a ',' leads to another, 0 at `close`
+ * (taken), -1 otherwise. */
+static int after_item(parser *p, char close)
+{
+    skip_ws(p);
+    if (take(p, ',')) {
+        skip_ws(p);
+        return 1;
+    }
+    return take(p, close) ? 0 : -1;
+}
+
 static int read_object(parser *p, long level)
 {
     p->i++; /* '{' */
     skip_ws(p);
-    if (p->i < p->n && p->s[p->i] == '}') {
-        p->i++;
+    if (take(p, '}'))
         return 0;
-    }
     for (;;) {
         if (p->i >= p->n || p->s[p->i] != '"')
             return -1;
@@ -379,9 +392,8 @@ static int read_object(parser *p, long level)
         if (r)
             return r;
         skip_ws(p);
-        if (p->i >= p->n || p->s[p->i] != ':')
+        if (!take(p, ':'))
             return -1;
-        p->i++;
         skip_ws(p);
         long child = key_is(p, level, k, klen) ? level + 1 : -1;
         if (child > 0) {
@@ -398,17 +410,8 @@ static int read_object(parser *p, long level)
         r = read_value(p, child);
         if (r)
             return r;
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            skip_ws(p);
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == '}') {
-            p->i++;
-            return 0;
-        }
-        return -1;
+        if ((r = after_item(p, '}')) <= 0)
+            return r;
     }
 }
 
@@ -416,25 +419,14 @@ static int read_array(parser *p)
 {
     p->i++; /* '[' */
     skip_ws(p);
-    if (p->i < p->n && p->s[p->i] == ']') {
-        p->i++;
+    if (take(p, ']'))
         return 0;
-    }
     for (;;) {
         int r = read_value(p, -1);
         if (r)
             return r;
-        skip_ws(p);
-        if (p->i < p->n && p->s[p->i] == ',') {
-            p->i++;
-            skip_ws(p);
-            continue;
-        }
-        if (p->i < p->n && p->s[p->i] == ']') {
-            p->i++;
-            return 0;
-        }
-        return -1;
+        if ((r = after_item(p, ']')) <= 0)
+            return r;
     }
 }
 

@@ -51,25 +51,6 @@ struct source {
     int head_done;     /* they were looked at */
 };
 
-/* Refills `in` if it is empty. Returns 0, or an errno value. */
-static int refill(source *s)
-{
-    if (s->in_pos < s->in_len || s->in_eof)
-        return 0;
-    s->in_pos = s->in_len = 0;
-    for (;;) {
-        ssize_t n = read(s->fd, s->in, s->in_cap);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno;
-        if (n == 0)
-            s->in_eof = 1;
-        s->in_len = (size_t)n;
-        return 0;
-    }
-}
-
 /* Reads until `in` holds at least `want` bytes or the file ends. */
 static int fill_at_least(source *s, size_t want)
 {
@@ -84,6 +65,15 @@ static int fill_at_least(source *s, size_t want)
         s->in_len += (size_t)n;
     }
     return 0;
+}
+
+/* Refills `in` if it is empty. Returns 0, or an errno value. */
+static int refill(source *s)
+{
+    if (s->in_pos < s->in_len || s->in_eof)
+        return 0;
+    s->in_pos = s->in_len = 0;
+    return fill_at_least(s, 1);
 }
 
 int source_open(source **out, const char *path)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/common.h"
 #include "writer.h"
 
 #define HEADER_INTS 256
@@ -47,14 +48,8 @@ static void header_bytes(const llmc_writer *l, uint64_t count, unsigned char out
 
 static int open_shard(llmc_writer *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 8;
-        outfile *p = realloc(l->shards, cap * sizeof *p);
-        if (!p)
-            return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
-        l->shards = p;
-        l->cap = cap;
-    }
+    if (simdbpe__grow((void **)&l->shards, &l->cap, l->n + 1, sizeof *l->shards))
+        return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
     char suffix[64];
     snprintf(suffix, sizeof suffix, "_%s_%06zu.bin", l->n == 0 ? "val" : "train", l->n);
     char *path = writer_path(l->base.cfg.output, suffix);

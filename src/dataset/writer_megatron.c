@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/common.h"
 #include "megatron_idx.h"
 #include "writer.h"
 
@@ -55,14 +56,8 @@ static int mw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
     (void)line;
     if (doc_tokens > INT32_MAX)
         return writer_fail(w, m->idx_path, EOVERFLOW); /* lengths are int32 */
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? 2 * m->cap : 4096;
-        uint32_t *p = realloc(m->lens, cap * sizeof *p);
-        if (!p)
-            return writer_fail(w, m->idx_path, ENOMEM);
-        m->lens = p;
-        m->cap = cap;
-    }
+    if (simdbpe__grow((void **)&m->lens, &m->cap, m->n + 1, sizeof *m->lens))
+        return writer_fail(w, m->idx_path, ENOMEM);
     m->lens[m->n++] = (uint32_t)doc_tokens;
     return 0;
 }

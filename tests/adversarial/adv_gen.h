@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../src/common/utf8_valid.h"
+
 typedef struct adv_range {
     uint32_t lo, hi;
 } adv_range;
@@ -71,30 +73,6 @@ static inline uint32_t adv_next(uint32_t *s)
     return *s = x;
 }
 
-static inline size_t adv_utf8(uint32_t cp, uint8_t *out)
-{
-    if (cp < 0x80) {
-        out[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        out[0] = (uint8_t)(0xC0 | cp >> 6);
-        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        out[0] = (uint8_t)(0xE0 | cp >> 12);
-        out[1] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    out[0] = (uint8_t)(0xF0 | cp >> 18);
-    out[1] = (uint8_t)(0x80 | (cp >> 12 & 0x3F));
-    out[2] = (uint8_t)(0x80 | (cp >> 6 & 0x3F));
-    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
-
 /* Generates kind k with at most `size` bytes into a malloc'ed buffer;
  * returns it (NULL when out of memory) and its length in *len. */
 static inline uint8_t *adv_generate(size_t k, size_t size, size_t *len)
@@ -124,7 +102,7 @@ static inline uint8_t *adv_generate(size_t k, size_t size, size_t *len)
         const adv_range *r = &kind->ranges[adv_next(&s) % kind->n_ranges];
         uint32_t cp = r->lo + adv_next(&s) % (r->hi - r->lo + 1);
         uint8_t tmp[4];
-        size_t l = adv_utf8(cp, tmp);
+        size_t l = simdbpe__utf8_encode(cp, tmp);
         if (n + l > size)
             break;
         memcpy(buf + n, tmp, l);
