@@ -160,14 +160,19 @@ Test(encode, append_after_the_callers_ids)
     size_t big = cap + 1;
     cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, &cap, &big, &err),
                  SIMDBPE_ERR_INVALID_ARG);
+    char want_msg[96];
+    snprintf(want_msg, sizeof want_msg, "encode_append: %zu ids in an array of %zu", big, cap);
+    cr_assert_str_eq(err.message, want_msg);
     uint32_t *none = NULL;
     size_t some = 4, zero = 0;
     cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &none, &some, &zero, &err),
                  SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_str_eq(err.message, "encode_append: 0 ids in an array of 4 that is NULL");
     cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, NULL, &n, &err),
                  SIMDBPE_ERR_INVALID_ARG);
     cr_assert_eq(simdbpe_encode_append(enc, "a", 1, NULL, &a, &cap, NULL, &err),
                  SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_str_eq(err.message, "encode_append: NULL argument");
     /* the encoder's own output is untouched by an append in between */
     const uint32_t *ids;
     size_t k;
