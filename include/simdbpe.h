@@ -232,6 +232,14 @@ typedef struct simdbpe_encode_options {
     int add_special_tokens;
 } simdbpe_encode_options;
 
+/* The defaults (specials as text, strict UTF-8, nothing added). Declare
+ * options with it and then change fields, never field by field from
+ * nothing: a field left out is stack garbage, and a field added later
+ * gets its default here.
+ *   simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
+ *   o.special = SIMDBPE_SPECIAL_ALLOW; */
+#define SIMDBPE_ENCODE_OPTIONS_INIT {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT, 0}
+
 typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
@@ -253,6 +261,9 @@ typedef struct simdbpe_encoder_options {
      * one). */
     unsigned cache_mb;
 } simdbpe_encoder_options;
+
+/* The defaults, for declaring options (see SIMDBPE_ENCODE_OPTIONS_INIT). */
+#define SIMDBPE_ENCODER_OPTIONS_INIT {0}
 
 /* simdbpe_encoder_new with options; `opts` may be NULL (the defaults). */
 simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,

@@ -79,6 +79,9 @@ typedef struct simdbpe_batch_options {
     unsigned cache_mb;
 } simdbpe_batch_options;
 
+/* The defaults, for declaring options (see SIMDBPE_ENCODE_OPTIONS_INIT). */
+#define SIMDBPE_BATCH_OPTIONS_INIT {0, NULL, 0}
+
 /* A batch encoder for `model`, which must outlive it; `opts` may be NULL
  * (own pool on every CPU, default caches). Encoders are made on first use. */
 simdbpe_status simdbpe_batch_new(const simdbpe_model *model, const simdbpe_batch_options *opts,

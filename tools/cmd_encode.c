@@ -188,7 +188,9 @@ static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
 {
     opt_command cmd = {is_count ? "count" : "encode", encode_options, cli_usage_text, "simdbpe",
                        CLI_USAGE_HINT};
+    static const simdbpe_encode_options enc = SIMDBPE_ENCODE_OPTIONS_INIT;
     memset(o, 0, sizeof *o);
+    o->enc = enc;
     o->count = is_count;
     o->model = "gpt2";
     o->format = o->eot = -1;

@@ -357,15 +357,16 @@ static int parse_options(int special, int errors, simdbpe_encode_options *o)
     return 0;
 }
 
-/* encode(text, special=0, errors=0, buffer=False): one document. */
+/* encode(text, special=0, errors=0, buffer=False, add_special_tokens=False): one
+ * document. */
 static PyObject *model_encode(Model *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"text", "special", "errors", "buffer", NULL};
+    static char *names[] = {"text", "special", "errors", "buffer", "add_special_tokens", NULL};
     PyObject *text;
     int special = 0, errors = 0, as_buffer = 0;
-    simdbpe_encode_options o;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iip", names, &text, &special, &errors,
-                                     &as_buffer) ||
+    simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iipp", names, &text, &special, &errors,
+                                     &as_buffer, &o.add_special_tokens) ||
         check_model(self) || parse_options(special, errors, &o))
         return NULL;
     const char *s;
@@ -415,7 +416,8 @@ static simdbpe_batch *take_batch(Model *self, unsigned threads)
             return b;
         }
     }
-    simdbpe_batch_options bo = {threads, NULL, 0};
+    simdbpe_batch_options bo = SIMDBPE_BATCH_OPTIONS_INIT;
+    bo.threads = threads;
     simdbpe_batch *b = NULL;
     simdbpe_error err;
     simdbpe_status st = simdbpe_batch_new(self->model, &bo, &b, &err);
@@ -499,15 +501,17 @@ static PyObject *batch_lists(Model *self, const uint32_t *ids, const size_t *off
     return out;
 }
 
-/* encode_batch(texts, special=0, errors=0, threads=1, buffer=False). */
+/* encode_batch(texts, special=0, errors=0, threads=1, buffer=False,
+ * add_special_tokens=False). */
 static PyObject *model_encode_batch(Model *self, PyObject *args, PyObject *kw)
 {
-    static char *names[] = {"texts", "special", "errors", "threads", "buffer", NULL};
+    static char *names[] = {"texts", "special", "errors", "threads", "buffer",
+                            "add_special_tokens", NULL};
     PyObject *seq;
     int special = 0, errors = 0, threads = 1, as_buffer = 0;
-    simdbpe_encode_options o;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iiip", names, &seq, &special, &errors,
-                                     &threads, &as_buffer) ||
+    simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iiipp", names, &seq, &special, &errors,
+                                     &threads, &as_buffer, &o.add_special_tokens) ||
         check_model(self) || parse_options(special, errors, &o))
         return NULL;
     if (threads < 1 || threads > 1024) {

@@ -154,7 +154,8 @@ static simdbpe_status ensure_encoder(simdbpe_batch *b, worker *w)
 {
     if (w->enc)
         return SIMDBPE_OK;
-    simdbpe_encoder_options eo = {b->cache_mb};
+    simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
+    eo.cache_mb = b->cache_mb;
     return simdbpe_encoder_new_with(b->model, &eo, &w->enc);
 }
 

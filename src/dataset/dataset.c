@@ -74,7 +74,9 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 
 void simdbpe_dataset_options_init(simdbpe_dataset_options *o)
 {
+    static const simdbpe_encode_options encode = SIMDBPE_ENCODE_OPTIONS_INIT;
     memset(o, 0, sizeof *o);
+    o->encode = encode;
 }
 
 static int default_threads(void)

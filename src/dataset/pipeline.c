@@ -804,7 +804,8 @@ static int make_encoders(const job *j, worker *wk, pipeline *p, run_failure *f)
     for (int i = 0; i < j->threads; i++) {
         wk[i].p = p;
         wk[i].reader = i == 0;
-        simdbpe_encoder_options eo = {.cache_mb = j->cache_mb};
+        simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
+        eo.cache_mb = j->cache_mb;
         simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc);
         if (st != SIMDBPE_OK) {
             char msg[300];

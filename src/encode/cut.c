@@ -16,7 +16,7 @@
 size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *opts,
                         const char *text, size_t len, size_t lo, size_t hi)
 {
-    simdbpe_encode_options none = {0};
+    simdbpe_encode_options none = SIMDBPE_ENCODE_OPTIONS_INIT;
     if (!opts)
         opts = &none;
     uint32_t mask = opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0;

@@ -361,8 +361,7 @@ static simdbpe_status encode_doc(simdbpe_encoder *e, const char *text, size_t le
                                  const simdbpe_encode_options *opts, size_t *n_io,
                                  simdbpe_error *err)
 {
-    static const simdbpe_encode_options defaults = {SIMDBPE_SPECIAL_AS_TEXT, SIMDBPE_UTF8_STRICT,
-                                                    0};
+    static const simdbpe_encode_options defaults = SIMDBPE_ENCODE_OPTIONS_INIT;
     if (!opts)
         opts = &defaults;
     const uint8_t *s = (const uint8_t *)text;
