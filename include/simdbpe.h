@@ -29,13 +29,29 @@
 extern "C" {
 #endif
 
+/* The version, defined here only: CMake and python/setup.py read these
+ * three lines. */
 #define SIMDBPE_VERSION_MAJOR 0
 #define SIMDBPE_VERSION_MINOR 1
 #define SIMDBPE_VERSION_PATCH 0
-#define SIMDBPE_VERSION_STRING "0.1.0"
+#define SIMDBPE__STRINGIFY(x) #x
+#define SIMDBPE__VERSION_TEXT(a, b, c) \
+    SIMDBPE__STRINGIFY(a) "." SIMDBPE__STRINGIFY(b) "." SIMDBPE__STRINGIFY(c)
+#define SIMDBPE_VERSION_STRING \
+    SIMDBPE__VERSION_TEXT(SIMDBPE_VERSION_MAJOR, SIMDBPE_VERSION_MINOR, SIMDBPE_VERSION_PATCH)
+
+/* Marks the functions of the public API: the only symbols the shared
+ * library exports (the library is built with hidden visibility). */
+#ifndef SIMDBPE_API
+#if defined(__GNUC__) || defined(__clang__)
+#define SIMDBPE_API __attribute__((visibility("default")))
+#else
+#define SIMDBPE_API
+#endif
+#endif
 
 /* Returns SIMDBPE_VERSION_STRING of the library actually linked. */
-const char *simdbpe_version(void);
+SIMDBPE_API const char *simdbpe_version(void);
 
 /*
  * Status codes, generated from one list so the enum, simdbpe_strerror() and
@@ -66,9 +82,9 @@ typedef enum simdbpe_status {
 } simdbpe_status;
 
 /* A static, human-readable description of a status ("invalid UTF-8 ..."). */
-const char *simdbpe_strerror(simdbpe_status status);
+SIMDBPE_API const char *simdbpe_strerror(simdbpe_status status);
 /* The status' name without prefix ("ERR_INVALID_UTF8"). */
-const char *simdbpe_status_name(simdbpe_status status);
+SIMDBPE_API const char *simdbpe_status_name(simdbpe_status status);
 
 #define SIMDBPE_NO_POSITION UINT64_MAX
 
@@ -90,7 +106,7 @@ typedef struct simdbpe_error {
 typedef struct simdbpe_model simdbpe_model;
 
 /* The GPT-2 model embedded in the library (no files needed). */
-simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from the contents of vocab.json and merges.txt (GPT-2 layout: keys
@@ -102,10 +118,10 @@ simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
  * literal text of the token; each must be in vocab.json) or NULL. With NULL,
  * "<|endoftext|>" is the special token if vocab.json has it.
  */
-simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
-                                         const char *merges_txt, size_t merges_len,
-                                         const char *specials, size_t specials_len,
-                                         simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
+                                                     const char *merges_txt, size_t merges_len,
+                                                     const char *specials, size_t specials_len,
+                                                     simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from the contents of an HF tokenizers `tokenizer.json` (a
@@ -117,8 +133,8 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
  * simdbpe_encode), the post-processor's ids (encode option
  * add_special_tokens).
  */
-simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_model **out,
-                                          simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len,
+                                                      simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from a tiktoken rank file (`NAME.tiktoken`: base64 token, rank).
@@ -126,8 +142,9 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
  * "cl100k_base", "o200k_base"), which gives its pre-tokenizer and special
  * tokens; NULL recognises OpenAI's files by their contents.
  */
-simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const char *encoding,
-                                           simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len,
+                                                       const char *encoding, simdbpe_model **out,
+                                                       simdbpe_error *err);
 
 /*
  * Opens a model by name or path:
@@ -143,10 +160,10 @@ simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const c
  *                          DIR/special_tokens (one token per line).
  * Errors name the file in err->message.
  */
-simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
-                                  simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
+                                              simdbpe_error *err);
 
-void simdbpe_model_free(simdbpe_model *model);
+SIMDBPE_API void simdbpe_model_free(simdbpe_model *model);
 
 /*
  * Compiled models (.sbpe): one versioned little-endian image holding the
@@ -164,46 +181,46 @@ void simdbpe_model_free(simdbpe_model *model);
  * check the magic, version, sizes, checksum and every table entry: a
  * corrupted or truncated image is SIMDBPE_ERR_MODEL_FILE, never a crash.
  */
-size_t simdbpe_model_compiled_size(const simdbpe_model *model);
-simdbpe_status simdbpe_model_compile(const simdbpe_model *model, void *out, size_t cap,
-                                     size_t *out_len, simdbpe_error *err);
-simdbpe_status simdbpe_model_save(const simdbpe_model *model, const char *path,
-                                  simdbpe_error *err);
-simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe_model **out,
-                                           simdbpe_error *err);
-simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
-                                       simdbpe_error *err);
+SIMDBPE_API size_t simdbpe_model_compiled_size(const simdbpe_model *model);
+SIMDBPE_API simdbpe_status simdbpe_model_compile(const simdbpe_model *model, void *out, size_t cap,
+                                                 size_t *out_len, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_save(const simdbpe_model *model, const char *path,
+                                              simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len,
+                                                       simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
+                                                   simdbpe_error *err);
 
 /* The i-th name simdbpe_model_open knows without a file, or NULL past the
  * last. */
-const char *simdbpe_model_name_at(size_t i);
+SIMDBPE_API const char *simdbpe_model_name_at(size_t i);
 
 /* The model's pre-tokenizer family: "gpt2", "cl100k", "qwen2", "o200k" or
  * "deepseek_v3". */
-const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
+SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
 
 /* Number of ids: one more than the largest id. */
-uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
+SIMDBPE_API uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
 
 /* The bytes of token `id`; SIMDBPE_ERR_TOKEN_ID when it has none. */
-simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id,
-                                         const uint8_t **bytes, size_t *len);
+SIMDBPE_API simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id,
+                                                     const uint8_t **bytes, size_t *len);
 
 /* The id of the special token with this exact text; ERR_INVALID_ARG if none. */
-simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
-                                        size_t len, uint32_t *id);
+SIMDBPE_API simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
+                                                    size_t len, uint32_t *id);
 
 /* How many special tokens the model has, and the i-th one's id and text. */
-size_t simdbpe_model_special_count(const simdbpe_model *model);
-simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
-                                        uint32_t *id, const char **text, size_t *len);
+SIMDBPE_API size_t simdbpe_model_special_count(const simdbpe_model *model);
+SIMDBPE_API simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
+                                                    uint32_t *id, const char **text, size_t *len);
 
 /*
  * Whether encoding a pre-token that is itself a token may emit that token
  * directly. The model decides this when it is built, by encoding every token
  * on its own bytes; 1 for GPT-2.
  */
-int simdbpe_model_whole_token_exact(const simdbpe_model *model);
+SIMDBPE_API int simdbpe_model_whole_token_exact(const simdbpe_model *model);
 
 /* ---------------------------------------------------------------- encoder */
 
@@ -246,7 +263,7 @@ typedef struct simdbpe_encoder simdbpe_encoder;
  * thread at a time. It keeps lookup tables of the pieces it has seen:
  * about 6 MB at first, about 28 MB once it has seen tens of MB of text
  * (with the default options; see simdbpe_encoder_new_with). */
-simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
+SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
 
 typedef struct simdbpe_encoder_options {
     /* The size in MB that the encoder's cache of pieces it has already
@@ -266,10 +283,10 @@ typedef struct simdbpe_encoder_options {
 #define SIMDBPE_ENCODER_OPTIONS_INIT {0}
 
 /* simdbpe_encoder_new with options; `opts` may be NULL (the defaults). */
-simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
-                                        const simdbpe_encoder_options *opts,
-                                        simdbpe_encoder **out);
-void simdbpe_encoder_free(simdbpe_encoder *enc);
+SIMDBPE_API simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
+                                                    const simdbpe_encoder_options *opts,
+                                                    simdbpe_encoder **out);
+SIMDBPE_API void simdbpe_encoder_free(simdbpe_encoder *enc);
 
 /*
  * Encodes one document. On success *ids points at *n_ids ids owned by the
@@ -277,9 +294,9 @@ void simdbpe_encoder_free(simdbpe_encoder *enc);
  * specials, strict UTF-8). On ERR_INVALID_UTF8 and ERR_SPECIAL_TOKEN,
  * err->byte_offset is the offset in `text` of the first offending byte.
  */
-simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
-                              const simdbpe_encode_options *opts, const uint32_t **ids,
-                              size_t *n_ids, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
+                                          const simdbpe_encode_options *opts, const uint32_t **ids,
+                                          size_t *n_ids, simdbpe_error *err);
 
 /*
  * simdbpe_encode, appending the ids to an array the caller owns: they go
@@ -292,9 +309,9 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len
  * of the document's longest pre-token may be reserved past the ids
  * (allocated, mostly never touched).
  */
-simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
-                                     const simdbpe_encode_options *opts, uint32_t **ids,
-                                     size_t *cap, size_t *n_ids, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
+                                                 const simdbpe_encode_options *opts, uint32_t **ids,
+                                                 size_t *cap, size_t *n_ids, simdbpe_error *err);
 
 /*
  * Where a long document may be cut so that encoding its parts one after the
@@ -309,11 +326,11 @@ simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, siz
  * (the others with 0), so that the ids around the document appear once.
  */
 #define SIMDBPE_NO_CUT ((size_t)-1)
-size_t simdbpe_cut_find(const simdbpe_model *model, const simdbpe_encode_options *opts,
-                        const char *text, size_t len, size_t lo, size_t hi);
+SIMDBPE_API size_t simdbpe_cut_find(const simdbpe_model *model, const simdbpe_encode_options *opts,
+                                    const char *text, size_t len, size_t lo, size_t hi);
 
 /* The name of the kernel set the encoder uses ("scalar", "sse42", "avx2"). */
-const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
+SIMDBPE_API const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
 
 /* ---------------------------------------------------------------- decoder */
 
@@ -324,9 +341,9 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
  * SIMDBPE_ERR_TOKEN_ID with err->index its position. The output may end
  * inside a multi-byte character: decoding gives bytes, not text.
  */
-simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids, size_t n_ids,
-                              uint8_t *out, size_t cap, size_t *out_len,
-                              simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids,
+                                          size_t n_ids, uint8_t *out, size_t cap, size_t *out_len,
+                                          simdbpe_error *err);
 
 #ifdef __cplusplus
 }

@@ -135,7 +135,7 @@ typedef struct simdbpe_dataset_options {
 } simdbpe_dataset_options;
 
 /* Fills `o` with the defaults (all zero but rank/world_size). */
-void simdbpe_dataset_options_init(simdbpe_dataset_options *o);
+SIMDBPE_API void simdbpe_dataset_options_init(simdbpe_dataset_options *o);
 
 /* One input file's share of the result. */
 typedef struct simdbpe_dataset_file {
@@ -171,8 +171,9 @@ typedef struct simdbpe_dataset simdbpe_dataset;
  * model cannot serve (u16 ids for a large vocabulary, an end-of-text id it
  * lacks) SIMDBPE_ERR_UNSUPPORTED. Nothing is read or written.
  */
-simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dataset_options *opts,
-                                   simdbpe_dataset **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_new(const simdbpe_model *model,
+                                               const simdbpe_dataset_options *opts,
+                                               simdbpe_dataset **out, simdbpe_error *err);
 
 /*
  * Gives the run its inputs, paths[0 .. n_paths) (copied; every rank gets
@@ -182,42 +183,43 @@ simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dat
  * would overwrite an input (SIMDBPE_ERR_INVALID_ARG), selects the rank's
  * files and, for a sharded run, reads its marker. Nothing is written.
  */
-simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *paths,
-                                       size_t n_paths, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *paths,
+                                                   size_t n_paths, simdbpe_error *err);
 
 /* 1 when this rank's marker says it is finished: run does nothing. */
-int simdbpe_dataset_already_done(const simdbpe_dataset *ds);
+SIMDBPE_API int simdbpe_dataset_already_done(const simdbpe_dataset *ds);
 
 /* The marker path of a sharded run, else NULL. */
-const char *simdbpe_dataset_marker_path(const simdbpe_dataset *ds);
+SIMDBPE_API const char *simdbpe_dataset_marker_path(const simdbpe_dataset *ds);
 
 /* The input (of the full list) that is the same file as `path` (by device
  * and inode), or NULL: for callers with outputs of their own. */
-const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path);
+SIMDBPE_API const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path);
 
 /*
  * Encodes the prepared run: takes the output lock, writes everything under
  * temporary names, renames it into place, then writes the marker. Once per
  * object; nothing when the rank is already done.
  */
-simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err);
 
 /* new + prepare + run + free: the whole run in one call. `result` (may be
  * NULL) gets the totals but for the pointers, which die with the run. On
  * failure err->message holds the first 255 bytes of the message. */
-simdbpe_status simdbpe_dataset_encode_files(const simdbpe_model *model,
-                                            const simdbpe_dataset_options *opts,
-                                            const char *const *paths, size_t n_paths,
-                                            simdbpe_dataset_result *result, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_encode_files(const simdbpe_model *model,
+                                                        const simdbpe_dataset_options *opts,
+                                                        const char *const *paths, size_t n_paths,
+                                                        simdbpe_dataset_result *result,
+                                                        simdbpe_error *err);
 
 /* The totals (after a successful run; zero before). */
-const simdbpe_dataset_result *simdbpe_dataset_result_of(const simdbpe_dataset *ds);
+SIMDBPE_API const simdbpe_dataset_result *simdbpe_dataset_result_of(const simdbpe_dataset *ds);
 
 /* The whole message of the last failure (err->message holds at most 255
  * bytes of it); "" when there was none. */
-const char *simdbpe_dataset_message(const simdbpe_dataset *ds);
+SIMDBPE_API const char *simdbpe_dataset_message(const simdbpe_dataset *ds);
 
-void simdbpe_dataset_free(simdbpe_dataset *ds);
+SIMDBPE_API void simdbpe_dataset_free(simdbpe_dataset *ds);
 
 /* ------------------------------------------------------------------ merge */
 
@@ -249,9 +251,9 @@ typedef struct simdbpe_merge_result {
  * output that is a part's file is SIMDBPE_ERR_INVALID_ARG, a bad or missing
  * part SIMDBPE_ERR_IO. `result` may be NULL.
  */
-simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const char *const *parts,
-                                     size_t n_parts, simdbpe_merge_result *result,
-                                     simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts,
+                                                 const char *const *parts, size_t n_parts,
+                                                 simdbpe_merge_result *result, simdbpe_error *err);
 
 /* -------------------------------------------------------------- utilities */
 
@@ -263,15 +265,15 @@ simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const ch
 typedef struct simdbpe_dataset_input simdbpe_dataset_input;
 
 /* SIMDBPE_ERR_IO (err->message: strerror's words) when it cannot be opened. */
-simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
-                                          simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
+                                                      simdbpe_error *err);
 /* Up to `cap` decompressed bytes into buf: their count, 0 at the end, or -1
  * with the reason in err (e.g. "truncated gzip stream: unexpected end of
  * file"; the bytes decoded before it were delivered). */
-long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
-                                simdbpe_error *err);
+SIMDBPE_API long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
+                                            simdbpe_error *err);
 /* NULL is a no-op. */
-void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
+SIMDBPE_API void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
 
 /*
  * A file of the caller's that appears under its name only when complete,
@@ -285,13 +287,16 @@ void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
  */
 typedef struct simdbpe_dataset_file_out simdbpe_dataset_file_out;
 
-simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_out **out,
-                                         simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_file_open(const char *path,
+                                                     simdbpe_dataset_file_out **out,
+                                                     simdbpe_error *err);
 /* Buffered; the first failure is reported by commit. */
-void simdbpe_dataset_file_write(simdbpe_dataset_file_out *f, const void *data, size_t len);
-simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f, simdbpe_error *err);
+SIMDBPE_API void simdbpe_dataset_file_write(simdbpe_dataset_file_out *f, const void *data,
+                                            size_t len);
+SIMDBPE_API simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f,
+                                                       simdbpe_error *err);
 /* Removes the file unless it was committed, and frees; NULL is a no-op. */
-void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
+SIMDBPE_API void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
 
 /*
  * On SIGINT, SIGTERM, SIGHUP and SIGPIPE, remove every temporary output and
@@ -299,7 +304,7 @@ void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
  * programs (the CLI); a library user with its own signal handling leaves
  * it alone.
  */
-void simdbpe_dataset_cleanup_on_signals(void);
+SIMDBPE_API void simdbpe_dataset_cleanup_on_signals(void);
 
 #ifdef __cplusplus
 }

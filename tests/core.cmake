@@ -35,7 +35,7 @@ target_compile_definitions(test_id_limit PRIVATE MAX_VOCAB_ID=300u)
 target_include_directories(test_id_limit PRIVATE ${SIMDE_INCLUDE_DIR})
 
 simdbpe_tests_add(test_nfc test_nfc.c)
-target_link_libraries(test_nfc PRIVATE PkgConfig::UTF8PROC)
+target_link_libraries(test_nfc PRIVATE PkgConfig::SIMDBPE_DEPS)
 
 pkg_check_modules(TESTS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 simdbpe_tests_add(test_pretok_families test_pretok_families.c)

@@ -61,15 +61,15 @@ simdbpe_fuzz_target(roundtrip)
 simdbpe_fuzz_target(replace)
 simdbpe_fuzz_target(model_load)
 simdbpe_fuzz_target(kernels)
-simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
+simdbpe_fuzz_target(model_compiled LIBS PkgConfig::SIMDBPE_DEPS)
 simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/src/dataset/reader_jsonl.c
-                    INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::JANSSON m)
+                    INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::SIMDBPE_DEPS m)
 simdbpe_fuzz_target(train SOURCES ${SIMDBPE_FUZZ_DIR}/train_ref.c)
 simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::TESTS_PCRE2)
 simdbpe_fuzz_target(hf_json)
 simdbpe_fuzz_target(tiktoken)
 simdbpe_fuzz_target(exact SOURCES ${SIMDBPE_FUZZ_DIR}/exact_ref.c
-                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
+                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::SIMDBPE_DEPS)
 # The references of fuzz_exact and fuzz_train without coverage
 # instrumentation: their loops are not what the fuzzer should explore, and
 # instrumented they took most (exact) or half (train) of each input's time.
@@ -132,4 +132,4 @@ add_test(NAME adversarial_jsonl COMMAND test_adversarial_jsonl)
 set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
 simdbpe_fuzz_target(dataset)
-simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::ZSTD ZLIB::ZLIB)
+simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::SIMDBPE_DEPS)

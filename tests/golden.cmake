@@ -17,7 +17,7 @@ set_tests_properties(test_corpus PROPERTIES
 # Every model simdbpe claims, on every golden document (shared/golden/models).
 simdbpe_tests_add(test_models test_models.c)
 target_link_libraries(test_models PRIVATE PkgConfig::TESTS_ZSTD PkgConfig::TESTS_CRYPTO
-                      PkgConfig::UTF8PROC)
+                      PkgConfig::SIMDBPE_DEPS)
 if(SIMDBPE_SANITIZE)
   target_compile_definitions(test_models PRIVATE SIMDBPE_TESTS_SANITIZE=1)
 endif()

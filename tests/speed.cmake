@@ -14,4 +14,4 @@ endfunction()
 
 simdbpe_speed_test(test_kernels test_kernels.c)
 simdbpe_speed_test(test_compiled test_compiled.c)
-target_link_libraries(test_compiled PRIVATE PkgConfig::XXHASH)
+target_link_libraries(test_compiled PRIVATE PkgConfig::SIMDBPE_DEPS)
