@@ -195,9 +195,14 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_mod
  * last. */
 SIMDBPE_API const char *simdbpe_model_name_at(size_t i);
 
-/* The model's pre-tokenizer family: "gpt2", "cl100k", "qwen2", "o200k" or
- * "deepseek_v3". */
+/* The model's pre-tokenizer family: one of simdbpe_pretokenizer_name_at's
+ * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"). */
 SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
+
+/* The i-th pre-tokenizer family this library implements (i from 0), or
+ * NULL past the last: the names simdbpe_model_pretokenizer returns and the
+ * trainer's pre_tokenizer option takes. */
+SIMDBPE_API const char *simdbpe_pretokenizer_name_at(size_t i);
 
 /* Number of ids: one more than the largest id. */
 SIMDBPE_API uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);

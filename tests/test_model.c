@@ -261,6 +261,29 @@ Test(model, free_null_is_a_no_op)
     simdbpe_encoder_free(NULL);
 }
 
+/* The families are listed in the order of their values in model files
+ * (family.c): a model reports its family's name, and a compiled model
+ * stores the value, so the order may only grow at the end. */
+Test(model, pretokenizer_names_in_the_order_of_their_stored_values)
+{
+    static const char *const want[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"};
+    size_t n = 0;
+    for (const char *name; (name = simdbpe_pretokenizer_name_at(n)); n++)
+        if (n < 5)
+            cr_assert_str_eq(name, want[n], "family %zu", n);
+    cr_assert_geq(n, 5);
+    cr_assert_null(simdbpe_pretokenizer_name_at(n));
+    static const struct {
+        const char *model, *family;
+    } models[] = {{"gpt2", "gpt2"}, {"cl100k_base", "cl100k"}, {"o200k_base", "o200k"}};
+    for (size_t i = 0; i < 3; i++) {
+        simdbpe_model *m;
+        cr_assert_eq(simdbpe_model_open(models[i].model, &m, NULL), SIMDBPE_OK);
+        cr_assert_str_eq(simdbpe_model_pretokenizer(m), models[i].family);
+        simdbpe_model_free(m);
+    }
+}
+
 /* -------------------------------------------- hand-made, RoBERTa-style */
 
 /* Byte b gets id 2000 - b (so ids are neither dense from 0 nor 256 +

@@ -314,7 +314,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         if ((i < h->n_prefix && h->prefix[i] >= h->vocab_size) ||
             (i < h->n_suffix && h->suffix[i] >= h->vocab_size))
             return BAD("compiled model: a post-processor id is out of range");
-    if (h->pretok >= SIMDBPE__PRETOK_KINDS)
+    if (!simdbpe__pretok_family_of(h->pretok))
         return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
                    h->pretok);
     if (h->normalizer > SIMDBPE__NORM_NFC)

@@ -1033,6 +1033,7 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
     spec.merges = merges_from_text;
     spec.merges_ctx = &t;
     spec.pretok = SIMDBPE__PRETOK_GPT2;
+    spec.normalizer = simdbpe__pretok_family_of(spec.pretok)->normalizer;
     st = simdbpe__build(&spec, out, err);
     free(spec.added);
     return st;

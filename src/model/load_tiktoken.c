@@ -221,6 +221,7 @@ simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const c
     simdbpe__build_spec spec = {0};
     spec.vocab_name = ".tiktoken";
     spec.pretok = enc->pretok;
+    spec.normalizer = simdbpe__pretok_family_of(spec.pretok)->normalizer;
     spec.ignore_merges = 1;
     spec.added_required = 1;
     spec.merges = derive_merges;

@@ -67,9 +67,6 @@ typedef struct simdbpe__special {
     uint32_t flags;      /* SIMDBPE__ADDED_* */
 } simdbpe__special;
 
-/* Normalizers a model may have (stored in model files: never renumber). */
-enum { SIMDBPE__NORM_NONE = 0, SIMDBPE__NORM_NFC = 1 };
-
 /* Post-processor ids added around a document on request (HF
  * TemplateProcessing's single-sequence template), at most this many each. */
 #define SIMDBPE__MAX_AFFIX 3

@@ -239,21 +239,19 @@ simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, s
 #define PUT_LIT(k, lit) put(k, lit, sizeof(lit) - 1)
 
 /* The pre_tokenizer of a family as HF tokenizers writes it. */
-static void put_pre_tokenizer(sink *k, unsigned kind)
+static void put_pre_tokenizer(sink *k, const simdbpe__pretok_family *f)
 {
     static const char bytelevel[] = "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
                                     "\"trim_offsets\":true,\"use_regex\":";
-    if (kind == SIMDBPE__PRETOK_GPT2) {
+    if (f->bytelevel_regex) {
         put(k, bytelevel, sizeof bytelevel - 1);
         PUT_LIT(k, "true}");
         return;
     }
-    size_t n;
-    const char *const *pats = simdbpe__pretok_patterns(kind, &n);
     PUT_LIT(k, "{\"type\":\"Sequence\",\"pretokenizers\":[");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < f->n_patterns; i++) {
         PUT_LIT(k, "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"");
-        put_json_text(k, (const uint8_t *)pats[i], strlen(pats[i]));
+        put_json_text(k, (const uint8_t *)f->patterns[i], strlen(f->patterns[i]));
         PUT_LIT(k, "\"},\"behavior\":\"Isolated\",\"invert\":false},");
     }
     put(k, bytelevel, sizeof bytelevel - 1);
@@ -282,8 +280,10 @@ simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *ou
                                     "\"normalized\":false,\"special\":true}";
         put(&k, flags, sizeof flags - 1);
     }
+    /* No normalizer: the trainer takes only families without one
+     * (trainer.c). */
     PUT_LIT(&k, "],\"normalizer\":null,\"pre_tokenizer\":");
-    put_pre_tokenizer(&k, t->feed.pretok);
+    put_pre_tokenizer(&k, simdbpe__pretok_family_of(t->feed.pretok));
     static const char mid[] =
         ",\"post_processor\":null,\"decoder\":{\"type\":\"ByteLevel\",\"add_prefix_space\":"
         "false,\"trim_offsets\":true,\"use_regex\":true},\"model\":{\"type\":\"BPE\","

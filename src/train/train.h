@@ -204,6 +204,7 @@ uint8_t simdbpe__train_id_byte(uint32_t id);
 typedef struct simdbpe__feeder {
     simdbpe_train_mode mode;
     uint8_t pretok; /* simdbpe__pretok_kind */
+    const struct simdbpe__pretok_family *family; /* its record */
     const uint8_t *sep; /* documents mode separator, or NULL */
     size_t sep_len;
     simdbpe_utf8_policy errors;
