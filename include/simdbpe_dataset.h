@@ -84,6 +84,27 @@ typedef enum simdbpe_eot {
     SIMDBPE_EOT_PREPEND = 3  /* <|endoftext|> before each document */
 } simdbpe_eot;
 
+/*
+ * The names of the input formats, output formats and end-of-text modes, as
+ * `simdbpe encode` and `simdbpe merge` take them, the Python package's
+ * encode_files takes them and completion markers record them:
+ *
+ *   input formats   text lines jsonl
+ *   output formats  text u16 u32 llmc megatron datatrove count
+ *   eot             default none append prepend
+ *
+ * The *_name functions give a value's name, or NULL for a value that is
+ * none (the values count up from 0, so a loop from 0 lists them all); the
+ * *_of functions the value of a name, or SIMDBPE_ERR_INVALID_ARG for a name
+ * that is none.
+ */
+SIMDBPE_API const char *simdbpe_input_format_name(simdbpe_input_format format);
+SIMDBPE_API simdbpe_status simdbpe_input_format_of(const char *name, simdbpe_input_format *out);
+SIMDBPE_API const char *simdbpe_output_format_name(simdbpe_output_format format);
+SIMDBPE_API simdbpe_status simdbpe_output_format_of(const char *name, simdbpe_output_format *out);
+SIMDBPE_API const char *simdbpe_eot_name(simdbpe_eot eot);
+SIMDBPE_API simdbpe_status simdbpe_eot_of(const char *name, simdbpe_eot *out);
+
 /* What a run reports besides its result. */
 typedef enum simdbpe_dataset_event {
     /* A document skipped (skip_errors): "FILE: line L: reason". */

@@ -349,3 +349,59 @@ Test(dataset, progress_callback_cancels_the_run)
     free(dir);
     simdbpe_model_free(m);
 }
+
+/* The names the CLI, Python and markers use, both ways, for every value
+ * of the enums in simdbpe_dataset.h. */
+Test(dataset, names_of_formats_and_eot_modes_both_ways)
+{
+    static const struct {
+        simdbpe_output_format v;
+        const char *name;
+    } outs[] = {{SIMDBPE_OUTPUT_TEXT, "text"},         {SIMDBPE_OUTPUT_U16, "u16"},
+                {SIMDBPE_OUTPUT_U32, "u32"},           {SIMDBPE_OUTPUT_LLMC, "llmc"},
+                {SIMDBPE_OUTPUT_MEGATRON, "megatron"}, {SIMDBPE_OUTPUT_DATATROVE, "datatrove"},
+                {SIMDBPE_OUTPUT_COUNT, "count"}};
+    for (size_t i = 0; i < 7; i++) {
+        simdbpe_output_format f = SIMDBPE_OUTPUT_COUNT + 1;
+        cr_assert_str_eq(simdbpe_output_format_name(outs[i].v), outs[i].name);
+        cr_assert_eq(simdbpe_output_format_of(outs[i].name, &f), SIMDBPE_OK);
+        cr_assert_eq(f, outs[i].v);
+    }
+    cr_assert_null(simdbpe_output_format_name(SIMDBPE_OUTPUT_COUNT + 1));
+
+    static const struct {
+        simdbpe_input_format v;
+        const char *name;
+    } ins[] = {{SIMDBPE_INPUT_TEXT, "text"}, {SIMDBPE_INPUT_LINES, "lines"},
+               {SIMDBPE_INPUT_JSONL, "jsonl"}};
+    for (size_t i = 0; i < 3; i++) {
+        simdbpe_input_format f = SIMDBPE_INPUT_JSONL + 1;
+        cr_assert_str_eq(simdbpe_input_format_name(ins[i].v), ins[i].name);
+        cr_assert_eq(simdbpe_input_format_of(ins[i].name, &f), SIMDBPE_OK);
+        cr_assert_eq(f, ins[i].v);
+    }
+    cr_assert_null(simdbpe_input_format_name(SIMDBPE_INPUT_JSONL + 1));
+
+    static const struct {
+        simdbpe_eot v;
+        const char *name;
+    } eots[] = {{SIMDBPE_EOT_DEFAULT, "default"},
+                {SIMDBPE_EOT_NONE, "none"},
+                {SIMDBPE_EOT_APPEND, "append"},
+                {SIMDBPE_EOT_PREPEND, "prepend"}};
+    for (size_t i = 0; i < 4; i++) {
+        simdbpe_eot e = SIMDBPE_EOT_PREPEND + 1;
+        cr_assert_str_eq(simdbpe_eot_name(eots[i].v), eots[i].name);
+        cr_assert_eq(simdbpe_eot_of(eots[i].name, &e), SIMDBPE_OK);
+        cr_assert_eq(e, eots[i].v);
+    }
+    cr_assert_null(simdbpe_eot_name(SIMDBPE_EOT_PREPEND + 1));
+
+    simdbpe_output_format f = SIMDBPE_OUTPUT_U32;
+    cr_assert_eq(simdbpe_output_format_of("U16", &f), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_output_format_of(NULL, &f), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_output_format_of("u16", NULL), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(f, SIMDBPE_OUTPUT_U32, "a failed lookup leaves *out alone");
+    simdbpe_eot e = SIMDBPE_EOT_NONE;
+    cr_assert_eq(simdbpe_eot_of("", &e), SIMDBPE_ERR_INVALID_ARG);
+}

@@ -29,12 +29,12 @@
 typedef struct encode_opts {
     int count; /* `simdbpe count` */
     const char *model;
-    int in_mode;
+    simdbpe_input_format in_mode;
     const char *json_key; /* NULL: not given */
     const char *sep_arg;
-    int format; /* simdbpe_output_format (format_names), or -1 = text */
+    simdbpe_output_format format; /* SIMDBPE_OUTPUT_TEXT unless given */
     const char *output;
-    int eot;   /* index in eot_names, or -1 = the format's default */
+    simdbpe_eot eot; /* SIMDBPE_EOT_DEFAULT unless given */
     int width; /* --dtype: 2, 4, or 0 = the format's default */
     uint64_t shard_tokens;
     int shard_tokens_set;
@@ -49,10 +49,6 @@ typedef struct encode_opts {
     char **args;
     int n_args;
 } encode_opts;
-
-static const char *const format_names[] = {"text",     "u16",       "u32", "llmc",
-                                           "megatron", "datatrove", NULL};
-static const char *const eot_names[] = {"none", "append", "prepend", NULL};
 
 /* ------------------------------------------------------------- options */
 
@@ -82,7 +78,6 @@ static int choice(const char *val, const char *const *names, int *out)
     return *out < 0 ? -1 : 0;
 }
 
-static const char *const in_names[] = {"text", "lines", "jsonl", NULL};
 static const char *const special_names[] = {"text", "allow", "error", NULL};
 static const char *const error_names[] = {"strict", "replace", NULL};
 static const char *const on_error_names[] = {"stop", "skip", NULL};
@@ -118,7 +113,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
     else if (!strcmp(name, "--summary"))
         o->summary = val;
     else if (!strcmp(name, "--input-format"))
-        bad = choice(val, in_names, &o->in_mode);
+        bad = simdbpe_input_format_of(val, &o->in_mode) ? -1 : 0;
     else if (!strcmp(name, "--special") && !(bad = choice(val, special_names, &v)))
         o->enc.special = (simdbpe_special_policy)v;
     else if (!strcmp(name, "--errors") && !(bad = choice(val, error_names, &v)))
@@ -147,9 +142,9 @@ static int set_encode_only(encode_opts *o, const char *name, const char *val)
 {
     int v = 0, bad = 0;
     if (!strcmp(name, "--output-format"))
-        bad = choice(val, format_names, &o->format);
-    else if (!strcmp(name, "--eot") && !(bad = choice(val, eot_names, &v)))
-        o->eot = v; /* eot_names order: none, append, prepend */
+        bad = simdbpe_output_format_of(val, &o->format) ? -1 : 0;
+    else if (!strcmp(name, "--eot"))
+        bad = simdbpe_eot_of(val, &o->eot) ? -1 : 0;
     else if (!strcmp(name, "--dtype") && !(bad = choice(val, dtype_names, &v)))
         o->width = v == 0 ? 2 : 4;
     else if (!strcmp(name, "--shard-tokens")) {
@@ -193,7 +188,8 @@ static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
     o->enc = enc;
     o->count = is_count;
     o->model = "gpt2";
-    o->format = o->eot = -1;
+    o->format = SIMDBPE_OUTPUT_TEXT;
+    o->eot = SIMDBPE_EOT_DEFAULT;
     o->rank = o->world = -1;
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     if (!o->args)
@@ -209,15 +205,13 @@ static int dataset_options(const encode_opts *o, const rank_info *rank, simdbpe_
                            char **sep)
 {
     simdbpe_dataset_options_init(d);
-    d->input_format = (simdbpe_input_format)o->in_mode;
+    d->input_format = o->in_mode;
     d->json_key = o->json_key;
     d->encode = o->enc;
     d->skip_errors = o->skip_errors;
-    d->output_format = o->count ? SIMDBPE_OUTPUT_COUNT
-                       : o->format < 0 ? SIMDBPE_OUTPUT_TEXT
-                                       : (simdbpe_output_format)o->format;
+    d->output_format = o->count ? SIMDBPE_OUTPUT_COUNT : o->format;
     d->output = o->output;
-    d->eot = o->eot < 0 ? SIMDBPE_EOT_DEFAULT : (simdbpe_eot)(o->eot + 1);
+    d->eot = o->eot;
     d->dtype_bytes = (unsigned)o->width;
     d->shard_tokens = o->shard_tokens_set ? o->shard_tokens : 0;
     d->model_name = o->model;
@@ -286,8 +280,7 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
     for (size_t i = 0; skips && i < t->n_skipped_documents; i++)
         json_array_append_new(skips, message_json(t->skipped_documents[i]));
     double mbs = t->seconds > 0 ? (double)t->bytes / t->seconds / 1e6 : 0;
-    const char *format =
-        t->output_format == SIMDBPE_OUTPUT_COUNT ? "count" : format_names[t->output_format];
+    const char *format = simdbpe_output_format_name(t->output_format);
     json_t *s = json_pack("{sssIsIsIsIsfsfsIsosbsisssssi}", "command", o->count ? "count" : "encode",
                           "documents", (json_int_t)t->documents, "tokens", (json_int_t)t->tokens,
                           "bytes", (json_int_t)t->bytes, "text_bytes",

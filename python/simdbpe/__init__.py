@@ -28,6 +28,7 @@ import shutil
 import tempfile
 import threading
 
+from . import _simdbpe
 from ._simdbpe import Buffer, Error, Model, Trainer, ids_buffer, version
 
 __all__ = ["Buffer", "Encoding", "EncodeError", "Error", "Tokenizer", "encode_files",
@@ -355,9 +356,12 @@ def train(files=(), *, texts=None, output=None, vocab_size=30000, min_frequency=
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-_INPUT_FORMATS = {"text": 0, "lines": 1, "jsonl": 2}
-_OUTPUT_FORMATS = {"text": 0, "u16": 1, "u32": 2, "llmc": 3, "megatron": 4, "datatrove": 5}
-_EOTS = {None: 0, "none": 1, "append": 2, "prepend": 3}
+# The library's names of its values (simdbpe_dataset.h), indexed by value; eot None is
+# the library's "default" (the format's).
+_INPUT_FORMATS = {name: v for v, name in enumerate(_simdbpe.INPUT_FORMATS)}
+_OUTPUT_FORMATS = {name: v for v, name in enumerate(_simdbpe.OUTPUT_FORMATS)}
+_EOTS = {None: _simdbpe.EOTS.index("default")}
+_EOTS.update((name, v) for v, name in enumerate(_simdbpe.EOTS) if name != "default")
 _DTYPES = {None: 0, "u16": 2, "u32": 4}
 _ON_ERROR = {"stop": 0, "skip": 1}
 _SPECIAL = {"text": _TEXT, "allow": _ALLOW, "error": _ERROR}

@@ -1188,6 +1188,47 @@ static PyMethodDef module_methods[] = {
     {"ids_buffer", mod_ids_buffer, METH_O, "A Buffer holding a sequence of ids."},
     {NULL, NULL, 0, NULL}};
 
+/* The library's names of a kind of value (simdbpe_dataset.h), as a tuple
+ * indexed by value: name(0), name(1), ... up to the first NULL. */
+static PyObject *names_tuple(const char *(*name)(unsigned))
+{
+    Py_ssize_t n = 0;
+    while (name((unsigned)n))
+        n++;
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(name((unsigned)i));
+        if (!s) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+static const char *input_format_name(unsigned v)
+{
+    return simdbpe_input_format_name((simdbpe_input_format)v);
+}
+static const char *output_format_name(unsigned v)
+{
+    return simdbpe_output_format_name((simdbpe_output_format)v);
+}
+static const char *eot_name(unsigned v)
+{
+    return simdbpe_eot_name((simdbpe_eot)v);
+}
+
+/* Adds the tuple of names as module attribute `attr`; -1 on failure. */
+static int add_names(PyObject *m, const char *attr, const char *(*name)(unsigned))
+{
+    PyObject *t = names_tuple(name);
+    int rc = t ? PyModule_AddObjectRef(m, attr, t) : -1;
+    Py_XDECREF(t);
+    return rc;
+}
+
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_simdbpe",
                                         "simdbpe's C extension (use the simdbpe package).", -1,
                                         module_methods, NULL, NULL, NULL, NULL};
@@ -1210,7 +1251,10 @@ PyMODINIT_FUNC PyInit__simdbpe(void)
     if (!Error || PyModule_AddObjectRef(m, "Error", Error) < 0 ||
         PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0 ||
         PyModule_AddObjectRef(m, "Trainer", (PyObject *)&TrainerType) < 0 ||
-        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0) {
+        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0 ||
+        add_names(m, "INPUT_FORMATS", input_format_name) < 0 ||
+        add_names(m, "OUTPUT_FORMATS", output_format_name) < 0 ||
+        add_names(m, "EOTS", eot_name) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -31,13 +31,60 @@
 #define MAX_BATCH_BYTES ((size_t)1 << 30)
 #define MAX_THREADS 1024
 
-const char *const simdbpe__ds_format_names[] = {"text",     "u16",       "u32",   "llmc",
-                                                "megatron", "datatrove", "count", NULL};
-const char *const simdbpe__ds_eot_names[] = {"none", "append", "prepend", NULL};
+/* ------------------------------------------------------------- names */
+
+/* Indexed by value (simdbpe_dataset.h): the one list of each. */
+static const char *const INPUT_FORMATS[] = {[SIMDBPE_INPUT_TEXT] = "text",
+                                            [SIMDBPE_INPUT_LINES] = "lines",
+                                            [SIMDBPE_INPUT_JSONL] = "jsonl"};
+static const char *const OUTPUT_FORMATS[] = {
+    [SIMDBPE_OUTPUT_TEXT] = "text",           [SIMDBPE_OUTPUT_U16] = "u16",
+    [SIMDBPE_OUTPUT_U32] = "u32",             [SIMDBPE_OUTPUT_LLMC] = "llmc",
+    [SIMDBPE_OUTPUT_MEGATRON] = "megatron",   [SIMDBPE_OUTPUT_DATATROVE] = "datatrove",
+    [SIMDBPE_OUTPUT_COUNT] = "count"};
+static const char *const EOTS[] = {[SIMDBPE_EOT_DEFAULT] = "default", [SIMDBPE_EOT_NONE] = "none",
+                                   [SIMDBPE_EOT_APPEND] = "append",
+                                   [SIMDBPE_EOT_PREPEND] = "prepend"};
+#define COUNT_OF(a) (sizeof a / sizeof a[0])
+
+static const char *name_at(const char *const *names, size_t n, unsigned value)
+{
+    return value < n ? names[value] : NULL;
+}
+
+static simdbpe_status value_of(const char *const *names, size_t n, const char *name,
+                               unsigned *out)
+{
+    for (unsigned v = 0; name && v < n; v++)
+        if (strcmp(names[v], name) == 0) {
+            *out = v;
+            return SIMDBPE_OK;
+        }
+    return SIMDBPE_ERR_INVALID_ARG;
+}
+
+#define NAMES(fn, type, table)                                                                     \
+    const char *simdbpe_##fn##_name(type value)                                                    \
+    {                                                                                              \
+        return name_at(table, COUNT_OF(table), (unsigned)value);                                   \
+    }                                                                                              \
+    simdbpe_status simdbpe_##fn##_of(const char *name, type *out)                                  \
+    {                                                                                              \
+        unsigned v;                                                                                \
+        simdbpe_status st = value_of(table, COUNT_OF(table), name, &v);                            \
+        if (st == SIMDBPE_OK && out)                                                               \
+            *out = (type)v;                                                                        \
+        return out ? st : SIMDBPE_ERR_INVALID_ARG;                                                 \
+    }
+NAMES(input_format, simdbpe_input_format, INPUT_FORMATS)
+NAMES(output_format, simdbpe_output_format, OUTPUT_FORMATS)
+NAMES(eot, simdbpe_eot, EOTS)
+
+/* ------------------------------------------------------------ options */
 
 const char *simdbpe__ds_dtype_name(const writer_config *cfg)
 {
-    if (cfg->format == FMT_TEXT || cfg->format == FMT_COUNT)
+    if (cfg->format == SIMDBPE_OUTPUT_TEXT || cfg->format == SIMDBPE_OUTPUT_COUNT)
         return "text";
     return cfg->width == 2 ? "u16" : "u32";
 }
@@ -93,46 +140,53 @@ static simdbpe_status configure_output(simdbpe_dataset *ds, simdbpe_error *err)
     const simdbpe_dataset_options *o = &ds->opts;
     writer_config *cfg = &ds->cfg;
     uint32_t vocab = simdbpe_model_vocab_size(ds->model);
-    out_format f = (out_format)o->output_format;
+    simdbpe_output_format f = o->output_format;
     cfg->format = f;
     cfg->output = ds->output;
     cfg->model_name = ds->model_name;
     cfg->shard_tokens = o->shard_tokens ? o->shard_tokens : DEFAULT_SHARD_TOKENS;
-    int binary_set = f == FMT_LLMC || f == FMT_MEGATRON || f == FMT_DATATROVE;
-    if ((unsigned)f > FMT_COUNT || (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4) ||
-        (unsigned)o->eot > SIMDBPE_EOT_PREPEND || o->shard_tokens > INT32_MAX)
+    int binary_set = f == SIMDBPE_OUTPUT_LLMC || f == SIMDBPE_OUTPUT_MEGATRON ||
+                     f == SIMDBPE_OUTPUT_DATATROVE;
+    if (!simdbpe_output_format_name(f) ||
+        (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4) ||
+        !simdbpe_eot_name(o->eot) || o->shard_tokens > INT32_MAX)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad output format, dtype, eot or "
                                                           "shard size");
     if (o->dtype_bytes && !binary_set)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "--dtype is for llmc, megatron and datatrove; for raw ids use "
                         "--output-format u16 or u32");
-    if (o->shard_tokens && f != FMT_LLMC)
+    if (o->shard_tokens && f != SIMDBPE_OUTPUT_LLMC)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "--shard-tokens is for --output-format llmc");
     if (binary_set && (!o->output || !strcmp(o->output, "-")))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "--output-format %s writes several files: give -o PREFIX",
-                        simdbpe__ds_format_names[f]);
+                        simdbpe_output_format_name(f));
     unsigned width = o->dtype_bytes;
-    if (f == FMT_U16)
+    if (f == SIMDBPE_OUTPUT_U16)
         width = 2;
-    else if (f == FMT_U32)
+    else if (f == SIMDBPE_OUTPUT_U32)
         width = 4;
     else if (!width)
-        width = (f == FMT_MEGATRON ? vocab < 65500 : vocab <= 65536) ? 2 : 4;
+        width = (f == SIMDBPE_OUTPUT_MEGATRON ? vocab < 65500 : vocab <= 65536) ? 2 : 4;
     if (width == 2 && vocab > 65536)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
                         "u16 ids: the model has %u ids, more than fit in 16 bits; use u32", vocab);
     cfg->width = width;
-    static const eot_mode defaults[] = {EOT_NONE, EOT_NONE, EOT_NONE, EOT_PREPEND,
-                                        EOT_APPEND, EOT_APPEND, EOT_NONE};
-    cfg->eot = o->eot != SIMDBPE_EOT_DEFAULT ? (eot_mode)(o->eot - 1) : defaults[f];
-    if (cfg->eot != EOT_NONE &&
+    static const simdbpe_eot defaults[] = {[SIMDBPE_OUTPUT_TEXT] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_U16] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_U32] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_LLMC] = SIMDBPE_EOT_PREPEND,
+                                           [SIMDBPE_OUTPUT_MEGATRON] = SIMDBPE_EOT_APPEND,
+                                           [SIMDBPE_OUTPUT_DATATROVE] = SIMDBPE_EOT_APPEND,
+                                           [SIMDBPE_OUTPUT_COUNT] = SIMDBPE_EOT_NONE};
+    cfg->eot = o->eot != SIMDBPE_EOT_DEFAULT ? o->eot : defaults[f];
+    if (cfg->eot != SIMDBPE_EOT_NONE &&
         simdbpe_model_special_id(ds->model, "<|endoftext|>", 13, &cfg->eot_id) != SIMDBPE_OK)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
                         "--eot %s: the model has no <|endoftext|> token; use --eot none",
-                        simdbpe__ds_eot_names[cfg->eot]);
+                        simdbpe_eot_name(cfg->eot));
     cfg->count_lines = o->input_format != SIMDBPE_INPUT_TEXT || o->doc_separator != NULL;
     return SIMDBPE_OK;
 }
@@ -144,7 +198,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     job *j = &ds->j;
     j->model = ds->model;
     j->enc = o->encode;
-    j->mode = (input_mode)o->input_format;
+    j->mode = o->input_format;
     j->skip_errors = o->skip_errors;
     /* A run that stops leaves no partial document on standard output. */
     j->hold_docs = o->skip_errors || !o->output || !strcmp(o->output, "-");
@@ -166,17 +220,18 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
         (o->cache_mb && (o->cache_mb < 3 || o->cache_mb > 96)))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "bad input format, thread count, batch size or cache size");
-    if (o->json_key && j->mode != IN_JSONL)
+    if (o->json_key && j->mode != SIMDBPE_INPUT_JSONL)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "--json-key is for --input-format jsonl");
-    if (o->doc_separator && j->mode != IN_TEXT)
+    if (o->doc_separator && j->mode != SIMDBPE_INPUT_TEXT)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "--doc-separator is for --input-format text");
     if (o->doc_separator && !o->doc_separator_len)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "an empty --doc-separator");
     j->sep = (const unsigned char *)o->doc_separator;
     j->sep_len = o->doc_separator_len;
-    if (j->mode == IN_JSONL && jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
+    if (j->mode == SIMDBPE_INPUT_JSONL &&
+        jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad --json-key '%s'", ds->json_key);
     return SIMDBPE_OK;
 }
@@ -266,8 +321,12 @@ const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *pa
 static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     static const char *const suffixes[][3] = {
-        [FMT_TEXT] = {""}, [FMT_U16] = {""}, [FMT_U32] = {""}, [FMT_COUNT] = {""},
-        [FMT_MEGATRON] = {".bin", ".idx"}, [FMT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
+        [SIMDBPE_OUTPUT_TEXT] = {""},
+        [SIMDBPE_OUTPUT_U16] = {""},
+        [SIMDBPE_OUTPUT_U32] = {""},
+        [SIMDBPE_OUTPUT_COUNT] = {""},
+        [SIMDBPE_OUTPUT_MEGATRON] = {".bin", ".idx"},
+        [SIMDBPE_OUTPUT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
     simdbpe_status st = is_an_input(ds, ds->marker_path, "the rank's marker", err);
     const char *base = ds->cfg.output;
     if (st || !base || !strcmp(base, "-"))
@@ -276,7 +335,7 @@ static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err
     char *path = malloc(n + 32);
     if (!path)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
-    if (ds->cfg.format == FMT_LLMC) {
+    if (ds->cfg.format == SIMDBPE_OUTPUT_LLMC) {
         /* Shards that exist now: _val_000000, then _train_000001, ... */
         for (size_t k = 0; !st; k++) {
             snprintf(path, n + 32, "%s_%s_%06zu.bin", base, k ? "train" : "val", k);
@@ -285,7 +344,8 @@ static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err
             st = is_an_input(ds, path, "-o", err);
         }
     } else {
-        int dsx = ds->cfg.format == FMT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
+        int dsx =
+            ds->cfg.format == SIMDBPE_OUTPUT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
         for (int k = 0; !st && k < 3 && suffixes[ds->cfg.format][k]; k++) {
             snprintf(path, n + 32, "%s%s", base, suffixes[ds->cfg.format][k] + (dsx ? 3 : 0));
             st = is_an_input(ds, path, "-o", err);
@@ -307,9 +367,9 @@ static simdbpe_status read_marker(simdbpe_dataset *ds, simdbpe_error *err)
         return SIMDBPE_OK;
     if (rc < 0)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO, "%s; remove it to run this rank again", msg);
-    int same = !strcmp(m.format, simdbpe__ds_format_names[ds->cfg.format]) &&
+    int same = !strcmp(m.format, simdbpe_output_format_name(ds->cfg.format)) &&
                !strcmp(m.dtype, simdbpe__ds_dtype_name(&ds->cfg)) &&
-               !strcmp(m.eot, simdbpe__ds_eot_names[ds->cfg.eot]) && m.rank == ds->opts.rank &&
+               !strcmp(m.eot, simdbpe_eot_name(ds->cfg.eot)) && m.rank == ds->opts.rank &&
                m.world == ds->opts.world_size && m.total_files == ds->all.n;
     marker_free(&m);
     if (!same)

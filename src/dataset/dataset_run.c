@@ -17,9 +17,9 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
     const run_totals *t = &ds->t;
     marker m;
     memset(&m, 0, sizeof m);
-    m.format = (char *)simdbpe__ds_format_names[ds->cfg.format];
+    m.format = (char *)simdbpe_output_format_name(ds->cfg.format);
     m.dtype = (char *)simdbpe__ds_dtype_name(&ds->cfg);
-    m.eot = (char *)simdbpe__ds_eot_names[ds->cfg.eot];
+    m.eot = (char *)simdbpe_eot_name(ds->cfg.eot);
     m.rank = ds->opts.rank;
     m.world = ds->opts.world_size;
     m.total_files = ds->all.n;

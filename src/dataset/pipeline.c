@@ -165,7 +165,7 @@ static void encode_message(const pipeline *p, const batch *b, seg *s, simdbpe_st
     s->err_status = st;
     s->err_line = s->line;
     s->err_off = at;
-    if (j->mode == IN_JSONL) {
+    if (j->mode == SIMDBPE_INPUT_JSONL) {
         if (at != SIMDBPE_NO_POSITION)
             snprintf(msg, cap, "%s: line %llu: %s (byte %llu of the \"%s\" value): %s", name,
                      (unsigned long long)s->line, simdbpe_strerror(st), (unsigned long long)at,

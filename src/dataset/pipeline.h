@@ -37,16 +37,14 @@
 #define pipeline_run simdbpe__pipeline_run
 #define run_totals_free simdbpe__run_totals_free
 
-typedef enum { IN_TEXT, IN_LINES, IN_JSONL } input_mode;
-
 /* What one run does; fixed before the threads start. */
 typedef struct job {
     const simdbpe_model *model;
     simdbpe_encode_options enc;
-    input_mode mode;
-    const unsigned char *sep; /* IN_TEXT: document separator, or NULL */
+    simdbpe_input_format mode;
+    const unsigned char *sep; /* SIMDBPE_INPUT_TEXT: document separator, or NULL */
     size_t sep_len;
-    jsonl_key key;            /* IN_JSONL */
+    jsonl_key key;            /* SIMDBPE_INPUT_JSONL */
     int skip_errors;          /* --on-error skip */
     int hold_docs;            /* hold a cut document until its end (output that a failure
                                  cannot take back: standard output) */

@@ -108,8 +108,9 @@ static seg *add_piece(reader *r, batch *b, size_t start, size_t end, uint8_t kin
 /* Moves the reader past [start, end) plus `delim` delimiter bytes. */
 static void advance(reader *r, const batch *b, size_t start, size_t end, size_t delim)
 {
-    uint64_t lines = r->j->mode == IN_TEXT ? count_newlines(b->buf + start, end - start + delim)
-                                           : (delim ? 1 : 0);
+    uint64_t lines = r->j->mode == SIMDBPE_INPUT_TEXT
+                         ? count_newlines(b->buf + start, end - start + delim)
+                         : (delim ? 1 : 0);
     r->file_off += end - start + delim;
     r->line += lines;
 }
@@ -117,7 +118,7 @@ static void advance(reader *r, const batch *b, size_t start, size_t end, size_t 
 /* A complete unit [start, end) followed by `delim` delimiter bytes. */
 static int emit_unit(reader *r, batch *b, size_t start, size_t end, size_t delim)
 {
-    int json = r->j->mode == IN_JSONL;
+    int json = r->j->mode == SIMDBPE_INPUT_JSONL;
     if (!(json && is_blank(b->buf + start, end - start))) {
         if (!add_piece(r, b, start, end, json ? SEG_JSON : SEG_TEXT, 1))
             return -1;
@@ -132,7 +133,7 @@ static int emit_unit(reader *r, batch *b, size_t start, size_t end, size_t delim
 static int frame_units(reader *r, batch *b, size_t *ustart)
 {
     const job *j = r->j;
-    if (j->mode == IN_TEXT && !j->sep)
+    if (j->mode == SIMDBPE_INPUT_TEXT && !j->sep)
         return 0; /* the whole file is one document */
     for (;;) {
         size_t n = b->len - *ustart;
@@ -145,7 +146,7 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
         size_t end = (size_t)(hit - b->buf);
         size_t delim = j->sep ? j->sep_len : 1;
         /* A line ends with \n or \r\n (a file written on Windows). */
-        if (j->mode == IN_LINES && end > *ustart && b->buf[end - 1] == '\r') {
+        if (j->mode == SIMDBPE_INPUT_LINES && end > *ustart && b->buf[end - 1] == '\r') {
             end--;
             delim++;
         }
@@ -163,7 +164,7 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
 static int try_cut(reader *r, batch *b, size_t *ustart)
 {
     const job *j = r->j;
-    if (j->mode == IN_JSONL)
+    if (j->mode == SIMDBPE_INPUT_JSONL)
         return 0;
     size_t n = b->len - *ustart;
     /* Keep clear of a separator that may be only partly read. */
@@ -236,7 +237,7 @@ static int finish_file(reader *r, batch *b, size_t ustart)
                  (unsigned long long)(r->file_off + n));
         b->len = ustart;
         rc = fail_seg(r, b, ustart, reason, 1);
-    } else if (j->mode == IN_TEXT && !j->sep) {
+    } else if (j->mode == SIMDBPE_INPUT_TEXT && !j->sep) {
         rc = add_piece(r, b, ustart, b->len, SEG_TEXT, 1) ? 0 : -1;
     } else if (n > 0 || r->in_doc) {
         rc = emit_unit(r, b, ustart, b->len, 0);

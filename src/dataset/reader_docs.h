@@ -1,9 +1,9 @@
 /*
  * reader_docs.h - cuts the input files into batches of documents.
  *
- * Documents are: a whole file (IN_TEXT), the parts of a file between
- * occurrences of a separator (IN_TEXT with job->sep), a line without its
- * newline (IN_LINES), or one JSON object per line (IN_JSONL; the worker
+ * Documents are: a whole file (SIMDBPE_INPUT_TEXT), the parts of a file between
+ * occurrences of a separator (SIMDBPE_INPUT_TEXT with job->sep), a line without its
+ * newline (SIMDBPE_INPUT_LINES), or one JSON object per line (SIMDBPE_INPUT_JSONL; the worker
  * parses it). Files never share a document.
  *
  * The reader streams: it keeps one batch buffer plus the unframed tail of

@@ -19,13 +19,13 @@ int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t c
 {
     writer *w;
     switch (cfg->format) {
-    case FMT_LLMC:
+    case SIMDBPE_OUTPUT_LLMC:
         w = writer_llmc_new(cfg);
         break;
-    case FMT_MEGATRON:
+    case SIMDBPE_OUTPUT_MEGATRON:
         w = writer_megatron_new(cfg);
         break;
-    case FMT_DATATROVE:
+    case SIMDBPE_OUTPUT_DATATROVE:
         w = writer_datatrove_new(cfg);
         break;
     default:
@@ -62,7 +62,7 @@ int writer_begin_doc(writer *w)
 {
     w->doc_tokens = 0;
     int e = w->ops->begin_doc(w);
-    if (!e && w->cfg.eot == EOT_PREPEND)
+    if (!e && w->cfg.eot == SIMDBPE_EOT_PREPEND)
         e = writer_ids(w, &w->cfg.eot_id, 1);
     return named(w, e);
 }
@@ -76,8 +76,8 @@ int writer_ids(writer *w, const uint32_t *ids, size_t n)
 int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens)
 {
     int e = 0;
-    int megatron_empty = w->cfg.format == FMT_MEGATRON && w->doc_tokens == 0;
-    if (w->cfg.eot == EOT_APPEND && !megatron_empty)
+    int megatron_empty = w->cfg.format == SIMDBPE_OUTPUT_MEGATRON && w->doc_tokens == 0;
+    if (w->cfg.eot == SIMDBPE_EOT_APPEND && !megatron_empty)
         e = writer_ids(w, &w->cfg.eot_id, 1);
     if (!e)
         e = w->ops->end_doc(w, w->doc_tokens, file, line);

@@ -44,23 +44,11 @@
 #define writer_put_ids simdbpe__writer_put_ids
 #define writer_text_new simdbpe__writer_text_new
 
-typedef enum {
-    FMT_TEXT,
-    FMT_U16,
-    FMT_U32,
-    FMT_LLMC,
-    FMT_MEGATRON,
-    FMT_DATATROVE,
-    FMT_COUNT
-} out_format;
-
-typedef enum { EOT_NONE, EOT_APPEND, EOT_PREPEND } eot_mode;
-
 typedef struct writer_config {
-    out_format format;
+    simdbpe_output_format format;
     const char *output;        /* -o: a file or a prefix; NULL = stdout */
     unsigned width;            /* bytes per id: 2 or 4 (binary formats) */
-    eot_mode eot;
+    simdbpe_eot eot;
     uint32_t eot_id;
     uint64_t shard_tokens;     /* llmc */
     const char *model_name;    /* datatrove metadata */

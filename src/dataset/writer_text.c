@@ -56,11 +56,11 @@ static int tw_ids(writer *w, const uint32_t *ids, size_t n)
 {
     text_writer *t = (text_writer *)w;
     switch (w->cfg.format) {
-    case FMT_TEXT:
+    case SIMDBPE_OUTPUT_TEXT:
         return put_decimal(t, ids, n);
-    case FMT_U16:
-    case FMT_U32:
-        writer_put_ids(&t->out, w->cfg.format == FMT_U16 ? 2 : 4, ids, n);
+    case SIMDBPE_OUTPUT_U16:
+    case SIMDBPE_OUTPUT_U32:
+        writer_put_ids(&t->out, w->cfg.format == SIMDBPE_OUTPUT_U16 ? 2 : 4, ids, n);
         return t->out.err;
     default:
         return 0; /* count: only the totals matter */
@@ -70,9 +70,9 @@ static int tw_ids(writer *w, const uint32_t *ids, size_t n)
 static int tw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
 {
     text_writer *t = (text_writer *)w;
-    if (w->cfg.format == FMT_TEXT) {
+    if (w->cfg.format == SIMDBPE_OUTPUT_TEXT) {
         outfile_write(&t->out, "\n", 1);
-    } else if (w->cfg.format == FMT_COUNT) {
+    } else if (w->cfg.format == SIMDBPE_OUTPUT_COUNT) {
         char buf[64];
         const char *name = simdbpe__display_name(w->cfg.files[file]);
         int k = snprintf(buf, sizeof buf, "%llu\t", (unsigned long long)doc_tokens);
@@ -89,7 +89,7 @@ static int tw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
 static int tw_finish(writer *w)
 {
     text_writer *t = (text_writer *)w;
-    if (w->cfg.format == FMT_COUNT) {
+    if (w->cfg.format == SIMDBPE_OUTPUT_COUNT) {
         char buf[64];
         int k = snprintf(buf, sizeof buf, "%llu\ttotal\n", (unsigned long long)t->total);
         outfile_write(&t->out, buf, (size_t)k);

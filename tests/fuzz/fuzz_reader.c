@@ -318,10 +318,10 @@ static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *pat, size_
 /* reader_docs.h's rules on the decoded bytes s[0..n) of file `file`; with
  * `failed`, only the units that end before the failure. */
 FUZZ_NO_COVERAGE
-static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, input_mode mode,
+static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, simdbpe_input_format mode,
                   const uint8_t *sep, size_t sep_len, int failed)
 {
-    if (mode == IN_TEXT && !sep) {
+    if (mode == SIMDBPE_INPUT_TEXT && !sep) {
         if (!failed) {
             add_doc(ds, file, 0, 1)->len = n;
             put(&ds->text, s, n);
@@ -336,9 +336,9 @@ static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, input_mod
         size_t end = hit ? (size_t)(hit - s) : n, next = hit ? end + (sep ? sep_len : 1) : n;
         if (!hit && (failed || a == n))
             break;
-        if (mode == IN_LINES && hit && end > a && s[end - 1] == '\r')
+        if (mode == SIMDBPE_INPUT_LINES && hit && end > a && s[end - 1] == '\r')
             end--;
-        if (!(mode == IN_JSONL && blank(s + a, end - a))) {
+        if (!(mode == SIMDBPE_INPUT_JSONL && blank(s + a, end - a))) {
             add_doc(ds, file, a, line_at(s, a))->len = end - a;
             put(&ds->text, s + a, end - a);
         }
@@ -427,8 +427,8 @@ static void read_docs(const job *j, const stream *st, docs *ds)
                 ds->failed[s->file] = 1;
                 continue;
             }
-            FUZZ_CHECK(s->kind == (j->mode == IN_JSONL ? SEG_JSON : SEG_TEXT), "segment kind %u",
-                       s->kind);
+            FUZZ_CHECK(s->kind == (j->mode == SIMDBPE_INPUT_JSONL ? SEG_JSON : SEG_TEXT),
+                       "segment kind %u", s->kind);
             FUZZ_CHECK(s->off + s->len <= b.len, "segment past the batch");
             FUZZ_CHECK(!ds->failed[s->file], "a segment after file %u failed", s->file);
             if (s->begin) {
@@ -440,14 +440,15 @@ static void read_docs(const job *j, const stream *st, docs *ds)
                 FUZZ_CHECK(open && open->file == s->file, "a piece without its document");
                 FUZZ_CHECK(s->doc_off == open->len, "piece at %llu of a document, %zu bytes "
                            "before it", (unsigned long long)s->doc_off, open->len);
-                FUZZ_CHECK(j->mode != IN_JSONL, "a JSON record cut");
+                FUZZ_CHECK(j->mode != SIMDBPE_INPUT_JSONL, "a JSON record cut");
                 put(&cuts, &open->len, sizeof open->len);
             }
             FUZZ_CHECK(s->file_off == open->off + s->doc_off,
                        "piece at file offset %llu, its document at %llu + %llu",
                        (unsigned long long)s->file_off, (unsigned long long)open->off,
                        (unsigned long long)s->doc_off);
-            uint64_t want_line = line_at(st->data.p, j->mode == IN_TEXT ? s->file_off : open->off);
+            uint64_t want_line =
+                line_at(st->data.p, j->mode == SIMDBPE_INPUT_TEXT ? s->file_off : open->off);
             FUZZ_CHECK(s->line == want_line, "piece at %llu: line %llu, expected %llu",
                        (unsigned long long)s->file_off, (unsigned long long)s->line,
                        (unsigned long long)want_line);
@@ -496,7 +497,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const seps[4] = {"\n\n", "<|endoftext|>", "\0", "ab"};
     static const size_t sep_lens[4] = {2, 13, 1, 2};
-    static const input_mode modes[4] = {IN_TEXT, IN_LINES, IN_JSONL, IN_TEXT};
+    static const simdbpe_input_format modes[4] = {SIMDBPE_INPUT_TEXT, SIMDBPE_INPUT_LINES,
+                                                  SIMDBPE_INPUT_JSONL, SIMDBPE_INPUT_TEXT};
     if (size < 1)
         return 0;
     setup();
