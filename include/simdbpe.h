@@ -53,6 +53,10 @@ extern "C" {
 /* Returns SIMDBPE_VERSION_STRING of the library actually linked. */
 SIMDBPE_API const char *simdbpe_version(void);
 
+/* Releases memory the library handed to the caller (batch ids and offsets,
+ * a merge's message); NULL is a no-op. */
+SIMDBPE_API void simdbpe_free(void *p);
+
 /*
  * Status codes, generated from one list so the enum, simdbpe_strerror() and
  * simdbpe_status_name() cannot drift apart. Values are explicit and are
@@ -267,8 +271,11 @@ typedef struct simdbpe_encoder simdbpe_encoder;
 /* An encoder for `model`, which must outlive it. An encoder is for one
  * thread at a time. It keeps lookup tables of the pieces it has seen:
  * about 6 MB at first, about 28 MB once it has seen tens of MB of text
- * (with the default options; see simdbpe_encoder_new_with). */
-SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
+ * (with the default options; see simdbpe_encoder_new_with). Fails with
+ * SIMDBPE_ERR_UNSUPPORTED when the environment variable SIMDBPE_KERNEL
+ * names a kernel set this CPU lacks. */
+SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out,
+                                               simdbpe_error *err);
 
 typedef struct simdbpe_encoder_options {
     /* The size in MB that the encoder's cache of pieces it has already
@@ -290,7 +297,7 @@ typedef struct simdbpe_encoder_options {
 /* simdbpe_encoder_new with options; `opts` may be NULL (the defaults). */
 SIMDBPE_API simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
                                                     const simdbpe_encoder_options *opts,
-                                                    simdbpe_encoder **out);
+                                                    simdbpe_encoder **out, simdbpe_error *err);
 SIMDBPE_API void simdbpe_encoder_free(simdbpe_encoder *enc);
 
 /*

@@ -113,9 +113,6 @@ SIMDBPE_API simdbpe_status simdbpe_batch_encode(simdbpe_batch *batch, const char
                                                 unsigned threads, uint32_t **ids, size_t *n_ids,
                                                 size_t **offsets, simdbpe_error *err);
 
-/* Releases an array the library handed to the caller; NULL is a no-op. */
-SIMDBPE_API void simdbpe_free(void *p);
-
 #ifdef __cplusplus
 }
 #endif

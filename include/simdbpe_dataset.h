@@ -320,12 +320,15 @@ SIMDBPE_API simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out 
 SIMDBPE_API void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
 
 /*
- * On SIGINT, SIGTERM, SIGHUP and SIGPIPE, remove every temporary output and
- * lock of the running processes' runs, then die of the signal. For
- * programs (the CLI); a library user with its own signal handling leaves
- * it alone.
+ * Removes every temporary output and lock of the runs and merges in
+ * progress in this process, so that none is left behind when it dies:
+ * async-signal-safe, for a program's handler of SIGINT, SIGTERM, SIGHUP
+ * and SIGPIPE, which then ends the program (the CLI's does). The library
+ * installs no handler; while it renames a set of outputs into place it
+ * holds those four signals back in the renaming thread, so that such a
+ * handler never sees a set half in place.
  */
-SIMDBPE_API void simdbpe_dataset_cleanup_on_signals(void);
+SIMDBPE_API void simdbpe_dataset_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

@@ -154,7 +154,7 @@ Test(cases, every_kernel_set)
     for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++, sets++) {
         setenv("SIMDBPE_KERNEL", (*k)->name, 1);
         simdbpe_encoder *enc;
-        cr_assert(simdbpe_encoder_new(m, &enc) == SIMDBPE_OK, "encoder for %s", (*k)->name);
+        cr_assert(simdbpe_encoder_new(m, &enc, NULL) == SIMDBPE_OK, "encoder for %s", (*k)->name);
         cr_assert_str_eq(simdbpe_encoder_kernel_name(enc), (*k)->name);
         for (size_t i = 0; i < json_array_size(cases); i++)
             run_case(enc, json_array_get(cases, i));
@@ -191,7 +191,7 @@ static void long_child(size_t k, size_t bytes, long_result *r)
     simdbpe_model *m;
     simdbpe_encoder *enc;
     simdbpe_error err;
-    if (simdbpe_model_load_gpt2(&m, &err) != SIMDBPE_OK || simdbpe_encoder_new(m, &enc) != SIMDBPE_OK) {
+    if (simdbpe_model_load_gpt2(&m, &err) != SIMDBPE_OK || simdbpe_encoder_new(m, &enc, NULL) != SIMDBPE_OK) {
         r->stage = 2;
         return;
     }

@@ -568,7 +568,7 @@ Test(bpe_gpt2, words_found_again_with_the_smallest_cache)
     simdbpe_encoder_free(gpt2.e);
     gpt2.e = NULL;
     simdbpe_encoder_options o = {.cache_mb = 3};
-    cr_assert_eq(simdbpe_encoder_new_with(gpt2.m, &o, &gpt2.e), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new_with(gpt2.m, &o, &gpt2.e, NULL), SIMDBPE_OK);
     size_t kinds[4] = {0};
     encode_words_again(150001, 7, kinds);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],

@@ -61,8 +61,8 @@ static const char sample[] =
 static void same_ids(simdbpe_model *a, simdbpe_model *b)
 {
     simdbpe_encoder *ea, *eb;
-    cr_assert_eq(simdbpe_encoder_new(a, &ea), SIMDBPE_OK);
-    cr_assert_eq(simdbpe_encoder_new(b, &eb), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(a, &ea, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(b, &eb, NULL), SIMDBPE_OK);
     const uint32_t *ia, *ib;
     size_t na, nb;
     cr_assert_eq(simdbpe_encode(ea, sample, sizeof sample - 1, NULL, &ia, &na, NULL), SIMDBPE_OK);
@@ -231,7 +231,7 @@ static void open_damaged(const uint8_t *img, size_t len, int must_fail, const ch
         return;
     }
     simdbpe_encoder *e;
-    cr_assert_eq(simdbpe_encoder_new(m, &e), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(m, &e, NULL), SIMDBPE_OK);
     const uint32_t *ids;
     size_t n;
     static const char text[] = "hello world, the hell\xC3\xA9 world  the";
@@ -250,7 +250,7 @@ Test(compiled, small_model_round_trip)
     cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, NULL), SIMDBPE_OK);
     same_ids(m, back);
     simdbpe_encoder *e;
-    cr_assert_eq(simdbpe_encoder_new(back, &e), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(back, &e, NULL), SIMDBPE_OK);
     const uint32_t *ids;
     size_t n;
     cr_assert_eq(simdbpe_encode(e, "hello world the", 15, NULL, &ids, &n, NULL), SIMDBPE_OK);

@@ -6,14 +6,20 @@
  * tiktoken 1.0.22 = HF tokenizers 0.23.2); skipped documents and progress
  * reach the callbacks and the result; a bad document's error names its
  * input, line and byte offset; an output over an input is refused; two
- * ranks merged give the bytes of one run.
+ * ranks merged give the bytes of one run; the files written get the mode
+ * the umask gives.
  */
 #include <criterion/criterion.h>
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "simdbpe_dataset.h"
+#include "simdbpe_train.h"
 #include "test_util.h"
 
 #define STRESS TU_GOLDEN_DIR "/stress.jsonl"
@@ -404,4 +410,113 @@ Test(dataset, names_of_formats_and_eot_modes_both_ways)
     cr_assert_eq(f, SIMDBPE_OUTPUT_U32, "a failed lookup leaves *out alone");
     simdbpe_eot e = SIMDBPE_EOT_NONE;
     cr_assert_eq(simdbpe_eot_of("", &e), SIMDBPE_ERR_INVALID_ARG);
+}
+
+/* --------------------------------------------------------------- files */
+
+static mode_t mode_of(const char *path)
+{
+    struct stat st;
+    cr_assert_eq(stat(path, &st), 0, "%s: %s", path, strerror(errno));
+    return st.st_mode & 07777;
+}
+
+/* Every file the library writes gets the mode a new file gets under the
+ * umask, as a shell's '>' gives it: a compiled model, a dataset output, a
+ * trained model's files. */
+Test(files, outputs_get_the_umask_mode)
+{
+    char *dir = temp_dir();
+    mode_t old = umask(027);
+    simdbpe_model *m;
+    cr_assert_eq(simdbpe_model_open("gpt2", &m, NULL), SIMDBPE_OK);
+    char *sbpe = path_in(dir, "m.sbpe");
+    cr_assert_eq(simdbpe_model_save(m, sbpe, NULL), SIMDBPE_OK);
+    cr_expect_eq(mode_of(sbpe), 0640, "model_save: %o", mode_of(sbpe));
+
+    char *out = path_in(dir, "summary.json");
+    simdbpe_dataset_file_out *f;
+    cr_assert_eq(simdbpe_dataset_file_open(out, &f, NULL), SIMDBPE_OK);
+    simdbpe_dataset_file_write(f, "{}\n", 3);
+    cr_assert_eq(simdbpe_dataset_file_commit(f, NULL), SIMDBPE_OK);
+    simdbpe_dataset_file_discard(f);
+    cr_expect_eq(mode_of(out), 0640, "dataset file: %o", mode_of(out));
+
+    simdbpe_train_options o;
+    simdbpe_train_options_init(&o);
+    o.vocab_size = 260;
+    o.threads = 1;
+    simdbpe_trainer *t;
+    cr_assert_eq(simdbpe_trainer_new(&o, &t, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_trainer_feed(t, "hello hello world\n", 18, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_trainer_end_stream(t, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_trainer_train(t, NULL), SIMDBPE_OK);
+    char *model_dir = path_in(dir, "trained");
+    cr_assert_eq(simdbpe_trainer_save(t, model_dir, NULL), SIMDBPE_OK);
+    static const char *const names[] = {"vocab.json", "merges.txt", "tokenizer.json"};
+    for (int i = 0; i < 3; i++) {
+        char *p = path_in(model_dir, names[i]);
+        cr_expect_eq(mode_of(p), 0640, "trainer's %s: %o", names[i], mode_of(p));
+        unlink(p);
+        free(p);
+    }
+    simdbpe_trainer_free(t);
+    simdbpe_model_free(m);
+    umask(old);
+    rmdir(model_dir);
+    unlink(sbpe);
+    unlink(out);
+    rmdir(dir);
+    free(model_dir);
+    free(sbpe);
+    free(out);
+    free(dir);
+}
+
+typedef struct creator {
+    const char *dir;
+    volatile int stop;
+    int bad; /* files created with more than the umask allows */
+} creator;
+
+static void *create_files(void *arg)
+{
+    creator *c = arg;
+    char *p = path_in(c->dir, "other");
+    while (!c->stop) {
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0666);
+        cr_assert(fd >= 0);
+        struct stat st;
+        fstat(fd, &st);
+        c->bad += (st.st_mode & 0022) != 0;
+        close(fd);
+        unlink(p);
+    }
+    free(p);
+    return NULL;
+}
+
+/* Opening outputs changes nothing another thread of the program sees: the
+ * files it creates meanwhile keep the umask's mode (reading the umask with
+ * umask(0); umask(mask) would leave some of them world-writable). */
+Test(files, opening_outputs_leaves_other_threads_files_alone, .timeout = 60)
+{
+    char *dir = temp_dir();
+    mode_t old = umask(022);
+    creator c = {dir, 0, 0};
+    pthread_t th;
+    cr_assert_eq(pthread_create(&th, NULL, create_files, &c), 0);
+    char *out = path_in(dir, "out.bin");
+    for (int i = 0; i < 20000 && !c.bad; i++) {
+        simdbpe_dataset_file_out *f;
+        cr_assert_eq(simdbpe_dataset_file_open(out, &f, NULL), SIMDBPE_OK);
+        simdbpe_dataset_file_discard(f);
+    }
+    c.stop = 1;
+    pthread_join(th, NULL);
+    umask(old);
+    cr_expect_eq(c.bad, 0, "%d files of the other thread were group- or world-writable", c.bad);
+    rmdir(dir);
+    free(out);
+    free(dir);
 }

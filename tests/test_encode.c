@@ -60,27 +60,31 @@ Test(encode, null_arguments)
     cr_assert_eq(simdbpe_encode(enc, "a", 1, NULL, &ids, NULL, &err), SIMDBPE_ERR_INVALID_ARG);
     cr_assert_eq(simdbpe_encode(NULL, "a", 1, NULL, &ids, &n, &err), SIMDBPE_ERR_INVALID_ARG);
     simdbpe_encoder *e = NULL;
-    cr_assert_eq(simdbpe_encoder_new(NULL, &e), SIMDBPE_ERR_INVALID_ARG);
-    cr_assert_eq(simdbpe_encoder_new(model, NULL), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encoder_new(NULL, &e, NULL), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_eq(simdbpe_encoder_new(model, NULL, NULL), SIMDBPE_ERR_INVALID_ARG);
     /* cache_mb: 0 (the default) or 3..96 */
     static const unsigned bad_mb[] = {1, 2, 97, 1000, UINT32_MAX};
     for (size_t i = 0; i < sizeof bad_mb / sizeof *bad_mb; i++) {
         simdbpe_encoder_options o = {.cache_mb = bad_mb[i]};
         e = (simdbpe_encoder *)&o; /* must be reset */
-        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e), SIMDBPE_ERR_INVALID_ARG,
+        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e, &err), SIMDBPE_ERR_INVALID_ARG,
                      "cache_mb %u", bad_mb[i]);
         cr_assert_null(e);
+        char want[64];
+        snprintf(want, sizeof want, "cache_mb %u is outside 3-96", bad_mb[i]);
+        cr_assert(err.status == SIMDBPE_ERR_INVALID_ARG && strstr(err.message, want),
+                  "%s", err.message);
     }
     static const unsigned good_mb[] = {0, 3, 5, 24, 96};
     for (size_t i = 0; i < sizeof good_mb / sizeof *good_mb; i++) {
         simdbpe_encoder_options o = {.cache_mb = good_mb[i]};
-        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e), SIMDBPE_OK, "cache_mb %u",
+        cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e, NULL), SIMDBPE_OK, "cache_mb %u",
                      good_mb[i]);
         cr_assert_eq(simdbpe_encode(e, "hello world", 11, NULL, &ids, &n, &err), SIMDBPE_OK);
         cr_assert(n == 2 && ids[0] == 31373 && ids[1] == 995); /* GPT-2's, as in tiktoken */
         simdbpe_encoder_free(e);
     }
-    cr_assert_eq(simdbpe_encoder_new_with(model, NULL, &e), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new_with(model, NULL, &e, NULL), SIMDBPE_OK);
     simdbpe_encoder_free(e);
     /* A NULL error pointer is allowed on failure and on success. */
     cr_assert_eq(simdbpe_encode(enc, "\xFF", 1, NULL, &ids, &n, NULL), SIMDBPE_ERR_INVALID_UTF8);
@@ -476,7 +480,7 @@ static void *thread_main(void *arg)
 {
     thread_job *j = arg;
     simdbpe_encoder *e = NULL;
-    j->ok = simdbpe_encoder_new(j->m, &e) == SIMDBPE_OK;
+    j->ok = simdbpe_encoder_new(j->m, &e, NULL) == SIMDBPE_OK;
     for (int r = 0; j->ok && r < 50; r++) {
         const uint32_t *ids;
         size_t n;
@@ -550,8 +554,11 @@ Test(encode, kernel_choice)
     }
     cr_assert_eq(setenv("SIMDBPE_KERNEL", "no-such-kernel", 1), 0);
     simdbpe_encoder *e = NULL;
-    cr_assert_eq(simdbpe_encoder_new(model, &e), SIMDBPE_ERR_UNSUPPORTED);
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encoder_new(model, &e, &err), SIMDBPE_ERR_UNSUPPORTED);
     cr_assert_null(e);
+    cr_assert(err.status == SIMDBPE_ERR_UNSUPPORTED && strstr(err.message, "SIMDBPE_KERNEL"),
+              "%s", err.message);
     unsetenv("SIMDBPE_KERNEL");
 }
 

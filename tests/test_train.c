@@ -581,7 +581,7 @@ static void check_hf_roundtrip(const char *name)
     char dir[256];
     simdbpe_model *m = save_and_open(t, dir, sizeof dir);
     simdbpe_encoder *enc;
-    cr_assert_eq(simdbpe_encoder_new(m, &enc), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(m, &enc, NULL), SIMDBPE_OK);
     static const char *const texts[] = {"tinyshakespeare", "taylorswift"};
     for (int i = 0; i < 2; i++) {
         size_t tl;
@@ -683,7 +683,7 @@ Test(roundtrip, small_model_encodes_as_the_textbook_encoder)
     char dir[256];
     simdbpe_model *m = save_and_open(t, dir, sizeof dir);
     simdbpe_encoder *enc;
-    cr_assert_eq(simdbpe_encoder_new(m, &enc), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_encoder_new(m, &enc, NULL), SIMDBPE_OK);
     /* Shakespeare through a model of Wikipedia text, first 200 kB. */
     char *s = tt_read(TT_CORPUS("tinyshakespeare"), &tl);
     tl = 200000;

@@ -39,6 +39,11 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 /* "simdbpe: <message>" on stderr. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
+/* On SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove the library's temporary
+ * outputs and locks (simdbpe_dataset_remove_temporaries), then die of the
+ * signal, so that an interrupted command leaves no partial file. */
+void cli_cleanup_on_signals(void);
+
 /* "<stdin>" for "-", else the path itself. */
 const char *cli_display_name(const char *path);
 

@@ -328,7 +328,7 @@ int cmd_decode(int argc, char **argv)
         free(o.files);
         return EXIT_FAIL;
     }
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_dataset_file_out *out;
     if (simdbpe_dataset_file_open(o.output, &out, &err) != SIMDBPE_OK) {
         cli_error("%s: %s", o.output, err.message);

@@ -429,7 +429,7 @@ static int prepare(run *r)
 
 static int execute(run *r)
 {
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_error err;
     if (r->o.summary &&
         simdbpe_dataset_file_open(r->o.summary, &r->summary, &err) != SIMDBPE_OK) {

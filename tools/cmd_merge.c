@@ -89,7 +89,7 @@ int cmd_merge(int argc, char **argv)
     }
     simdbpe_merge_result r;
     simdbpe_error err;
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_status st = simdbpe_dataset_merge(&o, a.names, a.n_names, &r, &err);
     free(a.names);
     if (st != SIMDBPE_OK) {

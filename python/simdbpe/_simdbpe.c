@@ -333,8 +333,10 @@ static simdbpe_encoder *take_encoder(Model *self)
     if (self->n_idle_enc > 0)
         return self->idle_enc[--self->n_idle_enc];
     simdbpe_encoder *e = NULL;
-    if (simdbpe_encoder_new(self->model, &e) != SIMDBPE_OK)
-        PyErr_NoMemory();
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encoder_new(self->model, &e, &err);
+    if (st != SIMDBPE_OK)
+        raise_nomem(st, &err);
     return e;
 }
 

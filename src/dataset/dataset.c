@@ -475,7 +475,7 @@ void simdbpe_dataset_free(simdbpe_dataset *ds)
     free(ds);
 }
 
-void simdbpe_dataset_cleanup_on_signals(void)
+void simdbpe_dataset_remove_temporaries(void)
 {
-    outfile_signals_install();
+    outfile_remove_all();
 }

@@ -458,11 +458,12 @@ static int finish_outputs(merge *m)
         if (e)
             return e;
     }
-    outfile_commit_begin();
+    sigset_t saved;
+    outfile_commit_begin(&saved);
     e = outfile_commit(&m->data);
     if (!e && m->format == SIMDBPE_OUTPUT_MEGATRON)
         e = outfile_commit(&m->idx);
-    outfile_commit_end();
+    outfile_commit_end(&saved);
     return e;
 }
 

@@ -3,11 +3,14 @@
  * registry (see outfile.h).
  *
  * The registry is a fixed array of temporary paths. Slots are taken and
- * released under a mutex by ordinary code; the signal handler only reads
- * them (each slot is a single pointer store, so it sees either a complete
- * path or NULL) and calls unlink(), which is async-signal-safe.
+ * released under a mutex by ordinary code; outfile_remove_all, which a
+ * program's signal handler calls, only reads them (each slot is a single
+ * pointer store, so it sees either a complete path or NULL) and calls
+ * unlink(), which is async-signal-safe.
  */
 #include "outfile.h"
+
+#include "../common/replace.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,7 +31,6 @@
 
 static char *volatile registry[REGISTRY_SLOTS];
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static sigset_t held_signals;
 
 static int registry_add(char *path)
 {
@@ -54,39 +56,29 @@ static void registry_remove(int slot)
     pthread_mutex_unlock(&registry_lock);
 }
 
-static void on_fatal_signal(int sig)
+void outfile_remove_all(void)
 {
     for (int i = 0; i < REGISTRY_SLOTS; i++) {
         char *p = registry[i];
         if (p)
             unlink(p);
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
 }
 
-void outfile_signals_install(void)
+void outfile_commit_begin(sigset_t *saved)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    sigemptyset(&held_signals);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-        sigaddset(&held_signals, sigs[i]);
-    }
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    sigaddset(&held, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &held, saved);
 }
 
-void outfile_commit_begin(void)
+void outfile_commit_end(const sigset_t *saved)
 {
-    pthread_sigmask(SIG_BLOCK, &held_signals, NULL);
-}
-
-void outfile_commit_end(void)
-{
-    pthread_sigmask(SIG_UNBLOCK, &held_signals, NULL);
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
 int outfile_open(outfile *o, const char *path)
@@ -124,28 +116,19 @@ int outfile_open(outfile *o, const char *path)
         target = realpath(path, NULL);
     if (target)
         path = target;
-    size_t n = strlen(path);
     o->final_path = strdup(path);
     free(target);
-    path = o->final_path;
-    o->tmp_path = malloc(n + 16);
-    if (!o->final_path || !o->tmp_path) {
+    if (!o->final_path) {
         outfile_discard(o);
         return ENOMEM;
     }
-    snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    o->fd = mkstemp(o->tmp_path);
+    /* PATH.tmp.XXXXXX, with the mode a new file gets (replace.h). */
+    o->fd = simdbpe__tmp_open(o->final_path, &o->tmp_path);
     if (o->fd < 0) {
         int e = errno;
-        free(o->tmp_path);
-        o->tmp_path = NULL;
         outfile_discard(o);
         return e;
     }
-    /* mkstemp makes the file 0600; outputs get the usual umask mode. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(o->fd, 0666 & ~mask);
     o->slot = registry_add(o->tmp_path);
     if (o->slot < 0) {
         outfile_discard(o);
@@ -156,17 +139,8 @@ int outfile_open(outfile *o, const char *path)
 
 static void write_fully(outfile *o, const unsigned char *p, size_t n)
 {
-    while (n && !o->err) {
-        ssize_t w = write(o->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            o->err = errno;
-            return;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
+    if (!o->err)
+        o->err = simdbpe__write_all(o->fd, p, n);
 }
 
 static void flush_buffer(outfile *o)

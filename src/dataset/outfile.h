@@ -4,11 +4,12 @@
  *
  * A file is written under a temporary name next to its final one
  * ("PATH.tmp.XXXXXX"); outfile_commit() renames it into place. Until then
- * the temporary name is in a process-wide registry, and the handler that
- * outfile_signals_install() sets for SIGINT, SIGTERM, SIGHUP and SIGPIPE
- * unlinks every registered file before the process dies of the signal. So a
- * failed or interrupted run never leaves a file under a final name: it
- * either calls outfile_discard() or dies with the temporaries removed.
+ * the temporary name is in a process-wide registry, and
+ * outfile_remove_all() (simdbpe_dataset_remove_temporaries(), which a
+ * program calls from its handler of SIGINT, SIGTERM, ...) unlinks every
+ * registered file. So a failed or interrupted run never leaves a file under
+ * a final name: it either calls outfile_discard() or dies with the
+ * temporaries removed.
  *
  * Writes are buffered; the first error is remembered (o->err, an errno)
  * and reported by outfile_close(). Standard output is an outfile too
@@ -17,11 +18,13 @@
  *
  * Committing several files (e.g. Megatron's .bin and .idx) should happen
  * between outfile_commit_begin() and outfile_commit_end(), which hold back
- * SIGINT/SIGTERM so that a signal cannot leave half of a set renamed.
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE in the committing thread so that a
+ * handler cannot leave half of a set renamed.
  */
 #ifndef SIMDBPE_OUTFILE_H
 #define SIMDBPE_OUTFILE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,7 +39,7 @@
 #define outfile_free simdbpe__outfile_free
 #define outfile_open simdbpe__outfile_open
 #define outfile_pwrite simdbpe__outfile_pwrite
-#define outfile_signals_install simdbpe__outfile_signals_install
+#define outfile_remove_all simdbpe__outfile_remove_all
 #define outfile_write simdbpe__outfile_write
 #define outfile_write_whole simdbpe__outfile_write_whole
 #define outlock_release simdbpe__outlock_release
@@ -78,10 +81,13 @@ void outfile_discard(outfile *o);
 /* Frees the names of a committed outfile (outfile_discard does this too). */
 void outfile_free(outfile *o);
 
-void outfile_commit_begin(void);
-void outfile_commit_end(void);
+/* Holds back the signals above in this thread, saving its mask in *saved;
+ * then puts the mask back. */
+void outfile_commit_begin(sigset_t *saved);
+void outfile_commit_end(const sigset_t *saved);
 
-void outfile_signals_install(void);
+/* Unlinks every registered temporary file and lock; async-signal-safe. */
+void outfile_remove_all(void);
 
 /* Writes `len` bytes to `path` atomically (temporary name, then rename).
  * Returns 0 or an errno. */

@@ -806,7 +806,7 @@ static int make_encoders(const job *j, worker *wk, pipeline *p, run_failure *f)
         wk[i].reader = i == 0;
         simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
         eo.cache_mb = j->cache_mb;
-        simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc);
+        simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc, NULL);
         if (st != SIMDBPE_OK) {
             char msg[300];
             snprintf(msg, sizeof msg, "cannot create an encoder: %s%s", simdbpe_strerror(st),

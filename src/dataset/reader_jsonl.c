@@ -21,6 +21,7 @@
 
 #include "../../kernels/kernels.h"
 #include "../common/common.h"
+#include "../common/json_escape.h"
 #include "../common/utf8_valid.h"
 
 #define MAX_DEPTH 64
@@ -112,26 +113,6 @@ static void skip_ws(parser *p)
     }
 }
 
-static int hex4(parser *p, unsigned *u)
-{
-    if (p->n - p->i < 4)
-        return -1;
-    unsigned v = 0;
-    for (int k = 0; k < 4; k++) {
-        unsigned c = p->s[p->i + (size_t)k], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-            d = (c | 0x20) - 'a' + 10;
-        else
-            return -1;
-        v = v << 4 | d;
-    }
-    p->i += 4;
-    *u = v;
-    return 0;
-}
-
 /* How a string is read: validated and dropped, unescaped as the value
  * (raw bytes kept as they are), or unescaped as a key (UTF-8 checked). */
 enum { STR_SKIP, STR_VALUE, STR_KEY };
@@ -143,55 +124,30 @@ enum { STR_SKIP, STR_VALUE, STR_KEY };
  */
 static int read_escape(parser *p, int mode, jsonl_buf *dst)
 {
-    if (p->i >= p->n)
+    uint32_t cp;
+    size_t k = simdbpe__json_escape((const char *)p->s + p->i, p->n - p->i, &cp);
+    if (!k)
         return -1;
-    unsigned char c = p->s[p->i++], one;
-    unsigned cp;
-    switch (c) {
-    case '"': one = '"'; break;
-    case '\\': one = '\\'; break;
-    case '/': one = '/'; break;
-    case 'b': one = '\b'; break;
-    case 'f': one = '\f'; break;
-    case 'n': one = '\n'; break;
-    case 'r': one = '\r'; break;
-    case 't': one = '\t'; break;
-    case 'u':
-        if (hex4(p, &cp))
+    p->i += k;
+    if (simdbpe__is_surrogate(cp)) {
+        if (mode != STR_VALUE)
             return -1;
-        if (cp >= 0xD800 && cp <= 0xDBFF && p->n - p->i >= 6 && p->s[p->i] == '\\' &&
-            p->s[p->i + 1] == 'u') {
-            size_t save = p->i;
-            unsigned lo;
-            p->i += 2;
-            if (hex4(p, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF)
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            else
-                p->i = save; /* not a pair: the high half stands alone */
-        }
-        if (cp >= 0xD800 && cp <= 0xDFFF) {
-            if (mode != STR_VALUE)
-                return -1;
-            p->any_surrogate = 1;
-            if (!p->replace)
-                p->surrogate = 1;
-            cp = 0xFFFD;
-        }
-        /* A NUL in a key (\u0000) is valid JSON too; jansson refuses it,
-         * the fast path reads it. */
-        if (dst) {
-            if (buf_reserve(dst, 4))
-                return -2;
-            dst->len += simdbpe__utf8_encode(cp, (uint8_t *)dst->p + dst->len);
-        }
-        return 0;
-    default:
-        return -1;
+        p->any_surrogate = 1;
+        if (!p->replace)
+            p->surrogate = 1;
+        cp = 0xFFFD;
     }
+    /* A NUL in a key (\u0000) is valid JSON too; jansson refuses it, the
+     * fast path reads it. */
     if (dst) {
-        if (buf_reserve(dst, 1))
+        /* Reserve only what it takes: unescaping in place has no room to
+         * spare at the end. */
+        uint8_t u[4];
+        size_t len = simdbpe__utf8_encode(cp, u);
+        if (buf_reserve(dst, len))
             return -2;
-        dst->p[dst->len++] = (char)one;
+        memcpy(dst->p + dst->len, u, len);
+        dst->len += len;
     }
     return 0;
 }

@@ -92,9 +92,10 @@ int writer_finish(writer *w)
 
 int writer_commit(writer *w)
 {
-    outfile_commit_begin();
+    sigset_t saved;
+    outfile_commit_begin(&saved);
     int e = w->ops->commit(w);
-    outfile_commit_end();
+    outfile_commit_end(&saved);
     return e;
 }
 

@@ -72,6 +72,8 @@
 
 #include "model.h"
 
+#include "../common/replace.h"
+
 #if defined(MAP_POPULATE)
 #define MAP_POPULATE_IF_ANY MAP_POPULATE
 #else
@@ -577,28 +579,8 @@ simdbpe_status simdbpe_model_save(const simdbpe_model *m, const char *path, simd
     if (!m || !path)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_save: NULL argument");
-    /* Write under a temporary name and rename when complete, so a failed
-     * save never leaves a partial file under the final name. */
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int e = 0;
-    if (!f)
-        e = errno;
-    else {
-        if (fwrite(m->image, 1, m->image_len, f) != m->image_len)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
-            e = errno ? errno : EIO;
-        if (!e && rename(tmp, path) != 0)
-            e = errno;
-        if (e)
-            unlink(tmp);
-    }
-    free(tmp);
+    /* A failed save never leaves a partial file under the final name. */
+    int e = simdbpe__replace_file(path, m->image, m->image_len);
     if (e)
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", path,
                              strerror(e));

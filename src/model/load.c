@@ -19,6 +19,7 @@
 #include <jansson.h>
 
 #include "../../kernels/kernels.h"
+#include "../common/json_escape.h"
 #include "../common/utf8_valid.h"
 #include "loader.h"
 
@@ -75,42 +76,6 @@ static uint32_t bytes_table_find(const simdbpe_model *m, const bytes_slot *t, ui
             return t[i].id;
     }
     return SIMDBPE__NO_ID;
-}
-
-/* Decodes a UTF-8 byte-level string into bytes; returns the number of
- * bytes, or -1 (with *bad_cp set) if a code point is not in the alphabet.
- * `s` is valid UTF-8 (jansson and our own checks guarantee it). */
-static long decode_bytelevel(const loader *ld, const uint8_t *s, size_t len, uint8_t *out,
-                             uint32_t *bad_cp)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < len;) {
-        uint32_t cp;
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            cp = c;
-            i += 1;
-        } else if ((c & 0xE0) == 0xC0 && i + 1 < len) {
-            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-            i += 2;
-        } else {
-            /* 3- and 4-byte sequences are all outside the alphabet. */
-            *bad_cp = c;
-            if ((c & 0xF0) == 0xE0 && i + 2 < len)
-                *bad_cp = (uint32_t)(c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 |
-                          (s[i + 2] & 0x3F);
-            else if ((c & 0xF8) == 0xF0 && i + 3 < len)
-                *bad_cp = (uint32_t)(c & 0x07) << 18 | (uint32_t)(s[i + 1] & 0x3F) << 12 |
-                          (uint32_t)(s[i + 2] & 0x3F) << 6 | (s[i + 3] & 0x3F);
-            return -1;
-        }
-        if (cp >= 0x144 || ld->cp_byte[cp] < 0) {
-            *bad_cp = cp;
-            return -1;
-        }
-        out[n++] = (uint8_t)ld->cp_byte[cp];
-    }
-    return (long)n;
 }
 
 /* ---- specials list ---- */
@@ -181,20 +146,6 @@ static const char *skip_ws(const char *p, const char *end)
     return p;
 }
 
-static int hex4(const char *p, uint32_t *v)
-{
-    *v = 0;
-    for (int i = 0; i < 4; i++) {
-        char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (d < 0)
-            return -1;
-        *v = *v << 4 | (uint32_t)d;
-    }
-    return 0;
-}
-
 /* Parses one JSON string at p (after its opening quote) into out; returns
  * the byte after the closing quote, or NULL for anything unusual. */
 static const char *fast_string(const char *p, const char *end, char *out, size_t *n)
@@ -209,30 +160,11 @@ static const char *fast_string(const char *p, const char *end, char *out, size_t
             p++;
             continue;
         }
-        if (end - p < 2)
-            return NULL;
-        char e = p[1];
-        p += 2;
-        static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
-        const char *f = e ? strchr(from, e) : NULL;
-        if (f) {
-            out[k++] = to[f - from];
-            continue;
-        }
         uint32_t cp;
-        if (e != 'u' || end - p < 4 || hex4(p, &cp))
+        size_t e = simdbpe__json_escape(p + 1, (size_t)(end - p - 1), &cp);
+        if (!e || simdbpe__is_surrogate(cp))
             return NULL;
-        p += 4;
-        if (cp >= 0xD800 && cp < 0xDC00) {
-            uint32_t lo;
-            if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || hex4(p + 2, &lo) || lo < 0xDC00 ||
-                lo > 0xDFFF)
-                return NULL;
-            p += 6;
-            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-        } else if (cp >= 0xDC00 && cp < 0xE000) {
-            return NULL;
-        }
+        p += 1 + e;
         k += simdbpe__utf8_encode(cp, (uint8_t *)out + k);
     }
     if (p >= end)
@@ -515,7 +447,7 @@ static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
         }
         if (n < 0) {
             uint32_t bad = 0;
-            n = decode_bytelevel(ld, (const uint8_t *)key, klen, tmp + pos, &bad);
+            n = simdbpe__bytelevel_decode((const uint8_t *)key, klen, tmp + pos, &bad);
             if (n < 0) {
                 simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
                 st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
@@ -584,8 +516,8 @@ static simdbpe_status add_merge(loader *ld, const uint8_t *a, size_t alen, const
                              what, (unsigned long long)line, close);
     /* buf = bytes of a, then bytes of b: the merged token is all of it. */
     uint32_t bad = 0;
-    long na = decode_bytelevel(ld, a, alen, buf, &bad);
-    long nb = na < 0 ? -1 : decode_bytelevel(ld, b, blen, buf + na, &bad);
+    long na = simdbpe__bytelevel_decode(a, alen, buf, &bad);
+    long nb = na < 0 ? -1 : simdbpe__bytelevel_decode(b, blen, buf + na, &bad);
     if (na >= 0 && nb >= 0 && (size_t)(na + nb) > SIMDBPE__MAX_TOKEN_BYTES)
         return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
                              "%s%llu%s: the merged token has %ld bytes, more than the limit of %d",
@@ -886,8 +818,6 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
 {
     *out = NULL;
     loader ld = {0};
-    for (uint32_t cp = 0; cp < 0x144; cp++)
-        ld.cp_byte[cp] = (int16_t)simdbpe__bytelevel_byte(cp);
     special_text *sp = spec->added;
     size_t n_sp = spec->n_added;
     simdbpe_model *m = calloc(1, sizeof *m);

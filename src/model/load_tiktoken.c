@@ -94,7 +94,7 @@ static size_t to_bytelevel(const uint8_t *b, size_t n, char *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < n; i++)
-        k += simdbpe__utf8_encode(simdbpe__bytelevel_cp(b[i]), (uint8_t *)out + k);
+        k += simdbpe__bytelevel_utf8(b[i], (uint8_t *)out + k);
     return k;
 }
 

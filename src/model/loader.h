@@ -35,7 +35,6 @@ typedef struct bytes_slot {
 
 typedef struct loader {
     simdbpe_model *m;
-    int16_t cp_byte[0x144]; /* byte-level code point -> byte, or -1 */
     /* every token's bytes -> id (added tokens excluded), for resolving merges */
     bytes_slot *all;
     uint64_t all_mask;

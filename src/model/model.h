@@ -27,6 +27,7 @@
 #ifndef SIMDBPE_MODEL_H
 #define SIMDBPE_MODEL_H
 
+#include "../common/bytelevel.h"
 #include "../common/common.h"
 #include "../pretok/pretok.h"
 
@@ -424,13 +425,6 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
  * fault (dear on virtual machines). Free with free(). */
 void *simdbpe__model_alloc(size_t bytes);
 void *simdbpe__model_calloc(size_t n, size_t size);
-
-/* ---- byte-level alphabet (bytelevel.c) ---- */
-
-/* The code point that stands for byte b in vocab.json / merges.txt. */
-uint32_t simdbpe__bytelevel_cp(uint8_t b);
-/* The byte a code point stands for, or -1 if it is not in the alphabet. */
-int simdbpe__bytelevel_byte(uint32_t cp);
 
 /* ---- added tokens (added.c) ---- */
 

@@ -30,31 +30,13 @@ static uint8_t *bytelevel_decode(const uint8_t *s, size_t n, size_t *out_len, in
 {
     uint8_t *out = malloc(n ? n : 1);
     *ok = out != NULL;
-    if (!out)
+    uint32_t bad;
+    long len = out ? simdbpe__bytelevel_decode(s, n, out, &bad) : -1;
+    if (len < 0) {
+        free(out);
         return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            cp = c;
-            i += 1;
-        } else if (c < 0xE0) {
-            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-            i += 2;
-        } else {
-            /* Three- and four-byte code points are all above U+0143. */
-            free(out);
-            return NULL;
-        }
-        int b = simdbpe__bytelevel_byte(cp);
-        if (b < 0) {
-            free(out);
-            return NULL;
-        }
-        out[o++] = (uint8_t)b;
     }
-    *out_len = o;
+    *out_len = (size_t)len;
     return out;
 }
 

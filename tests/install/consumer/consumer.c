@@ -19,7 +19,7 @@ int main(void)
     simdbpe_encoder *enc;
     simdbpe_error err;
     if (simdbpe_model_open("gpt2", &model, &err) != SIMDBPE_OK ||
-        simdbpe_encoder_new(model, &enc) != SIMDBPE_OK) {
+        simdbpe_encoder_new(model, &enc, &err) != SIMDBPE_OK) {
         fprintf(stderr, "cannot open gpt2: %s\n", err.message);
         return 1;
     }
