@@ -356,52 +356,31 @@ Test(dataset, progress_callback_cancels_the_run)
     simdbpe_model_free(m);
 }
 
+/* Each value's name both ways, and no name past the last value. */
+#define CHECK_NAMES(type, kind, last, ...)                                                         \
+    do {                                                                                           \
+        static const char *const names[] = {__VA_ARGS__};                                          \
+        size_t n = sizeof names / sizeof names[0];                                                 \
+        cr_assert_eq(n, (size_t)last + 1, #kind ": %zu names", n);                                 \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            type v = (type)(last + 1);                                                             \
+            cr_assert_str_eq(simdbpe_##kind##_name((type)i), names[i]);                            \
+            cr_assert_eq(simdbpe_##kind##_of(names[i], &v), SIMDBPE_OK, "%s", names[i]);           \
+            cr_assert_eq((size_t)v, i, "%s", names[i]);                                            \
+        }                                                                                          \
+        cr_assert_null(simdbpe_##kind##_name((type)(last + 1)));                                   \
+    } while (0)
+
 /* The names the CLI, Python and markers use, both ways, for every value
- * of the enums in simdbpe_dataset.h. */
+ * of the enums in simdbpe_dataset.h (listed here in the values' order). */
 Test(dataset, names_of_formats_and_eot_modes_both_ways)
 {
-    static const struct {
-        simdbpe_output_format v;
-        const char *name;
-    } outs[] = {{SIMDBPE_OUTPUT_TEXT, "text"},         {SIMDBPE_OUTPUT_U16, "u16"},
-                {SIMDBPE_OUTPUT_U32, "u32"},           {SIMDBPE_OUTPUT_LLMC, "llmc"},
-                {SIMDBPE_OUTPUT_MEGATRON, "megatron"}, {SIMDBPE_OUTPUT_DATATROVE, "datatrove"},
-                {SIMDBPE_OUTPUT_COUNT, "count"}};
-    for (size_t i = 0; i < 7; i++) {
-        simdbpe_output_format f = SIMDBPE_OUTPUT_COUNT + 1;
-        cr_assert_str_eq(simdbpe_output_format_name(outs[i].v), outs[i].name);
-        cr_assert_eq(simdbpe_output_format_of(outs[i].name, &f), SIMDBPE_OK);
-        cr_assert_eq(f, outs[i].v);
-    }
-    cr_assert_null(simdbpe_output_format_name(SIMDBPE_OUTPUT_COUNT + 1));
-
-    static const struct {
-        simdbpe_input_format v;
-        const char *name;
-    } ins[] = {{SIMDBPE_INPUT_TEXT, "text"}, {SIMDBPE_INPUT_LINES, "lines"},
-               {SIMDBPE_INPUT_JSONL, "jsonl"}};
-    for (size_t i = 0; i < 3; i++) {
-        simdbpe_input_format f = SIMDBPE_INPUT_JSONL + 1;
-        cr_assert_str_eq(simdbpe_input_format_name(ins[i].v), ins[i].name);
-        cr_assert_eq(simdbpe_input_format_of(ins[i].name, &f), SIMDBPE_OK);
-        cr_assert_eq(f, ins[i].v);
-    }
-    cr_assert_null(simdbpe_input_format_name(SIMDBPE_INPUT_JSONL + 1));
-
-    static const struct {
-        simdbpe_eot v;
-        const char *name;
-    } eots[] = {{SIMDBPE_EOT_DEFAULT, "default"},
-                {SIMDBPE_EOT_NONE, "none"},
-                {SIMDBPE_EOT_APPEND, "append"},
-                {SIMDBPE_EOT_PREPEND, "prepend"}};
-    for (size_t i = 0; i < 4; i++) {
-        simdbpe_eot e = SIMDBPE_EOT_PREPEND + 1;
-        cr_assert_str_eq(simdbpe_eot_name(eots[i].v), eots[i].name);
-        cr_assert_eq(simdbpe_eot_of(eots[i].name, &e), SIMDBPE_OK);
-        cr_assert_eq(e, eots[i].v);
-    }
-    cr_assert_null(simdbpe_eot_name(SIMDBPE_EOT_PREPEND + 1));
+    CHECK_NAMES(simdbpe_output_format, output_format, SIMDBPE_OUTPUT_COUNT, "text", "u16", "u32",
+                "llmc", "megatron", "datatrove", "count");
+    CHECK_NAMES(simdbpe_input_format, input_format, SIMDBPE_INPUT_JSONL, "text", "lines", "jsonl");
+    CHECK_NAMES(simdbpe_eot, eot, SIMDBPE_EOT_PREPEND, "default", "none", "append", "prepend");
+    cr_assert_eq(SIMDBPE_OUTPUT_U16, 1);
+    cr_assert_eq(SIMDBPE_EOT_APPEND, 2);
 
     simdbpe_output_format f = SIMDBPE_OUTPUT_U32;
     cr_assert_eq(simdbpe_output_format_of("U16", &f), SIMDBPE_ERR_INVALID_ARG);

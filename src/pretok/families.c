@@ -906,50 +906,26 @@ static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, co
     return chained ? block_family_piece(s, n, q, fam) : i;
 }
 
-static size_t scan_cl100k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                          size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_CL100K);
-}
-
-static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                         size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_QWEN2);
-}
-
-static size_t scan_o200k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                         size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_O200K);
-}
-
-static size_t scan_deepseek_v3(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                            size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_DEEPSEEK);
-}
-
 /* ------------------------------------------------------------ the records */
 
 /* The entry points the records give out, which fill the scanners' ASCII
  * classes on first use. */
-#define ENTRY_POINTS(fam, piece)                                                                   \
+#define ENTRY_POINTS(fam, flag, piece)                                                             \
     static size_t fam##_scan(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,      \
                              size_t hi, size_t lo, uint64_t *starts)                               \
     {                                                                                              \
         pthread_once(&ascii_once, init_ascii);                                                     \
-        return scan_##fam(k, s, n, i, hi, lo, starts);                                             \
+        return scan_blocks(k, s, n, i, hi, lo, starts, flag);                                      \
     }                                                                                              \
     static size_t fam##_piece_end(const uint8_t *s, size_t n, size_t i)                           \
     {                                                                                              \
         pthread_once(&ascii_once, init_ascii);                                                     \
         return piece(s, n, i);                                                                     \
     }
-ENTRY_POINTS(cl100k, cl100k_piece)
-ENTRY_POINTS(qwen2, qwen2_piece)
-ENTRY_POINTS(o200k, o200k_end)
-ENTRY_POINTS(deepseek_v3, deepseek_end)
+ENTRY_POINTS(cl100k, F_CL100K, cl100k_piece)
+ENTRY_POINTS(qwen2, F_QWEN2, qwen2_piece)
+ENTRY_POINTS(o200k, F_O200K, o200k_end)
+ENTRY_POINTS(deepseek_v3, F_DEEPSEEK, deepseek_end)
 
 /* The Split patterns of each family, exactly as their tokenizer.json
  * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
