@@ -1,7 +1,8 @@
 /*
  * loader.h - building models from text formats (internal): what the
- * loaders of vocab.json + merges.txt (load.c), tokenizer.json (load_hf.c)
- * and .tiktoken files (load_tiktoken.c) share.
+ * loaders of vocab.json + merges.txt (load.c, vocab.c), tokenizer.json
+ * (load_hf.c) and .tiktoken files (load_tiktoken.c) share with the builder
+ * (build.c).
  *
  * Every loader turns its format into a build spec (the tokens as a list
  * of strings with ids, the added tokens, how to read the merges, the
@@ -22,6 +23,16 @@
 #ifndef MAX_VOCAB_ID
 #define MAX_VOCAB_ID (1u << 24)
 #endif
+
+/* The slots of an open-addressing table for n keys: a power of two, at
+ * least 2n (and 16). */
+static inline uint64_t simdbpe__table_size_for(uint64_t n)
+{
+    uint64_t size = 16;
+    while (size < n * 2)
+        size *= 2;
+    return size;
+}
 
 typedef struct pending_merge {
     uint32_t left, right, id;
@@ -77,6 +88,11 @@ simdbpe_status simdbpe__vocab_from_json(const json_t *root, size_t len, const ch
  * Returns SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__vocab_append(vocab_list *v, const char *key, size_t klen, uint32_t id);
 
+/* vocab.json's text (after a byte order mark, if any) as a list; errors
+ * name "vocab.json" and the line and column. */
+simdbpe_status simdbpe__vocab_parse(const char *json, size_t len, vocab_list *v,
+                                    simdbpe_error *err);
+
 typedef struct simdbpe__build_spec {
     const char *vocab_name; /* names the vocabulary's source in errors */
     vocab_list vocab;       /* taken over (freed) by simdbpe__build */
@@ -95,6 +111,16 @@ typedef struct simdbpe__build_spec {
 simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                               simdbpe_error *err);
 
+/*
+ * The next merge, of the byte-level strings a and b. `what`, `line` and
+ * `close` say where it was read ("merges.txt line " 3 "", "tokenizer.json:
+ * model.merges[" 2 "]"), `at` its byte offset or SIMDBPE_NO_POSITION, and
+ * `vocab_name` the vocabulary's source, in errors.
+ */
+simdbpe_status simdbpe__loader_add_merge(loader *ld, const uint8_t *a, size_t alen,
+                                         const uint8_t *b, size_t blen, const char *what,
+                                         uint64_t line, const char *close, uint64_t at,
+                                         const char *vocab_name, simdbpe_error *err);
 /* The next merge (rank = the number added before it), by ids. */
 simdbpe_status simdbpe__loader_merge(loader *ld, uint32_t left, uint32_t right, uint32_t id,
                                      simdbpe_error *err);
