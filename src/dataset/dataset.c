@@ -20,10 +20,9 @@
 #include "marker.h"
 
 /* 128 KB: each batch in flight holds its text and its ids (~2.5x the
- * text), freshly faulted in the first time round; with 1 MB batches the six
- * in flight for two threads cost ~2,500 more page faults than one thread
- * (10-25 us each on these VMs). mixed.jsonl.zst, 2 threads / 1: 1 MB 1.71x,
- * 512 KB 1.82x, 256 KB 1.81x, 128 KB 1.84x (medians of 3). */
+ * text), freshly faulted in the first time round, so larger batches cost
+ * more page faults than they save in hand-overs between threads
+ * (bench/README.md has the sizes measured). */
 #define DEFAULT_BATCH_BYTES (128u << 10)
 #define DEFAULT_SHARD_TOKENS 100000000u
 /* Every batch in flight is allocated at the batch size (a 1 TiB batch
@@ -211,9 +210,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
                             : default_threads();
     /* Each encoder's piece cache: the library's default (24 MB) for one
      * thread; 12 MB each for more, whose caches compete for the CPU's
-     * shared one (one pass over the 100 MB English corpus on 2 threads:
-     * 378.8 MB/s with 12 MB each, 353.1 with 24; 1 thread 220.7 and
-     * 229.6, medians of 5). */
+     * shared one (bench/README.md). */
     j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
     if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL || o->threads > MAX_THREADS ||
         (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES)) ||

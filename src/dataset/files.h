@@ -44,8 +44,8 @@ simdbpe_status files_check(file_list *l, char *msg, size_t cap, uint64_t *index)
 long files_find_same(const file_list *l, const char *path);
 
 /* Sum of the sizes files_check recorded; 0 if any input is not a regular
- * file (or if they were not recorded). No file is looked at again: on a
- * VM a stat costs about 2 us, and a job may have millions of files. */
+ * file (or if they were not recorded). No file is looked at again: a job
+ * may have millions of files, and a stat costs microseconds. */
 uint64_t files_total_size(const file_list *l);
 
 /* The files i with i % world == rank, into *out (the paths are shared with

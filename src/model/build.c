@@ -436,7 +436,7 @@ static simdbpe_status to_image(simdbpe_model *built, simdbpe_model **out, simdbp
 {
     size_t len = simdbpe__image_size(built);
     /* Huge pages when the image is big: a few MB of fresh 4 KB pages cost
-     * ~10 ms of page faults on virtual machines. */
+     * milliseconds of page faults on virtual machines (bench/README.md). */
     size_t align = len >= (1u << 20) ? (2u << 20) : 64;
     size_t bytes = (len + align - 1) / align * align;
     uint8_t *image = aligned_alloc(align, bytes);

@@ -47,12 +47,12 @@
  * token's key, every rule passing the pair filter (a filter that stopped
  * a merge would change ids; one that lets more through only costs
  * lookups). (A merge or whole-token slot at the wrong place would only
- * make a lookup miss; positions are not re-hashed, to keep loading within
- * 2 ms.) A corrupted or hostile file is an error, never an out-of-bounds
+ * make a lookup miss; positions are not re-hashed, to keep loading fast.)
+ * A corrupted or hostile file is an error, never an out-of-bounds
  * read.
  *
  * The pair filter is in the image since version 2: building it at every
- * open cost a fresh process 0.4 ms, mostly page faults on its 128 KB. The
+ * open cost a fresh process page faults on its 128 KB. The
  * joins (8 KB) are built at open, in the same pass over the rules that
  * checks the filter, except for the library's own images, which come with
  * theirs (simdbpe__image_open).

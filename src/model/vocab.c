@@ -92,8 +92,8 @@ static const char *fast_string(const char *p, const char *end, char *out, size_t
 /*
  * The fast path for the usual vocab.json: one flat object of strings to
  * small non-negative integers. It allocates three arrays instead of one
- * node per token (jansson's), which matters: on these machines each fresh
- * page costs tens of microseconds. Returns 0 with the list filled, or -1
+ * node per token (jansson's), which matters where each fresh page is a
+ * costly fault (bench/README.md). Returns 0 with the list filled, or -1
  * for anything else (other JSON, duplicate keys, invalid UTF-8, ...), and
  * the caller then parses with jansson, which also gives the error.
  */

@@ -171,16 +171,15 @@ static bool fix_block_kernel(simdbpe__pretok_state *st, size_t b, simdbpe__block
  * takes the loop below, one character at a time.
  *
  * The kernel costs about the same for one character as for a block of
- * them, and English has a few (quotes, dashes) in 15% of its blocks:
- * sending the blocks of up to 8 to the loop took pre-tokenizing the
- * English corpus from 29.9 to 26.0 ms (CPU time, medians of 7 alternating
- * rounds), multilingual from 23.1 to 21.4 ms at best; code the same.
+ * them, and English has a few (quotes, dashes) in many of its blocks:
+ * sending the blocks of up to 8 to the loop made pre-tokenizing English
+ * and multilingual text faster, code the same (bench/README.md).
  */
 #define KERNEL_LEADS 8
 
 /* Whether x has more than KERNEL_LEADS bits set. Not __builtin_popcountll:
  * this file is built for the baseline CPU, where gcc makes that a call to
- * libgcc's table-driven __popcountdi2 (0.3-0.5% of a multilingual profile). */
+ * libgcc's table-driven __popcountdi2 (measurable in a profile). */
 static inline bool over_kernel_leads(uint64_t x)
 {
     for (int i = 0; i < KERNEL_LEADS; i++)
