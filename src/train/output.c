@@ -29,7 +29,7 @@
 
 #include "../common/replace.h"
 #include "../common/utf8_valid.h"
-#include "../model/model.h"
+#include "../pretok/pretok.h"
 #include "train.h"
 
 /* ------------------------------------------------------------ the writer */

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../../kernels/kernels.h"
-#include "../model/model.h"
+#include "../pretok/pretok.h"
 #include "train.h"
 
 #define MAX_THREADS 64
