@@ -228,7 +228,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     j->sep = (const unsigned char *)o->doc_separator;
     j->sep_len = o->doc_separator_len;
     if (j->mode == SIMDBPE_INPUT_JSONL &&
-        jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
+        simdbpe__jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad --json-key '%s'", ds->json_key);
     return SIMDBPE_OK;
 }
@@ -296,7 +296,7 @@ simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dat
 static simdbpe_status is_an_input(simdbpe_dataset *ds, const char *path, const char *what,
                                   simdbpe_error *err)
 {
-    long i = path ? files_find_same(&ds->all, path) : -1;
+    long i = path ? simdbpe__files_find_same(&ds->all, path) : -1;
     if (i < 0)
         return SIMDBPE_OK;
     return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_INVALID_ARG, (uint64_t)i, 0,
@@ -308,7 +308,7 @@ static simdbpe_status is_an_input(simdbpe_dataset *ds, const char *path, const c
 
 const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path)
 {
-    long i = path ? files_find_same(&ds->all, path) : -1;
+    long i = path ? simdbpe__files_find_same(&ds->all, path) : -1;
     return i < 0 ? NULL : ds->all.paths[i];
 }
 
@@ -359,7 +359,7 @@ static simdbpe_status read_marker(simdbpe_dataset *ds, simdbpe_error *err)
     marker m;
     char msg[600];
     const char *path = ds->marker_path;
-    int rc = marker_read(path, &m, msg, sizeof msg);
+    int rc = simdbpe__marker_read(path, &m, msg, sizeof msg);
     if (rc == 1)
         return SIMDBPE_OK;
     if (rc < 0)
@@ -368,7 +368,7 @@ static simdbpe_status read_marker(simdbpe_dataset *ds, simdbpe_error *err)
                !strcmp(m.dtype, simdbpe__ds_dtype_name(&ds->cfg)) &&
                !strcmp(m.eot, simdbpe_eot_name(ds->cfg.eot)) && m.rank == ds->opts.rank &&
                m.world == ds->opts.world_size && m.total_files == ds->all.n;
-    marker_free(&m);
+    simdbpe__marker_free(&m);
     if (!same)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO,
                         "%s was written by a different run (format, dtype, eot, rank, world size "
@@ -383,7 +383,7 @@ static simdbpe_status name_outputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     const simdbpe_dataset_options *o = &ds->opts;
     if (ds->cfg.output && strcmp(ds->cfg.output, "-")) {
-        ds->base = marker_base(o->rank, o->world_size, ds->cfg.output);
+        ds->base = simdbpe__marker_base(o->rank, o->world_size, ds->cfg.output);
         if (!ds->base)
             return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
         ds->cfg.output = ds->base;
@@ -403,7 +403,7 @@ simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *p
     if (ds->prepared || (n_paths && !paths))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         ds->prepared ? "the inputs are given once" : "no paths");
-    if (files_init(&ds->all, paths, n_paths))
+    if (simdbpe__files_init(&ds->all, paths, n_paths))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; ds->opts.world_size > 1 && i < n_paths; i++)
         if (!strcmp(paths[i], "-"))
@@ -412,20 +412,20 @@ simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *p
                             ds->opts.world_size);
     char msg[4200];
     uint64_t bad;
-    simdbpe_status st = files_check(&ds->all, msg, sizeof msg, &bad);
+    simdbpe_status st = simdbpe__files_check(&ds->all, msg, sizeof msg, &bad);
     if (st)
         return simdbpe__ds_fail(ds, err, st, bad, 0, SIMDBPE_NO_POSITION, "%s", msg);
     st = name_outputs(ds, err);
     if (!st)
         st = outputs_not_inputs(ds, err);
-    if (!st && files_select_rank(&ds->all, ds->opts.rank, ds->opts.world_size, &ds->mine,
-                                 &ds->index))
+    if (!st && simdbpe__files_select_rank(&ds->all, ds->opts.rank, ds->opts.world_size, &ds->mine,
+                                          &ds->index))
         st = OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
     if (!st && ds->opts.world_size)
         st = read_marker(ds, err);
     if (st)
         return st;
-    ds->res.input_size = files_total_size(&ds->mine);
+    ds->res.input_size = simdbpe__files_total_size(&ds->mine);
     ds->prepared = 1;
     return SIMDBPE_OK;
 }
@@ -454,25 +454,25 @@ void simdbpe_dataset_free(simdbpe_dataset *ds)
 {
     if (!ds)
         return;
-    writer_free(ds->w);
-    run_totals_free(&ds->t);
+    simdbpe__writer_free(ds->w);
+    simdbpe__run_totals_free(&ds->t);
     free(ds->base);
     free(ds->marker_path);
     free(ds->index);
-    files_free_view(&ds->mine);
-    files_free(&ds->all);
-    jsonl_key_free(&ds->j.key);
+    simdbpe__files_free_view(&ds->mine);
+    simdbpe__files_free(&ds->all);
+    simdbpe__jsonl_key_free(&ds->j.key);
     free((void *)ds->opts.doc_separator);
     free(ds->output);
     free(ds->model_name);
     free(ds->json_key);
     free(ds->message);
     free((void *)ds->res.skipped_documents);
-    outlock_release(&ds->lock); /* last: after every output is committed or removed */
+    simdbpe__outlock_release(&ds->lock); /* last: after every output is committed or removed */
     free(ds);
 }
 
 void simdbpe_dataset_remove_temporaries(void)
 {
-    outfile_remove_all();
+    simdbpe__outfile_remove_all();
 }

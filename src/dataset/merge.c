@@ -146,7 +146,7 @@ static int open_part(merge *m, part *p, const char *base)
     }
     snprintf(p->data_path, n + 8, m->format == SIMDBPE_OUTPUT_MEGATRON ? "%s.bin" : "%s", base);
     snprintf(mpath, n + 8, "%s.done", base);
-    int r = marker_read(mpath, &p->mk, msg, sizeof msg);
+    int r = simdbpe__marker_read(mpath, &p->mk, msg, sizeof msg);
     free(mpath);
     if (r < 0) {
         fail(m, "merge: %s", msg);
@@ -186,7 +186,7 @@ static int open_part(merge *m, part *p, const char *base)
         if (!ipath)
             return M_FAIL;
         snprintf(ipath, n + 8, "%s.idx", base);
-        r = megatron_idx_read(ipath, &p->idx, msg, sizeof msg);
+        r = simdbpe__megatron_idx_read(ipath, &p->idx, msg, sizeof msg);
         free(ipath);
         if (r) {
             fail(m, "merge: %s", msg);
@@ -208,8 +208,8 @@ static void close_part(part *p)
 {
     if (p->fd >= 0)
         close(p->fd);
-    marker_free(&p->mk);
-    megatron_idx_free(&p->idx);
+    simdbpe__marker_free(&p->mk);
+    simdbpe__megatron_idx_free(&p->idx);
     free(p->base);
     free(p->data_path);
 }
@@ -327,7 +327,7 @@ static int copy_bytes(merge *m, part *p, uint64_t n)
                  got < 0 ? strerror(errno) : "shorter than expected");
             return -1;
         }
-        outfile_write(&m->data, m->buf, (size_t)got);
+        simdbpe__outfile_write(&m->data, m->buf, (size_t)got);
         p->pos += (uint64_t)got;
         n -= (uint64_t)got;
     }
@@ -441,29 +441,30 @@ static int open_outputs(merge *m)
     m->D = 0;
     if (m->format == SIMDBPE_OUTPUT_MEGATRON && push_doc(m)) /* document indices start at 0 */
         return ENOMEM;
-    return outfile_open(&m->data, m->data_path);
+    return simdbpe__outfile_open(&m->data, m->data_path);
 }
 
 static int finish_outputs(merge *m)
 {
-    int e = outfile_close(&m->data);
+    int e = simdbpe__outfile_close(&m->data);
     if (e)
         return e;
     if (m->format == SIMDBPE_OUTPUT_MEGATRON) {
-        e = outfile_open(&m->idx, m->idx_path);
+        e = simdbpe__outfile_open(&m->idx, m->idx_path);
         if (e)
             return e;
-        megatron_idx_write_parts(&m->idx, m->dtype, m->width, m->lens, m->S, m->docs, m->D);
-        e = outfile_close(&m->idx);
+        simdbpe__megatron_idx_write_parts(&m->idx, m->dtype, m->width, m->lens, m->S, m->docs,
+                                          m->D);
+        e = simdbpe__outfile_close(&m->idx);
         if (e)
             return e;
     }
     sigset_t saved;
-    outfile_commit_begin(&saved);
-    e = outfile_commit(&m->data);
+    simdbpe__outfile_commit_begin(&saved);
+    e = simdbpe__outfile_commit(&m->data);
     if (!e && m->format == SIMDBPE_OUTPUT_MEGATRON)
-        e = outfile_commit(&m->idx);
-    outfile_commit_end(&saved);
+        e = simdbpe__outfile_commit(&m->idx);
+    simdbpe__outfile_commit_end(&saved);
     return e;
 }
 
@@ -560,7 +561,7 @@ static int run_merge(merge *m, char **names, int n_names)
     if (rc)
         return rc;
     outlock lock = OUTLOCK_INIT;
-    int e = outlock_take(&lock, m->output, m->notice, m->user);
+    int e = simdbpe__outlock_take(&lock, m->output, m->notice, m->user);
     if (e == EBUSY) {
         fail(m, "merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
              "choose another -o",
@@ -571,7 +572,7 @@ static int run_merge(merge *m, char **names, int n_names)
         e = open_outputs(m);
     if (e) {
         fail(m, "merge: %s: %s", m->data_path ? m->data_path : m->output, strerror(e));
-        outlock_release(&lock);
+        simdbpe__outlock_release(&lock);
         return M_FAIL;
     }
     rc = with ? merge_in_file_order(m) : concatenate(m);
@@ -580,10 +581,10 @@ static int run_merge(merge *m, char **names, int n_names)
         rc = M_FAIL;
     }
     if (rc) {
-        outfile_discard(&m->data);
-        outfile_discard(&m->idx);
+        simdbpe__outfile_discard(&m->data);
+        simdbpe__outfile_discard(&m->idx);
     }
-    outlock_release(&lock);
+    simdbpe__outlock_release(&lock);
     m->in_file_order = with > 0;
     return rc;
 }
@@ -597,8 +598,8 @@ static void merge_free(merge *m, char **names, size_t n_names, int found)
         for (size_t i = 0; i < n_names; i++)
             free(names[i]);
     free(names);
-    outfile_free(&m->data);
-    outfile_free(&m->idx);
+    simdbpe__outfile_free(&m->data);
+    simdbpe__outfile_free(&m->idx);
     free(m->data_path);
     free(m->idx_path);
     free(m->lens);

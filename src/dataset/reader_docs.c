@@ -2,7 +2,7 @@
  * reader_docs.c - frames input files into batches of documents (see
  * reader_docs.h).
  *
- * Inside reader_fill() the batch buffer holds, for the current file, the
+ * Inside simdbpe__reader_fill() the batch buffer holds, for the current file, the
  * "unframed" bytes [ustart, len): read but not yet part of a segment.
  * Framing turns complete units (a line, the text before a separator) into
  * segments and advances ustart; what is left when the batch is full moves
@@ -48,7 +48,7 @@ struct reader {
  * point missed for want of margin costs a cut, never exactness. */
 #define CUT_MARGIN 4096
 
-int reader_new(reader **out, const job *j)
+int simdbpe__reader_new(reader **out, const job *j)
 {
     reader *r = calloc(1, sizeof *r);
     if (!r)
@@ -58,18 +58,18 @@ int reader_new(reader **out, const job *j)
     return 0;
 }
 
-void reader_free(reader *r)
+void simdbpe__reader_free(reader *r)
 {
     if (!r)
         return;
-    source_close(r->src);
+    simdbpe__source_close(r->src);
     free(r->carry);
     free(r);
 }
 
-uint64_t reader_raw_pos(const reader *r)
+uint64_t simdbpe__reader_raw_pos(const reader *r)
 {
-    return r->raw_done + (r->src ? source_raw_pos(r->src) : 0);
+    return r->raw_done + (r->src ? simdbpe__source_raw_pos(r->src) : 0);
 }
 
 /* A loop the compiler vectorizes: memchr once per line costs a call per
@@ -93,7 +93,7 @@ static int is_blank(const char *s, size_t n)
 /* A segment for [start, end) of the current file, at the reader's position. */
 static seg *add_piece(reader *r, batch *b, size_t start, size_t end, uint8_t kind, int last)
 {
-    seg *s = batch_add_seg(b, start, end - start, kind);
+    seg *s = simdbpe__batch_add_seg(b, start, end - start, kind);
     if (!s)
         return NULL;
     s->file = r->cur;
@@ -211,7 +211,7 @@ static int fail_seg(reader *r, batch *b, size_t at, const char *reason, int fata
              simdbpe__display_name(r->j->files[r->cur]), (unsigned long long)r->line,
              (unsigned long long)r->file_off, reason);
     seg *s = add_piece(r, b, at, at, SEG_FAIL, 1);
-    if (!s || batch_fail_seg(b, s, msg))
+    if (!s || simdbpe__batch_fail_seg(b, s, msg))
         return -1;
     s->fatal = (uint8_t)fatal;
     s->err_status = SIMDBPE_ERR_IO;
@@ -242,8 +242,8 @@ static int finish_file(reader *r, batch *b, size_t ustart)
     } else if (n > 0 || r->in_doc) {
         rc = emit_unit(r, b, ustart, b->len, 0);
     }
-    r->raw_done += source_raw_pos(r->src);
-    source_close(r->src);
+    r->raw_done += simdbpe__source_raw_pos(r->src);
+    simdbpe__source_close(r->src);
     r->src = NULL;
     r->has_file = 0;
     return rc;
@@ -260,7 +260,7 @@ static int open_next(reader *r, batch *b)
     r->src_done = 0;
     r->failed = 0;
     r->carry_len = 0;
-    int e = source_open(&r->src, r->j->files[r->cur]);
+    int e = simdbpe__source_open(&r->src, r->j->files[r->cur]);
     if (e) {
         char reason[300];
         snprintf(reason, sizeof reason, "cannot open: %s", strerror(e));
@@ -300,10 +300,10 @@ static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
         }
         /* Read no further than the batch size: a batch is a unit of work. */
         size_t room = *want - b->len;
-        if (batch_reserve(b, room))
+        if (simdbpe__batch_reserve(b, room))
             return -1;
-        ssize_t got = source_read(r->src, b->buf + b->len, room, r->fail_msg,
-                                  sizeof r->fail_msg);
+        ssize_t got =
+            simdbpe__source_read(r->src, b->buf + b->len, room, r->fail_msg, sizeof r->fail_msg);
         if (got < 0)
             r->failed = r->src_done = 1;
         else if (got == 0)
@@ -315,7 +315,7 @@ static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
     }
 }
 
-int reader_fill(reader *r, batch *b)
+int simdbpe__reader_fill(reader *r, batch *b)
 {
     b->len = 0;
     b->nsegs = 0;
@@ -335,7 +335,7 @@ int reader_fill(reader *r, batch *b)
             continue;
         }
         size_t ustart = b->len;
-        if (batch_reserve(b, r->carry_len))
+        if (simdbpe__batch_reserve(b, r->carry_len))
             return -1;
         if (r->carry_len) /* carry may be NULL when empty */
             memcpy(b->buf + b->len, r->carry, r->carry_len);

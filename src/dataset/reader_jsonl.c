@@ -48,7 +48,7 @@ typedef struct parser {
     int text_escaped; /* ... and the value's */
 } parser;
 
-int jsonl_key_parse(jsonl_key *k, const char *spec)
+int simdbpe__jsonl_key_parse(jsonl_key *k, const char *spec)
 {
     memset(k, 0, sizeof *k);
     k->spec = spec;
@@ -58,7 +58,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
     k->parts = calloc(n, sizeof *k->parts);
     k->lens = calloc(n, sizeof *k->lens);
     if (!k->parts || !k->lens) {
-        jsonl_key_free(k);
+        simdbpe__jsonl_key_free(k);
         return -1;
     }
     const char *start = spec;
@@ -69,7 +69,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
         k->lens[i] = len;
         k->n = i + 1;
         if (!k->parts[i] || len == 0) {
-            jsonl_key_free(k);
+            simdbpe__jsonl_key_free(k);
             return -1;
         }
         start = end ? end + 1 : start + len;
@@ -77,7 +77,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
     return 0;
 }
 
-void jsonl_key_free(jsonl_key *k)
+void simdbpe__jsonl_key_free(jsonl_key *k)
 {
     for (size_t i = 0; k->parts && i < k->n; i++)
         free(k->parts[i]);
@@ -86,7 +86,7 @@ void jsonl_key_free(jsonl_key *k)
     memset(k, 0, sizeof *k);
 }
 
-void jsonl_buf_free(jsonl_buf *b)
+void simdbpe__jsonl_buf_free(jsonl_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -475,7 +475,7 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
     skip_ws(&p);
     if (r == 0 && p.i != p.n)
         r = -1; /* something after the object */
-    jsonl_buf_free(&p.keys);
+    simdbpe__jsonl_buf_free(&p.keys);
     if (r == -2) {
         snprintf(msg, msg_cap, "out of memory");
         return JSONL_NOMEM;
@@ -511,16 +511,16 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
     }
 }
 
-int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
-               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-               size_t msg_cap)
+int simdbpe__jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
+                        jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+                        size_t msg_cap)
 {
     return fast_parse(line, NULL, len, key, replace, scratch, text, text_len, msg, msg_cap);
 }
 
-jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap)
+jsonl_status simdbpe__jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap)
 {
     json_error_t je;
     json_t *root = json_loadb(line, len, JSON_ALLOW_NUL, &je);
@@ -570,24 +570,24 @@ jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
     return st;
 }
 
-jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap, int *used_jansson)
+jsonl_status simdbpe__jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap, int *used_jansson)
 {
-    int r = jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
+    int r = simdbpe__jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
     if (used_jansson)
         *used_jansson = r < 0;
     if (r >= 0)
         return (jsonl_status)r;
-    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+    return simdbpe__jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
 }
 
-jsonl_status jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key, int replace,
-                                    jsonl_buf *scratch, const char **text, size_t *text_len,
-                                    char *msg, size_t msg_cap)
+jsonl_status simdbpe__jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key,
+                                             int replace, jsonl_buf *scratch, const char **text,
+                                             size_t *text_len, char *msg, size_t msg_cap)
 {
     int r = fast_parse(line, line, len, key, replace, NULL, text, text_len, msg, msg_cap);
     if (r >= 0)
         return (jsonl_status)r;
-    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+    return simdbpe__jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
 }

@@ -34,13 +34,13 @@ typedef struct tally {
 static int compare(const char *line, size_t len, const char *key_spec, int replace, tally *t)
 {
     jsonl_key key;
-    cr_assert_eq(jsonl_key_parse(&key, key_spec), 0);
+    cr_assert_eq(simdbpe__jsonl_key_parse(&key, key_spec), 0);
     jsonl_buf b1 = {0}, b2 = {0};
     const char *t1 = NULL, *t2 = NULL;
     size_t n1 = 0, n2 = 0;
     char m1[400], m2[400], show[160];
-    int fast = jsonl_fast(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1);
-    jsonl_status ref = jsonl_jansson(line, len, &key, &b2, &t2, &n2, m2, sizeof m2);
+    int fast = simdbpe__jsonl_fast(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1);
+    jsonl_status ref = simdbpe__jsonl_jansson(line, len, &key, &b2, &t2, &n2, m2, sizeof m2);
     tu_show(show, sizeof show, line, len);
     if (fast < 0) {
         t->delegated++;
@@ -53,9 +53,9 @@ static int compare(const char *line, size_t len, const char *key_spec, int repla
             jsonl_buf b3 = {0};
             const char *t3;
             size_t n3;
-            int strict = jsonl_fast(line, len, &key, 0, &b3, &t3, &n3, m1, sizeof m1);
+            int strict = simdbpe__jsonl_fast(line, len, &key, 0, &b3, &t3, &n3, m1, sizeof m1);
             int bad_utf8 = strict == JSONL_OK && !valid_utf8(t3, n3);
-            jsonl_buf_free(&b3);
+            simdbpe__jsonl_buf_free(&b3);
             /* ... or valid JSON jansson cannot represent (a number beyond
              * int64/double, a NUL in a key). */
             int jansson_limit = strstr(m2, "too big") || strstr(m2, "overflow") ||
@@ -70,7 +70,8 @@ static int compare(const char *line, size_t len, const char *key_spec, int repla
         }
     }
     /* The combination never contradicts jansson except as documented. */
-    jsonl_status all = jsonl_extract(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1, NULL);
+    jsonl_status all =
+        simdbpe__jsonl_extract(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1, NULL);
     if (all == JSONL_MALFORMED)
         cr_assert_eq(ref, JSONL_MALFORMED, "%s", show);
     /* In place: the same status and value; the record unchanged but on
@@ -83,18 +84,18 @@ static int compare(const char *line, size_t len, const char *key_spec, int repla
     size_t n4 = 0;
     char m4[400];
     jsonl_status inp =
-        jsonl_extract_in_place(copy, len, &key, replace, &b4, &t4, &n4, m4, sizeof m4);
-    cr_assert_eq(inp, all, "in place %d, jsonl_extract %d for %s", inp, all, show);
+        simdbpe__jsonl_extract_in_place(copy, len, &key, replace, &b4, &t4, &n4, m4, sizeof m4);
+    cr_assert_eq(inp, all, "in place %d, simdbpe__jsonl_extract %d for %s", inp, all, show);
     if (all == JSONL_OK)
         cr_assert(n4 == n1 && memcmp(t4, t1, n1) == 0, "in place: values differ for %s", show);
     else
         cr_assert(memcmp(copy, line, len) == 0 && strcmp(m4, m1) == 0,
                   "in place: record or message changed for %s", show);
     free(copy);
-    jsonl_buf_free(&b4);
-    jsonl_buf_free(&b1);
-    jsonl_buf_free(&b2);
-    jsonl_key_free(&key);
+    simdbpe__jsonl_buf_free(&b4);
+    simdbpe__jsonl_buf_free(&b1);
+    simdbpe__jsonl_buf_free(&b2);
+    simdbpe__jsonl_key_free(&key);
     return fast < 0 ? (int)ref : fast;
 }
 
@@ -132,7 +133,7 @@ Test(jsonl, golden_files_agree_with_jansson)
 typedef struct case_ {
     const char *line;
     const char *key;
-    int status;        /* expected jsonl_extract status */
+    int status;        /* expected simdbpe__jsonl_extract status */
     const char *value; /* expected value (JSONL_OK), NULL = don't check */
 } case_;
 
@@ -190,13 +191,13 @@ Test(jsonl, hand_written_cases)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const case_ *c = &cases[i];
         jsonl_key key;
-        cr_assert_eq(jsonl_key_parse(&key, c->key), 0);
+        cr_assert_eq(simdbpe__jsonl_key_parse(&key, c->key), 0);
         jsonl_buf b = {0};
         const char *text = NULL;
         size_t n = 0;
         char msg[400];
-        jsonl_status st =
-            jsonl_extract(c->line, strlen(c->line), &key, 0, &b, &text, &n, msg, sizeof msg, NULL);
+        jsonl_status st = simdbpe__jsonl_extract(c->line, strlen(c->line), &key, 0, &b, &text, &n,
+                                                 msg, sizeof msg, NULL);
         cr_assert_eq(st, c->status, "case %zu (%s): status %d, want %d (%s)", i, c->line, st,
                      c->status, msg);
         if (c->value)
@@ -204,27 +205,27 @@ Test(jsonl, hand_written_cases)
                       "case %zu: value \"%.*s\"", i, (int)n, text);
         tally t = {0, 0};
         compare(c->line, strlen(c->line), c->key, 0, &t);
-        jsonl_buf_free(&b);
-        jsonl_key_free(&key);
+        simdbpe__jsonl_buf_free(&b);
+        simdbpe__jsonl_key_free(&key);
     }
 }
 
 Test(jsonl, replace_mode_turns_lone_surrogates_into_fffd)
 {
     jsonl_key key;
-    jsonl_key_parse(&key, "text");
+    simdbpe__jsonl_key_parse(&key, "text");
     jsonl_buf b = {0};
     const char *text;
     size_t n;
     char msg[400];
     const char *line = "{\"text\":\"a\\ud800b\\udc00\\ud83d\\ude00\"}";
-    jsonl_status st = jsonl_extract(line, strlen(line), &key, 1, &b, &text, &n, msg, sizeof msg,
-                                    NULL);
+    jsonl_status st =
+        simdbpe__jsonl_extract(line, strlen(line), &key, 1, &b, &text, &n, msg, sizeof msg, NULL);
     cr_assert_eq(st, JSONL_OK, "%s", msg);
     const char *want = "a\xEF\xBF\xBD" "b\xEF\xBF\xBD\xF0\x9F\x98\x80";
     cr_assert(n == strlen(want) && memcmp(text, want, n) == 0);
-    jsonl_buf_free(&b);
-    jsonl_key_free(&key);
+    simdbpe__jsonl_buf_free(&b);
+    simdbpe__jsonl_key_free(&key);
 }
 
 Test(jsonl, deep_nesting_goes_to_jansson)

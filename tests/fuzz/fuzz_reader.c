@@ -16,7 +16,7 @@
  *   - the stream: read 64 KB at a time, or in small, changing read sizes,
  *     it gives the bytes of decoding the file here with zlib and libzstd,
  *     and fails where they do (a plain file: its bytes, no failure);
- *   - the framing: the segments of reader_fill(), pieces joined, are the
+ *   - the framing: the segments of simdbpe__reader_fill(), pieces joined, are the
  *     documents of those bytes by the rules of reader_docs.h, computed
  *     here independently: file index, offset, line (text: of each piece),
  *     the piece flags and offsets; after a stream failure, the units that
@@ -94,14 +94,14 @@ static void read_stream(const char *path, int small, stream *out)
     static const size_t caps[] = {1, 7, 3, 64, 2, 4096, 5, 1};
     static uint8_t buf[1 << 16];
     source *s;
-    FUZZ_CHECK(source_open(&s, path) == 0, "cannot open %s", path);
+    FUZZ_CHECK(simdbpe__source_open(&s, path) == 0, "cannot open %s", path);
     out->data.len = 0;
     put(&out->data, NULL, 0);
     out->msg[0] = '\0';
     for (size_t i = 0;; i++) {
         size_t cap = small ? caps[i % (sizeof caps / sizeof *caps)] : sizeof buf;
-        ssize_t n = source_read(s, buf, cap, out->msg, sizeof out->msg);
-        FUZZ_CHECK(n >= -1 && n <= (ssize_t)cap, "source_read gave %zd for %zu", n, cap);
+        ssize_t n = simdbpe__source_read(s, buf, cap, out->msg, sizeof out->msg);
+        FUZZ_CHECK(n >= -1 && n <= (ssize_t)cap, "simdbpe__source_read gave %zd for %zu", n, cap);
         if (n < 0) {
             FUZZ_CHECK(out->msg[0] != '\0', "a failed read without a message");
             break;
@@ -110,7 +110,7 @@ static void read_stream(const char *path, int small, stream *out)
             break;
         put(&out->data, buf, (size_t)n);
     }
-    source_close(s);
+    simdbpe__source_close(s);
 }
 
 /*
@@ -393,12 +393,12 @@ FUZZ_NO_COVERAGE
 static void read_docs(const job *j, const stream *st, docs *ds)
 {
     reader *r;
-    FUZZ_CHECK(reader_new(&r, j) == 0, "reader_new");
+    FUZZ_CHECK(simdbpe__reader_new(&r, j) == 0, "simdbpe__reader_new");
     batch b = {0};
     doc *open = NULL; /* the document whose pieces are coming */
     static bytes cuts; /* size_t offsets in the open document */
     int rc;
-    while ((rc = reader_fill(r, &b)) == 1) {
+    while ((rc = simdbpe__reader_fill(r, &b)) == 1) {
         FUZZ_CHECK(b.nsegs > 0, "a batch without segments");
         for (size_t i = 0; i < b.nsegs; i++) {
             const seg *s = &b.segs[i];
@@ -465,13 +465,13 @@ static void read_docs(const job *j, const stream *st, docs *ds)
             free(b.msgs[i]);
         b.nmsgs = 0;
     }
-    FUZZ_CHECK(rc == 0, "reader_fill: out of memory");
+    FUZZ_CHECK(rc == 0, "simdbpe__reader_fill: out of memory");
     FUZZ_CHECK(!open, "the input ended inside a document");
     free(b.buf);
     free(b.segs);
     free(b.ids);
     free(b.msgs);
-    reader_free(r);
+    simdbpe__reader_free(r);
 }
 
 FUZZ_NO_COVERAGE
