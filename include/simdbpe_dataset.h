@@ -11,7 +11,7 @@
  * (recognised by their first bytes), read as streams. Documents are whole
  * files, the parts between a separator, lines, or one JSON object per line
  * (the string at a key). Outputs: text ids, raw u16/u32, llm.c shards,
- * Megatron .bin/.idx, datatrove .ds (tools/BULK.md has the layouts).
+ * Megatron .bin/.idx, datatrove .ds (tools/DATASET.md has the layouts).
  *
  * Use: simdbpe_dataset_new (options) -> simdbpe_dataset_prepare (inputs)
  * -> simdbpe_dataset_run -> simdbpe_dataset_result_of -> simdbpe_dataset_free,

@@ -6,7 +6,7 @@
  * The issue-2 contract is the default: each FILE (stdin when none) is one
  * document, text output is one line of decimal ids per document, u16/u32
  * are bare little-endian ids, errors name the file, line and byte offset
- * and exit 1. Everything bulk (JSON Lines, compressed input, shards,
+ * and exit 1. Everything about datasets (JSON Lines, compressed input, shards,
  * Megatron/llm.c/datatrove outputs, threads, ranks) is opt-in.
  * Per-format defaults (--eot, --dtype) are the library's.
  */

@@ -385,7 +385,7 @@ def encode_files(paths, output, *, encoding="gpt2", format="u16", input_format="
 
     paths: files (str, bytes or os.PathLike; "-" is standard input), plain, .gz or .zst.
     output: a file (text, u16, u32) or a prefix (llmc, megatron, datatrove).
-    format: "text", "u16", "u32", "llmc", "megatron", "datatrove" (tools/BULK.md has the
+    format: "text", "u16", "u32", "llmc", "megatron", "datatrove" (tools/DATASET.md has the
     layouts); input_format: "text" (a document per file, or per `doc_separator` bytes),
     "lines" or "jsonl" (the string at `json_key`, default "text"); eot: None (the
     format's default), "none", "append" or "prepend"; dtype: None, "u16" or "u32";

@@ -1,5 +1,5 @@
 /*
- * pipeline.h - bulk encoding: inputs -> batches -> N encoders -> one
+ * pipeline.h - dataset encoding: inputs -> batches -> N encoders -> one
  * ordered writer.
  *
  *   files --reader--> batch 0, batch 1, ...   (one thread at a time reads)

@@ -10,7 +10,7 @@
  *     byte position);
  *   - for anything the fast path does not handle itself: nesting deeper
  *     than 64 levels, a record that is not an object.
- * Both agree on everything else (tests/bulk/test_jsonl.c checks this),
+ * Both agree on everything else (tests/dataset/test_jsonl.c checks this),
  * including duplicate keys, where the last one wins as in jansson.
  *
  * Deliberate differences: valid JSON that jansson refuses is read (RFC 8259

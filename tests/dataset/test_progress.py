@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 EDGE = os.path.join(GOLDEN_DIR, "edge.jsonl")
 ARGS = ["encode", "--input-format", "jsonl", "--output-format", "u16", "--batch-bytes", "4096"]
@@ -40,7 +40,7 @@ def run_with_tty_stderr(args):
 
 
 def progress_on_a_terminal():
-    d = make_tmpdir("bulk-progress-")
+    d = make_tmpdir("dataset-progress-")
     err = run_with_tty_stderr(ARGS + ["-o", os.path.join(d, "o.u16"), EDGE])
     check("\r[" in err and "docs" in err and "MB/s" in err and "ETA" in err,
           "no progress line on the terminal: %r" % err[:300])
@@ -54,7 +54,7 @@ def progress_on_a_terminal():
 
 
 def nothing_but_the_summary_otherwise():
-    d = make_tmpdir("bulk-progress-")
+    d = make_tmpdir("dataset-progress-")
     _, err, _ = run(ARGS + ["-o", os.path.join(d, "o.u16"), EDGE])
     lines = err.splitlines()
     check(len(lines) == 1 and "\r" not in err, "stderr is not one line: %r" % err[:300])

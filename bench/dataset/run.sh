@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# run.sh - end-to-end bulk encoding throughput, 1 vs 2 threads.
+# run.sh - end-to-end dataset encoding throughput, 1 vs 2 threads.
 #
-#   bench/bulk/run.sh [--runs N] [--no-peer] [--boost]
+#   bench/dataset/run.sh [--runs N] [--no-peer] [--boost]
 #
-# Builds simdbpe (Release) into build-bench-bulk/ (or $SIMDBPE_BENCH_BUILD),
+# Builds simdbpe (Release) into build-bench-dataset/ (or $SIMDBPE_BENCH_BUILD),
 # then times whole `simdbpe encode` runs on mixed.jsonl.zst and english.txt.zst
 # from $SIMDBPE_CORPUS_DIR or ../shared/corpus, alternating 1 and 2 threads,
 # --runs times each (default 5), and prints medians (bench.py). With the peer
 # (default), also times the same JSON Lines job done by tiktoken-rs in node
-# (bench/bulk/peer_jsonl.mjs; installs bench/'s pinned peers with npm ci).
+# (bench/dataset/peer_jsonl.mjs; installs bench/'s pinned peers with npm ci).
 # The machine is shared and noisy: read the ratios and the medians, and the
 # load average printed with each run.
 #
@@ -20,7 +20,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-build=${SIMDBPE_BENCH_BUILD:-$root/build-bench-bulk}
+build=${SIMDBPE_BENCH_BUILD:-$root/build-bench-dataset}
 runs=5 peer=1 boost=0
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -38,7 +38,7 @@ ninja -C "$build" simdbpe_cli >/dev/null
 
 corpus=${SIMDBPE_CORPUS_DIR:-$root/../shared/corpus}
 [ -d "$corpus/corpus" ] && corpus=$corpus/corpus
-out=$(mktemp -d "${TMPDIR:-/tmp}/simdbpe-bulk-bench.XXXXXX")
+out=$(mktemp -d "${TMPDIR:-/tmp}/simdbpe-dataset-bench.XXXXXX")
 trap 'rm -rf "$out"' EXIT
 
 args=("$build/simdbpe" "$corpus" "$out" "$runs")

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """bench.py - end-to-end throughput of `simdbpe encode` on the public corpora
-with 1 and 2 threads (and a peer), for bench/bulk/run.sh.
+with 1 and 2 threads (and a peer), for bench/dataset/run.sh.
 
   bench.py SIMDBPE CORPUS_DIR OUT_DIR RUNS [--peer NODE_SCRIPT]
 

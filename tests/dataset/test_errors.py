@@ -21,13 +21,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 STRESS = golden_records("stress.jsonl")
 
 
 def fresh_dir():
-    return make_tmpdir("bulk-errors-")
+    return make_tmpdir("dataset-errors-")
 
 
 def entries(d):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # memory.sh - peak resident memory of `simdbpe encode` on long documents.
 #
-#   bench/bulk/memory.sh [BUILD_DIR] [SCALE_MB]
+#   bench/dataset/memory.sh [BUILD_DIR] [SCALE_MB]
 #
 # Writes the inputs into a temporary folder (SCALE_MB, default 200: the
 # size of the long documents) and prints one Markdown row per input: its

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """test_formats.py - every output format, read back by readers written from
-the published layouts (bulkutil.py), against the references' ids.
+the published layouts (dataset_util.py), against the references' ids.
 
   test_formats.py golden   edge.jsonl + stress.jsonl from tests/data/golden
                            (in the project: always runs)
@@ -17,7 +17,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 
 def golden_input(tmp):
@@ -29,7 +29,7 @@ def golden_input(tmp):
 
 
 def run_golden():
-    tmp = make_tmpdir("bulk-formats-")
+    tmp = make_tmpdir("dataset-formats-")
     files, want = golden_input(tmp)
     base = ["encode", "--input-format", "jsonl", "-q"] + files
     p = lambda name: os.path.join(tmp, name)  # noqa: E731
@@ -106,7 +106,7 @@ def run_mixed():
     corpus, golden = skip_without_corpus("test_formats.py mixed")
     rows = golden_tsv(os.path.join(golden, "mixed.tsv"))
     src = os.path.join(corpus, "mixed.jsonl.zst")
-    tmp = make_tmpdir("bulk-mixed-")
+    tmp = make_tmpdir("dataset-mixed-")
     p = lambda name: os.path.join(tmp, name)  # noqa: E731
     base = ["encode", "-q", "--threads", "2", "--input-format", "jsonl", src]
 

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 RECS = golden_records("stress.jsonl")
 TEXTS = [t.encode("utf-8") for t, _ in RECS]
@@ -29,7 +29,7 @@ def text_ids(out):
 
 
 def globs_lists_and_many_files():
-    d = make_tmpdir("bulk-inputs-")
+    d = make_tmpdir("dataset-inputs-")
     names = []
     for i, t in enumerate(TEXTS[:30]):
         name = os.path.join(d, "doc%02d.txt%s" % (i, ("", ".gz", ".zst")[i % 3]))
@@ -88,7 +88,7 @@ def framings():
     out, _, _ = run(["encode", "-q", "--doc-separator", "\\n\\n"], stdin=b"a\n\n\n\nb\n\n")
     check(out == b"64\n\n65\n", "blank-line separator: %r" % out)
     # Count names each document with its file and first line.
-    d = make_tmpdir("bulk-inputs-")
+    d = make_tmpdir("dataset-inputs-")
     write_bytes(os.path.join(d, "x.txt"), b"one\ntwo three\n")
     out, _, _ = run(["count", "-q", "--input-format", "lines", os.path.join(d, "x.txt")])
     lines = out.decode().splitlines()

@@ -1,4 +1,4 @@
-"""bulkutil.py - shared helpers of the bulk-encoding tests (tests/bulk/).
+"""dataset_util.py - shared helpers of the dataset-encoding tests (tests/dataset/).
 
 The readers here are written from the published layouts (see
 ../shared/REFERENCE.md and the sources named below), not from simdbpe's
@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE_DIR = os.path.dirname(os.path.dirname(HERE))
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "data", "golden")
 EOT = 50256
-SKIP_LINE = "SIMDBPE BULK CORPUS TESTS SKIPPED"
+SKIP_LINE = "SIMDBPE DATASET CORPUS TESTS SKIPPED"
 SKIP_CODE = 77
 
 

@@ -1,5 +1,5 @@
-// peer_jsonl.mjs - the same bulk job done with a peer tokenizer, for
-// bench/bulk/bench.py: decompress a .jsonl.zst (the zstd CLI), parse each
+// peer_jsonl.mjs - the same dataset job done with a peer tokenizer, for
+// bench/dataset/bench.py: decompress a .jsonl.zst (the zstd CLI), parse each
 // line (JSON.parse), encode its "text" with tiktoken-rs (npm
 // tiktoken-rs-node-linux-x64-gnu, native Rust, encode_ordinary semantics:
 // specials are text), append EOT 50256, write little-endian u16 ids to a

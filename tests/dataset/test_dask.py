@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 WORLD = 2
 
@@ -88,7 +88,7 @@ def read_bytes(path):
 
 
 def main_test():
-    d = make_tmpdir("bulk-dask-")
+    d = make_tmpdir("dataset-dask-")
     inputs, want = make_inputs(d)
     cli = cli_path()
     common = ["--input-format", "jsonl", "-q"]

@@ -10,7 +10,7 @@ of tests/data/golden (ids from tiktoken / HF tokenizers): as documents
 separated by --doc-separator, as one file per document, as lines, as
 JSON Lines (never cut: a record is parsed whole), with <|endoftext|>
 allowed, and with invalid UTF-8 in replace mode; plain, .gz and .zst. With the
-argument `families` (ctest bulk_split_families, which needs ../shared): the same
+argument `families` (ctest dataset_split_families, which needs ../shared): the same
 for the other families (documents of the public corpora against golden/models)
 and a model that adds BOS to each document.
 """
@@ -22,11 +22,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bulkutil import *  # noqa: E402,F401,F403
+from dataset_util import *  # noqa: E402,F401,F403
 
 SEP = b"\x1e\x1f<|doc|>\x1f\x1e"
 SEP_ARG = "\\x1e\\x1f<|doc|>\\x1f\\x1e"
-tmp = make_tmpdir("bulk-split-")
+tmp = make_tmpdir("dataset-split-")
 
 
 def p(name):
@@ -208,7 +208,7 @@ def other_families():
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["families"]:  # ctest bulk_split_families: needs ../shared
+    if sys.argv[1:] == ["families"]:  # ctest dataset_split_families: needs ../shared
         main([other_families])
     else:
         main([separator_documents, one_file_per_document, lines_and_jsonl, specials_allowed,
