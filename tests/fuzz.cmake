@@ -107,10 +107,10 @@ endforeach()
 add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)
 target_link_libraries(fuzz_make_sbpe_seeds PRIVATE simdbpe)
 
-# ---- adversarial inputs (tests/test_adversarial.c, data in tests/adversarial/)
+# ---- adversarial inputs (tests/adversarial/test_adversarial.c, data in tests/adversarial/)
 # One ctest per long kind so `ctest -j` spreads them over the cores.
 pkg_check_modules(ADV_DEPS REQUIRED IMPORTED_TARGET jansson libcrypto)
-add_executable(test_adversarial test_adversarial.c)
+add_executable(test_adversarial adversarial/test_adversarial.c)
 target_include_directories(test_adversarial PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/adversarial ${PROJECT_SOURCE_DIR}/kernels)
 target_compile_definitions(test_adversarial PRIVATE
@@ -123,7 +123,7 @@ foreach(kind one_letter letters digits punctuation spaces whitespace cjk emoji l
 endforeach()
 
 # JSON Lines records that are huge or escaped everywhere, through the CLI.
-add_executable(test_adversarial_jsonl test_adversarial_jsonl.c)
+add_executable(test_adversarial_jsonl adversarial/test_adversarial_jsonl.c)
 target_include_directories(test_adversarial_jsonl PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/adversarial)
 target_compile_definitions(test_adversarial_jsonl PRIVATE
   SIMDBPE_ADV_DIR="${CMAKE_CURRENT_SOURCE_DIR}/adversarial")

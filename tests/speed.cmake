@@ -12,6 +12,6 @@ function(simdbpe_speed_test name)
   add_test(NAME ${name} COMMAND ${name})
 endfunction()
 
-simdbpe_speed_test(test_kernels test_kernels.c)
-simdbpe_speed_test(test_compiled test_compiled.c)
+simdbpe_speed_test(test_kernels encode/test_kernels.c)
+simdbpe_speed_test(test_compiled model/test_compiled.c)
 target_link_libraries(test_compiled PRIVATE PkgConfig::SIMDBPE_DEPS)

@@ -229,7 +229,7 @@ static inline uint8_t *fuzz_decode(const simdbpe_model *model, const uint32_t *i
  * an id the loaders accept but pay for in time and memory (their per-id
  * arrays are dense; larger ids they refuse at once). A vocabulary of
  * 20 bytes with the id 16777215 takes 1.5 s to load (15 s under ASan);
- * such ids are covered by tests/test_model.c and the seeds with sparse
+ * such ids are covered by tests/model/test_model.c and the seeds with sparse
  * ids, and the loader targets skip them so that fuzzing is not slowed a
  * hundredfold.
  */

@@ -23,7 +23,7 @@
 #include <jansson.h>
 #include <utf8proc.h>
 
-#include "../src/model/model.h"
+#include "model/model.h"
 
 #ifndef SIMDBPE_TESTS_SANITIZE
 #define SIMDBPE_TESTS_SANITIZE 0

@@ -17,7 +17,7 @@
 
 #include "test_util.h"
 
-#include "../src/encode/encoder.h"
+#include "encode/encoder.h"
 
 static void expect_nfc(simdbpe_encoder *e, const uint8_t *s, size_t n)
 {

@@ -11,7 +11,7 @@
 
 #include <pthread.h>
 
-#include "../kernels/kernels.h"
+#include "../../kernels/kernels.h"
 #include "test_util.h"
 
 static simdbpe_model *model;

@@ -8,7 +8,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "../kernels/kernels.h"
+#include "../../kernels/kernels.h"
 #include "test_util.h"
 
 typedef struct golden_run {

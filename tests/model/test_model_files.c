@@ -15,7 +15,7 @@
 
 #include "test_util.h"
 
-#include "../src/model/model.h"
+#include "model/model.h"
 
 /* The byte-level string of byte b (GPT-2's alphabet), UTF-8. */
 static void spell(uint8_t b, char out[3])
