@@ -6,6 +6,14 @@
  * model files: a new family goes at the end, and nothing is ever removed
  * or reordered. Everything else (names, patterns, messages, the choices of
  * `simdbpe train --pre-tokenizer`) is read from the records.
+ *
+ * Adding a family: its scanners and its record in a file of its own (and
+ * that file in CMakeLists.txt's SIMDBPE_SOURCES), and its name at the end
+ * of SIMDBPE__PRETOK_FAMILIES below. tokenizer.json files with its
+ * patterns then load as it, the trainer takes it and writes it, and
+ * test_pretok_families and fuzz_pretok_family check its scanners against
+ * its patterns; test_pretok_hf asks for HF's pieces of it in
+ * tests/data/pretok/ (tests/gen/pretok_families.mjs).
  */
 #include <stdio.h>
 #include <string.h>
