@@ -59,6 +59,10 @@ typedef struct simdbpe__whole_slot {
  * after the normalizer, the others in the raw text (HF's two passes). */
 #define SIMDBPE__ADDED_SPECIAL 1u
 #define SIMDBPE__ADDED_NORMALIZED 2u
+/* Also a token of the BPE vocabulary (tokenizer.json's model.vocab,
+ * vocab.json): what HF counts in get_vocab_size(with_added_tokens=False).
+ * Reported only (simdbpe_model_special_flags); encoding ignores it. */
+#define SIMDBPE__ADDED_IN_VOCAB 4u
 
 typedef struct simdbpe__special {
     uint32_t id;
@@ -432,6 +436,9 @@ void *simdbpe__model_calloc(size_t n, size_t size);
 
 /* The code point that stands for byte b in vocab.json / merges.txt. */
 uint32_t simdbpe__bytelevel_cp(uint8_t b);
+/* The byte-level spelling (UTF-8) of bytes b[0..n) into out (room for 2n
+ * bytes); returns its length. */
+size_t simdbpe__bytelevel_string(const uint8_t *b, size_t n, char *out);
 /* The byte a code point stands for, or -1 if it is not in the alphabet. */
 int simdbpe__bytelevel_byte(uint32_t cp);
 
