@@ -244,6 +244,16 @@ simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id
 simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
                                         size_t len, uint32_t *id);
 
+/*
+ * The model's end-of-text token, the one a dataset puts between documents:
+ * <|endoftext|> if the model has it; else the last id its post-processor
+ * adds after a document (an EOS of a TemplateProcessing); else the first
+ * special token among <|end_of_text|> (Llama-3), <｜end▁of▁sentence｜>
+ * (DeepSeek-V3), </s> and <eos>. SIMDBPE_ERR_UNSUPPORTED if none of these.
+ * (A tokenizer.json does not name its EOS; tokenizer_config.json does.)
+ */
+simdbpe_status simdbpe_model_eot(const simdbpe_model *model, uint32_t *id);
+
 /* How many added tokens the model has (special tokens and HF's other
  * added_tokens alike), and the i-th one's id and text. */
 size_t simdbpe_model_special_count(const simdbpe_model *model);

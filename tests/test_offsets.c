@@ -326,3 +326,16 @@ Test(offsets, load_buffer_reads_each_kind)
     cr_assert(strstr(err.message, "notes.txt: not a tokenizer.json"), "%s", err.message);
     simdbpe_model_free(gpt2);
 }
+
+Test(offsets, the_models_end_of_text)
+{
+    uint32_t id;
+    simdbpe_model *m = tu_gpt2();
+    cr_assert_eq(simdbpe_model_eot(m, &id), SIMDBPE_OK);
+    cr_assert_eq(id, 50256); /* <|endoftext|> */
+    simdbpe_model_free(m);
+    m = small_model(); /* no <|endoftext|> added token; its template ends with </s> */
+    cr_assert_eq(simdbpe_model_eot(m, &id), SIMDBPE_OK);
+    cr_assert_eq(id, 10430);
+    simdbpe_model_free(m);
+}

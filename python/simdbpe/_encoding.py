@@ -135,6 +135,14 @@ class Encoding:
         <|end_of_text|>)."""
         return self._special_tokens["<|endoftext|>"]
 
+    @property
+    def end_of_text_token(self):
+        """The id a dataset puts between documents (simdbpe's, not tiktoken's):
+        <|endoftext|>, else the model's EOS (its post-processor's, or
+        <|end_of_text|>, </s>, ...), as encode_files and `simdbpe encode`
+        take it; None if the model has none."""
+        return self._model.eot()
+
     def __getattr__(self, name):
         # tiktoken's _pat_str and _mergeable_ranks, made on first use.
         if name.startswith("__") or "_model" not in self.__dict__:

@@ -825,6 +825,18 @@ static PyObject *model_pattern(Model *self, PyObject *unused)
     return PyUnicode_FromString(p);
 }
 
+/* eot() -> the model's end-of-text id (simdbpe_model_eot), or None. */
+static PyObject *model_eot(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    uint32_t id;
+    if (simdbpe_model_eot(self->model, &id) != SIMDBPE_OK)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(id);
+}
+
 static PyObject *model_pretokenizer(Model *self, PyObject *unused)
 {
     (void)unused;
@@ -955,12 +967,14 @@ static PyObject *dataset_totals(const simdbpe_dataset *ds)
     }
     PyObject *d = NULL;
     if (files)
-        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsO}", "documents", r->documents, "tokens",
+        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsOsN}", "documents", r->documents, "tokens",
                           r->tokens, "bytes", r->bytes, "text_bytes", r->text_bytes, "skipped",
                           r->skipped, "cuts", r->cuts, "skipped_documents", skips, "files",
                           files, "seconds", r->seconds, "kernel", r->kernel ? r->kernel : "",
                           "threads", r->threads, "already_done",
-                          simdbpe_dataset_already_done(ds) ? Py_True : Py_False);
+                          simdbpe_dataset_already_done(ds) ? Py_True : Py_False, "eot_token",
+                          r->eot == SIMDBPE_EOT_NONE ? Py_NewRef(Py_None)
+                                                     : PyLong_FromUnsignedLong(r->eot_id));
     Py_XDECREF(skips);
     Py_XDECREF(files);
     return d;
@@ -1043,7 +1057,7 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
                             "special", "errors", "add_special_tokens", "skip_errors",
                             "output_format", "eot", "dtype_bytes", "shard_tokens", "model_name",
                             "threads", "cache_mb", "batch_bytes", "rank", "world_size",
-                            "progress", "on_message", NULL};
+                            "progress", "on_message", "eot_token", NULL};
     PyObject *list;
     const char *output = NULL, *sep = NULL;
     Py_ssize_t sep_len = 0;
@@ -1054,11 +1068,11 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     py_run r = {0};
     simdbpe_dataset_options o;
     simdbpe_dataset_options_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKllOO", names, &list, &output,
-                                     &input, &o.json_key, &sep, &sep_len, &special, &errors, &add,
-                                     &skip, &format, &eot, &dtype, &shard, &o.model_name,
-                                     &threads, &cache_mb, &batch, &rank, &world, &r.progress,
-                                     &r.on_message) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKllOOz", names, &list,
+                                     &output, &input, &o.json_key, &sep, &sep_len, &special,
+                                     &errors, &add, &skip, &format, &eot, &dtype, &shard,
+                                     &o.model_name, &threads, &cache_mb, &batch, &rank, &world,
+                                     &r.progress, &r.on_message, &o.eot_token) ||
         check_model(self) || parse_options(special, errors, &o.encode))
         return NULL;
     if (r.progress == Py_None)
@@ -1133,6 +1147,8 @@ static PyMethodDef model_methods[] = {
      "Every id's bytes (None for ids without a token)."},
     {"pattern", (PyCFunction)model_pattern, METH_NOARGS,
      "The pre-tokenizer's regex (simdbpe_model_pattern), or None."},
+    {"eot", (PyCFunction)model_eot, METH_NOARGS,
+     "The model's end-of-text id (simdbpe_model_eot), or None."},
     {"pretokenizer", (PyCFunction)model_pretokenizer, METH_NOARGS,
      "The pre-tokenizer family's name."},
     {"image", (PyCFunction)model_image, METH_NOARGS, "The model compiled (.sbpe bytes)."},
@@ -1622,6 +1638,42 @@ static PyObject *mod_model_from_buffer(PyObject *mod, PyObject *args, PyObject *
     return model_wrap(m);
 }
 
+/* expand_inputs([bytes]) -> [bytes]: simdbpe_dataset_expand_inputs (globs,
+ * @LIST); OSError or ValueError naming the argument. */
+static PyObject *mod_expand_inputs(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    size_t n;
+    const char **args = dataset_paths(arg, &n);
+    if (!args)
+        return NULL;
+    char **paths;
+    size_t n_paths;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_dataset_expand_inputs(args, n, &paths, &n_paths, &err);
+    PyMem_Free(args);
+    if (st != SIMDBPE_OK) {
+        if (st == SIMDBPE_ERR_NOMEM)
+            return PyErr_NoMemory();
+        PyObject *msg = PyUnicode_DecodeFSDefault(err.message);
+        if (msg)
+            PyErr_SetObject(st == SIMDBPE_ERR_IO ? PyExc_OSError : PyExc_ValueError, msg);
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    PyObject *out = PyList_New((Py_ssize_t)n_paths);
+    for (size_t i = 0; out && i < n_paths; i++) {
+        PyObject *b = PyBytes_FromString(paths[i]);
+        if (!b) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, b);
+    }
+    simdbpe_dataset_inputs_free(paths, n_paths);
+    return out;
+}
+
 /* model_from_image(data): a Model from a compiled image (Model.image). */
 static PyObject *mod_model_from_image(PyObject *mod, PyObject *arg)
 {
@@ -1647,6 +1699,9 @@ static PyMethodDef module_methods[] = {
     {"model_from_buffer", (PyCFunction)(void (*)(void))mod_model_from_buffer,
      METH_VARARGS | METH_KEYWORDS,
      "model_from_buffer(data, name=None): a Model from a model file's contents."},
+    {"expand_inputs", mod_expand_inputs, METH_O,
+     "expand_inputs([bytes]): the paths the arguments name (globs, @LIST), as `simdbpe "
+     "encode` takes them."},
     {"model_from_image", mod_model_from_image, METH_O,
      "model_from_image(data): a Model from a compiled image (Model.image())."},
     {"version", mod_version, METH_NOARGS, "The version of the linked library."},

@@ -341,6 +341,28 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32
     return SIMDBPE_OK;
 }
 
+simdbpe_status simdbpe_model_eot(const simdbpe_model *m, uint32_t *id)
+{
+    static const char *const names[] = {"<|end_of_text|>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of"
+                                        "\xE2\x96\x81sentence\xEF\xBD\x9C>", "</s>", "<eos>"};
+    if (simdbpe_model_special_id(m, "<|endoftext|>", 13, id) == SIMDBPE_OK)
+        return SIMDBPE_OK;
+    if (m->n_suffix) {
+        *id = m->suffix[m->n_suffix - 1];
+        return SIMDBPE_OK;
+    }
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        for (size_t i = 0; i < m->n_specials; i++) {
+            const simdbpe__special *s = &m->specials[i];
+            if ((s->flags & SIMDBPE__ADDED_SPECIAL) && s->len == strlen(names[k]) &&
+                memcmp(s->text, names[k], s->len) == 0) {
+                *id = s->id;
+                return SIMDBPE_OK;
+            }
+        }
+    return SIMDBPE_ERR_UNSUPPORTED;
+}
+
 _Static_assert(SIMDBPE_ADDED_SPECIAL == SIMDBPE__ADDED_SPECIAL &&
                    SIMDBPE_ADDED_NORMALIZED == SIMDBPE__ADDED_NORMALIZED &&
                    SIMDBPE_ADDED_IN_VOCAB == SIMDBPE__ADDED_IN_VOCAB,
