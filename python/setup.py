@@ -9,8 +9,12 @@ built once). Needs cmake, ninja or make, a C compiler, pkg-config and the
 Debian packages listed in tools/dev.sh; nothing is downloaded.
 
     pip install --no-build-isolation ./python
+
+The package's metadata is in pyproject.toml; its version is the library's,
+read here from include/simdbpe.h (defined once).
 """
 import os
+import re
 import shutil
 import subprocess
 
@@ -19,6 +23,12 @@ from setuptools.command.build_ext import build_ext
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+
+def library_version():
+    """SIMDBPE_VERSION_STRING of include/simdbpe.h."""
+    with open(os.path.join(ROOT, "include", "simdbpe.h"), encoding="utf-8") as f:
+        return re.search(r'#define SIMDBPE_VERSION_STRING "([^"]+)"', f.read()).group(1)
 
 
 def pkg_config(*names):
@@ -58,14 +68,9 @@ class BuildWithLibrary(build_ext):
 
 
 setup(
-    name="simdbpe",
-    version="0.1.0",
-    description="Exact, fast byte-level BPE (GPT-2) tokenizer with a tiktoken-shaped API",
-    packages=["simdbpe"],
+    version=library_version(),
     ext_modules=[Extension("simdbpe._simdbpe", sources=["simdbpe/_simdbpe.c"],
                            include_dirs=[os.path.join(ROOT, "include")],
                            extra_compile_args=["-std=c11", "-O2"])],
     cmdclass={"build_ext": BuildWithLibrary},
-    python_requires=">=3.10",
-    zip_safe=False,
 )

@@ -223,8 +223,11 @@ def test_ids_are_ints_or_numpy_integers():
 
 
 def test_version():
+    import importlib.metadata
     assert simdbpe.__version__ == simdbpe.version()
     assert simdbpe.__version__.count(".") == 2
+    # the package's version is the library's (pyproject.toml: setup.py reads simdbpe.h)
+    assert importlib.metadata.version("simdbpe") == simdbpe.__version__
 
 
 def _encode(enc, text):
