@@ -464,7 +464,7 @@ static int prepare(run *r)
     }
     if (!simdbpe_dataset_already_done(r->ds))
         return 0;
-    if (!r->o.quiet)
+    if (r->on_tty) /* success: said on a terminal only */
         cli_error("rank %ld of %ld is already done (%s): nothing to do", r->rank.rank,
                   r->rank.world, simdbpe_dataset_marker_path(r->ds));
     return -1;
