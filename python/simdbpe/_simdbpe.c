@@ -429,6 +429,15 @@ static size_t chars_before(char_counter *c, size_t b)
     return c->chars;
 }
 
+/* v as a Python int (a new reference): the model's shared one when there
+ * is one (model_ints made). */
+static PyObject *int_of(Model *self, size_t v)
+{
+    if (v < self->n_ints)
+        return Py_NewRef(self->ints[v]);
+    return PyLong_FromSize_t(v);
+}
+
 /* encode_offsets(text, special=0, errors=0, add_special_tokens=0):
  * (ids, offsets, pieces): per id (simdbpe_encode_offsets) its (start, end),
  * in characters for a str, in bytes for bytes, and its piece (None for
@@ -471,10 +480,15 @@ static PyObject *model_encode_offsets(Model *self, PyObject *args, PyObject *kw)
                     a = chars_before(&starts, a);
                     b = chars_before(&ends, b);
                 }
-                PyObject *t = Py_BuildValue("(nn)", (Py_ssize_t)a, (Py_ssize_t)b);
-                PyObject *p = spans[i].piece == SIMDBPE_NO_PIECE
-                                  ? Py_NewRef(Py_None)
-                                  : PyLong_FromSize_t(spans[i].piece);
+                /* The model's shared ints where they reach (offsets and
+                 * pieces below the vocabulary size): making an int a number
+                 * was most of the call's time. */
+                PyObject *pa = int_of(self, a), *pb = int_of(self, b);
+                PyObject *t = pa && pb ? PyTuple_Pack(2, pa, pb) : NULL;
+                Py_XDECREF(pa);
+                Py_XDECREF(pb);
+                PyObject *p = spans[i].piece == SIMDBPE_NO_PIECE ? Py_NewRef(Py_None)
+                                                                 : int_of(self, spans[i].piece);
                 if (!t || !p) {
                     Py_XDECREF(t);
                     Py_XDECREF(p);
