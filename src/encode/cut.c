@@ -10,6 +10,11 @@
  * it; then both parts are split as the whole. Tokens matched after NFC
  * could straddle p in the normalized text only: with one of those (no
  * model has one) nothing is cut.
+ *
+ * The cut rules hold on NFC text (pretok/cuts.c); the other normal forms
+ * map characters on either side of a cut to others of other classes
+ * (NFKC: U+00A0 to a space, U+2460 to a digit), so their texts are not
+ * cut.
  */
 #include "../model/model.h"
 
@@ -19,6 +24,8 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
     simdbpe_encode_options none = SIMDBPE_ENCODE_OPTIONS_INIT;
     if (!opts)
         opts = &none;
+    if (m->normalizer != SIMDBPE__NORM_NONE && m->normalizer != SIMDBPE__NORM_NFC)
+        return SIMDBPE_NO_CUT;
     uint32_t mask = opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0;
     for (size_t i = 0; m->normalizer != SIMDBPE__NORM_NONE && i < m->n_specials; i++)
         if ((m->specials[i].flags & mask) == 0 &&

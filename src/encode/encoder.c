@@ -297,8 +297,8 @@ static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_
                                      size_t base, size_t *n, simdbpe_error *err)
 {
     const simdbpe_model *m = e->m;
-    if (normalized && m->normalizer == SIMDBPE__NORM_NFC) {
-        simdbpe_status st = simdbpe__nfc(e, &s, &len);
+    if (normalized && m->normalizer != SIMDBPE__NORM_NONE) {
+        simdbpe_status st = simdbpe__nfc(e, m->normalizer, &s, &len);
         if (st != SIMDBPE_OK)
             return st;
     }

@@ -1,18 +1,23 @@
 /*
- * nfc.c - the NFC normalizer (Qwen2/3, GPT-NeoX), over utf8proc.
+ * nfc.c - the Unicode normalizers as HF tokenizers applies them: NFC
+ * (Qwen2/3, GPT-NeoX), NFKC (Anthropic's tokenizer), NFD and NFKD, over
+ * utf8proc.
  *
  * utf8proc normalizes at tens of MB/s and copies everything; nearly all
- * text is NFC already. So the text is cut before every code point that
- * is "safe": canonical combining class 0, its own NFC, and never the
- * second character of a composition (utf8proc's comb_index marks those;
- * Hangul vowel and trailing jamo compose by rule and are listed here).
- * Nothing before such a code point interacts with it or anything after
- * it, so the NFC of the text is the NFC of each stretch between them, and
- * a stretch of safe code points is its own NFC. Only the stretches around
- * other code points (a safe starter, then the unsafe ones) go through
- * utf8proc; the rest is copied, and if there are none the text is used
- * as it is. Which code points are safe is worked out once per block of
- * 64, the first time one of them is met.
+ * text is in every normal form already. So the text is cut before every
+ * code point that is "safe" for the form: canonical combining class 0,
+ * its own normal form, and never the second character of a composition
+ * (utf8proc's comb_index marks those; Hangul vowel and trailing jamo
+ * compose by rule and are listed here). Nothing before such a code point
+ * interacts with it or anything after it, so the normal form of the text
+ * is that of each stretch between them, and a stretch of safe code points
+ * is its own normal form. Only the stretches around other code points (a
+ * safe starter, then the unsafe ones) go through utf8proc; the rest is
+ * copied, and if there are none the text is used as it is. Which code
+ * points are safe is worked out once per form and block of 64, the first
+ * time one of them is met. ASCII is safe in every form; the rest of
+ * U+0080..U+02FF in NFC only (NFKC maps U+00A0 to a space, NFD splits
+ * U+00E9...).
  *
  * The reference, HF tokenizers, normalizes with Unicode 9.0's tables, so
  * a code point assigned since (nfc_unknown.c) is to it an unassigned one:
@@ -20,7 +25,9 @@
  * here too, and never the starter a stretch begins with: nothing
  * composes with it or moves across it. (utf8proc's tables are Unicode
  * 15.0's; those of the code points it also has from 9.0 are the same,
- * decompositions and classes being stable.)
+ * decompositions and classes being stable. With that rule, all four forms
+ * give HF tokenizers 0.23.2's output on every code point, alone and after
+ * a letter: tests/encode/test_nfc.c.)
  */
 #include <stdlib.h>
 
@@ -31,9 +38,25 @@
 #include "utf8_valid.h"
 
 #define BLOCKS (0x110000 / 64)
-static uint64_t safe_bits[BLOCKS];      /* bit cp & 63 of word cp >> 6 */
-static uint64_t new_bits[BLOCKS];       /* ... of code points HF's NFC does not know */
-static uint64_t known_bits[BLOCKS / 64]; /* which blocks are worked out */
+#define FORMS 4                                 /* SIMDBPE__NORM_NFC .. _NFKD */
+static uint64_t safe_bits[FORMS][BLOCKS];       /* bit cp & 63 of word cp >> 6 */
+static uint64_t new_bits[BLOCKS];               /* ... of code points HF's tables do not know */
+static uint64_t known_bits[FORMS][BLOCKS / 64]; /* which blocks are worked out */
+
+/* utf8proc's options for a form. */
+static utf8proc_option_t form_options(unsigned form)
+{
+    switch (form) {
+    case SIMDBPE__NORM_NFKC:
+        return UTF8PROC_STABLE | UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+    case SIMDBPE__NORM_NFD:
+        return UTF8PROC_STABLE | UTF8PROC_DECOMPOSE;
+    case SIMDBPE__NORM_NFKD:
+        return UTF8PROC_STABLE | UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+    default:
+        return UTF8PROC_STABLE | UTF8PROC_COMPOSE;
+    }
+}
 
 /* Whether cp was assigned after Unicode 9.0 (nfc_unknown.c). */
 static int unknown_to_hf(uint32_t cp)
@@ -51,7 +74,7 @@ static int unknown_to_hf(uint32_t cp)
     return 0;
 }
 
-static int safe_slow(uint32_t cp)
+static int safe_slow(unsigned form, uint32_t cp)
 {
     if (cp >= 0xD800 && cp <= 0xDFFF)
         return 1; /* never in valid UTF-8 */
@@ -60,63 +83,62 @@ static int safe_slow(uint32_t cp)
     const utf8proc_property_t *p = utf8proc_get_property((utf8proc_int32_t)cp);
     if (p->combining_class != 0 || (p->comb_index != UINT16_MAX && p->comb_index >= 0x8000))
         return 0;
-    if (p->decomp_type != 0 || p->decomp_seqindex == UINT16_MAX)
-        return 1; /* no canonical decomposition */
-    /* Precomposed: safe if NFC keeps it (not a singleton or exclusion). */
-    utf8proc_int32_t out[8];
-    int last = 0;
-    utf8proc_ssize_t n = utf8proc_decompose_char((utf8proc_int32_t)cp, out, 8, UTF8PROC_COMPOSE,
-                                                 &last);
-    if (n != 1 || out[0] != (utf8proc_int32_t)cp) {
-        utf8proc_uint8_t buf[4], *norm = NULL;
-        utf8proc_ssize_t len = utf8proc_encode_char((utf8proc_int32_t)cp, buf);
-        utf8proc_ssize_t got =
-            utf8proc_map(buf, len, &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
-        int same = got == len && memcmp(norm, buf, (size_t)len) == 0;
-        free(norm);
-        return same;
-    }
-    return 1;
+    if (p->decomp_seqindex == UINT16_MAX && !(cp >= 0xAC00 && cp <= 0xD7A3))
+        return 1; /* no decomposition at all */
+    if (form == SIMDBPE__NORM_NFC && p->decomp_type != 0)
+        return 1; /* a compatibility decomposition only: NFC keeps it */
+    /* Safe if the form keeps it (not decomposed, a singleton or an
+     * exclusion). */
+    utf8proc_uint8_t buf[4], *norm = NULL;
+    utf8proc_ssize_t len = utf8proc_encode_char((utf8proc_int32_t)cp, buf);
+    utf8proc_ssize_t got = utf8proc_map(buf, len, &norm, form_options(form));
+    int same = got == len && memcmp(norm, buf, (size_t)len) == 0;
+    free(norm);
+    return same;
 }
 
-static int safe(uint32_t cp)
+static int safe(unsigned form, uint32_t cp)
 {
-    if (cp < 0x300)
+    if (cp < 0x80 || (form == SIMDBPE__NORM_NFC && cp < 0x300))
         return 1;
+    unsigned f = form - SIMDBPE__NORM_NFC;
     size_t b = cp >> 6;
-    if (!(__atomic_load_n(&known_bits[b >> 6], __ATOMIC_ACQUIRE) >> (b & 63) & 1)) {
+    if (!(__atomic_load_n(&known_bits[f][b >> 6], __ATOMIC_ACQUIRE) >> (b & 63) & 1)) {
         uint64_t w = 0, fresh = 0;
         for (uint32_t k = 0; k < 64; k++) {
             uint32_t c = (uint32_t)(b << 6) + k;
             uint64_t u = (uint64_t)unknown_to_hf(c);
             fresh |= u << k;
-            w |= (u | (uint64_t)safe_slow(c)) << k;
+            w |= (u | (uint64_t)safe_slow(form, c)) << k;
         }
-        __atomic_store_n(&safe_bits[b], w, __ATOMIC_RELAXED);
+        __atomic_store_n(&safe_bits[f][b], w, __ATOMIC_RELAXED);
         __atomic_store_n(&new_bits[b], fresh, __ATOMIC_RELAXED);
-        __atomic_fetch_or(&known_bits[b >> 6], 1ULL << (b & 63), __ATOMIC_RELEASE);
+        __atomic_fetch_or(&known_bits[f][b >> 6], 1ULL << (b & 63), __ATOMIC_RELEASE);
     }
-    return __atomic_load_n(&safe_bits[b], __ATOMIC_RELAXED) >> (cp & 63) & 1;
+    return __atomic_load_n(&safe_bits[f][b], __ATOMIC_RELAXED) >> (cp & 63) & 1;
 }
 
-/* Whether cp (known safe, >= U+0300) is one HF's NFC does not know. */
+/* Whether cp (known safe in some form) is one HF's tables do not know. */
 static int is_new(uint32_t cp)
 {
-    return __atomic_load_n(&new_bits[cp >> 6], __ATOMIC_RELAXED) >> (cp & 63) & 1;
+    return cp >= 0x300 && (__atomic_load_n(&new_bits[cp >> 6], __ATOMIC_RELAXED) >> (cp & 63) & 1);
 }
 
-int simdbpe__nfc_stretches(const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn fn, void *ctx)
+int simdbpe__nfc_stretches(unsigned form, const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn fn,
+                           void *ctx)
 {
+    /* Bytes below `fast` lead code points that are safe in this form. */
+    const uint8_t fast = form == SIMDBPE__NORM_NFC ? 0xCC : 0x80;
     size_t starter = 0; /* where the last safe code point starts */
     for (size_t i = 0; i < n;) {
-        if (s[i] < 0xCC) { /* below U+0300: safe */
+        if (s[i] < fast) {
             starter = i;
             i += 1 + (s[i] >= 0xC0);
             continue;
         }
         size_t l;
         uint32_t cp = simdbpe__utf8_decode(s, i, &l);
-        if (safe(cp)) {
+        if (safe(form, cp)) {
             starter = is_new(cp) ? i + l : i;
             i += l;
             continue;
@@ -124,17 +146,17 @@ int simdbpe__nfc_stretches(const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn f
         /* The stretch from the last safe code point to the next one. */
         size_t end = i + l;
         while (end < n) {
-            if (s[end] < 0xCC)
+            if (s[end] < fast)
                 break;
             size_t l2;
             uint32_t c2 = simdbpe__utf8_decode(s, end, &l2);
-            if (safe(c2))
+            if (safe(form, c2))
                 break;
             end += l2;
         }
         utf8proc_uint8_t *norm = NULL;
         utf8proc_ssize_t got = utf8proc_map(s + starter, (utf8proc_ssize_t)(end - starter), &norm,
-                                            UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+                                            form_options(form));
         int r = got < 0 ? -1 : 0;
         if (!r && ((size_t)got != end - starter || (got && memcmp(norm, s + starter, (size_t)got))))
             r = fn(ctx, starter, end, norm, (size_t)got);
@@ -197,22 +219,29 @@ static void sort_run(tagged *t, size_t n, tagged *tmp)
     memcpy(t, tmp, n * sizeof *t);
 }
 
-/* Canonical decomposition with the change tags (a character's first part
- * replaces it, the others are inserted), each run of non-starters in
- * canonical order. `out` has room for 4 entries a byte of s[start..end)
- * (no canonical decomposition is longer than 4 code points), `tmp` too. */
-static size_t decompose_tagged(const uint8_t *s, size_t start, size_t end, tagged *out,
-                               tagged *tmp)
+/* The longest decomposition (U+FDFA's compatibility one), and how many
+ * code points a byte of text decomposes into at most (its 3 bytes give
+ * 18). */
+#define MAX_DECOMP 18
+#define DECOMP_PER_BYTE 6
+
+/* Canonical (or, for NFKC and NFKD, compatibility) decomposition with the
+ * change tags (a character's first part replaces it, the others are
+ * inserted), each run of non-starters in canonical order. `out` has room
+ * for DECOMP_PER_BYTE entries a byte of s[start..end), `tmp` too. */
+static size_t decompose_tagged(unsigned form, const uint8_t *s, size_t start, size_t end,
+                               tagged *out, tagged *tmp)
 {
+    utf8proc_option_t opt = UTF8PROC_DECOMPOSE | (form_options(form) & UTF8PROC_COMPAT);
     size_t n = 0;
     for (size_t i = start; i < end;) {
         size_t l;
         uint32_t cp = simdbpe__utf8_decode(s, i, &l);
-        utf8proc_int32_t d[4];
+        utf8proc_int32_t d[MAX_DECOMP];
         int last = 0;
         utf8proc_ssize_t k =
-            utf8proc_decompose_char((utf8proc_int32_t)cp, d, 4, UTF8PROC_DECOMPOSE, &last);
-        if (k < 1 || k > 4) {
+            utf8proc_decompose_char((utf8proc_int32_t)cp, d, MAX_DECOMP, opt, &last);
+        if (k < 1 || k > MAX_DECOMP) {
             d[0] = (utf8proc_int32_t)cp;
             k = 1;
         }
@@ -281,13 +310,17 @@ static size_t char_before(const uint8_t *s, size_t i)
     return k;
 }
 
-int simdbpe__nfc_align(const uint8_t *s, size_t lo, size_t start, size_t end, const uint8_t *norm,
-                       size_t norm_len, size_t *align)
+int simdbpe__nfc_align(unsigned form, const uint8_t *s, size_t lo, size_t start, size_t end,
+                       const uint8_t *norm, size_t norm_len, size_t *align)
 {
-    size_t cap = 4 * (end - start) + 1;
+    size_t cap = DECOMP_PER_BYTE * (end - start) + 1;
     tagged *dec = malloc(cap * sizeof *dec), *comp = malloc(cap * sizeof *comp);
     int ok = dec && comp;
-    size_t n = ok ? compose_tagged(dec, decompose_tagged(s, start, end, dec, comp), comp) : 0;
+    size_t n = ok ? decompose_tagged(form, s, start, end, dec, comp) : 0;
+    if (form == SIMDBPE__NORM_NFC || form == SIMDBPE__NORM_NFKC)
+        n = compose_tagged(dec, n, comp);
+    else if (ok)
+        memcpy(comp, dec, n * sizeof *dec);
     size_t prev_a = start > lo ? char_before(s, start) : lo, prev_b = start > lo ? start : lo;
     size_t at = start, k = 0; /* the next original character; the next byte of norm */
     for (size_t j = 0; ok && j < n; j++) {
@@ -363,10 +396,10 @@ static int copy_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm
     return 0;
 }
 
-simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len)
+simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **text, size_t *len)
 {
     nfc_copy c = {e, *text, 0, 0};
-    if (simdbpe__nfc_stretches(*text, *len, copy_stretch, &c) != 0)
+    if (simdbpe__nfc_stretches(form, *text, *len, copy_stretch, &c) != 0)
         return SIMDBPE_ERR_NOMEM;
     if (c.copied == 0 && c.used == 0)
         return SIMDBPE_OK; /* nothing changed */

@@ -1,7 +1,8 @@
 /*
- * nfc.h - the NFC normalizer's stretches and their alignments (internal;
- * nfc.c): what the encoder (simdbpe__nfc in encoder.h) and the offsets
- * (offsets.c) share.
+ * nfc.h - the Unicode normalizers' stretches and their alignments
+ * (internal; nfc.c): what the encoder (simdbpe__nfc in encoder.h) and the
+ * offsets (offsets.c) share. `form` is a model's SIMDBPE__NORM_* (NFC,
+ * NFKC, NFD or NFKD; not NONE).
  */
 #ifndef SIMDBPE_NFC_H
 #define SIMDBPE_NFC_H
@@ -11,20 +12,21 @@
 
 #include "simdbpe.h"
 
-/* Called for each stretch s[start..end) that NFC changes, in order, with
- * its NFC norm[0..norm_len) (valid during the call only). Returns 0 to go
+/* Called for each stretch s[start..end) that the form changes, in order,
+ * with its normal form norm[0..norm_len) (valid during the call only). Returns 0 to go
  * on; anything else stops the walk and is returned. */
 typedef int (*simdbpe__nfc_stretch_fn)(void *ctx, size_t start, size_t end, const uint8_t *norm,
                                        size_t norm_len);
 
-/* Walks the stretches of s[0..n) (valid UTF-8) that NFC changes; the rest
- * of the text is its own NFC. Returns 0, the callback's value, or -1 when
- * utf8proc fails (out of memory). */
-int simdbpe__nfc_stretches(const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn fn, void *ctx);
+/* Walks the stretches of s[0..n) (valid UTF-8) that the form changes; the
+ * rest of the text is its own normal form. Returns 0, the callback's
+ * value, or -1 when utf8proc fails (out of memory). */
+int simdbpe__nfc_stretches(unsigned form, const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn fn,
+                           void *ctx);
 
 /*
- * Where each byte of a changed stretch's NFC comes from, as HF tokenizers'
- * NormalizedString aligns its NFC (Unicode normalization with each output
+ * Where each byte of a changed stretch's normal form comes from, as HF
+ * tokenizers' NormalizedString aligns it (Unicode normalization with each output
  * character tagged "replaces the next original character and -k more
  * after it", or "inserted"): a character that replaces original ones is
  * aligned to the first of them; an inserted one (the second part of a
@@ -35,7 +37,7 @@ int simdbpe__nfc_stretches(const uint8_t *s, size_t n, simdbpe__nfc_stretch_fn f
  * gets [lo, lo)). Returns 0, or -1 if the walk does not end on norm (then
  * every byte is aligned to the whole stretch).
  */
-int simdbpe__nfc_align(const uint8_t *s, size_t lo, size_t start, size_t end, const uint8_t *norm,
+int simdbpe__nfc_align(unsigned form, const uint8_t *s, size_t lo, size_t start, size_t end, const uint8_t *norm,
                        size_t norm_len, size_t *align);
 
 #endif

@@ -177,7 +177,7 @@ static int on_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, 
     if (!align)
         return -1;
     *b = (block){start, end, w->t_len, w->t_len + len, align};
-    simdbpe__nfc_align(w->r, w->lo, start, end, norm, len, align);
+    simdbpe__nfc_align(w->m->normalizer, w->r, w->lo, start, end, norm, len, align);
     if (t_append(w, norm, len))
         return -1;
     w->r_copied = end;
@@ -222,7 +222,7 @@ static int split(splitter *w, const uint8_t *r, size_t len, int nfc)
         if (nfc) {
             size_t t0 = w->t_len + (i - w->r_copied); /* where R[i] lands in T */
             w->base = w->lo = i;
-            if (at > i && simdbpe__nfc_stretches(r + i, at - i, on_stretch, w) != 0)
+            if (at > i && simdbpe__nfc_stretches(m->normalizer, r + i, at - i, on_stretch, w) != 0)
                 return -1;
             if (t_append(w, r + w->r_copied, at - w->r_copied))
                 return -1;
@@ -301,7 +301,7 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
     size_t bad = len ? e->k->validate_utf8(o, len) : 0;
     if (bad != len && !(r = repaired = repair(e, o, len, bad, &r_len, &fixes)))
         goto nomem;
-    int nfc_model = m->normalizer == SIMDBPE__NORM_NFC;
+    int nfc_model = m->normalizer != SIMDBPE__NORM_NONE;
     if (split(&w, r, r_len, nfc_model) || nfc.failed)
         goto nomem;
     t = nfc_model ? w.t : r;

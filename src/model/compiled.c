@@ -319,7 +319,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     if (!simdbpe__pretok_family_of(h->pretok))
         return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
                    h->pretok);
-    if (h->normalizer > SIMDBPE__NORM_NFC)
+    if (h->normalizer > SIMDBPE__NORM_LAST)
         return BAD("compiled model: unknown normalizer %u (made by a newer simdbpe?)",
                    h->normalizer);
     if (h->vocab_size == 0 || h->vocab_size > MAX_VOCAB || h->n_tokens > h->vocab_size ||

@@ -15,7 +15,7 @@
  *                    family's, then ByteLevel without its regex. Any other
  *                    pattern is refused with the pattern quoted: encoding
  *                    with another family's rules would give wrong ids.
- *   normalizer       null, an empty Sequence, or NFC.
+ *   normalizer       null, an empty Sequence, NFC, NFKC, NFD or NFKD.
  *   added_tokens     all of them cut the text (special or not); their
  *                    content is their text; lstrip, rstrip and single_word
  *                    are refused (not implemented).
@@ -168,10 +168,18 @@ static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_e
     if (!nz || json_is_null(nz))
         return SIMDBPE_OK;
     const char *t = type_of(nz);
-    if (strcmp(t, "NFC") == 0) {
-        *norm = SIMDBPE__NORM_NFC;
-        return SIMDBPE_OK;
-    }
+    static const struct {
+        const char *name;
+        uint8_t norm;
+    } forms[] = {{"NFC", SIMDBPE__NORM_NFC},
+                 {"NFKC", SIMDBPE__NORM_NFKC},
+                 {"NFD", SIMDBPE__NORM_NFD},
+                 {"NFKD", SIMDBPE__NORM_NFKD}};
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+        if (strcmp(t, forms[i].name) == 0) {
+            *norm = forms[i].norm;
+            return SIMDBPE_OK;
+        }
     if (strcmp(t, "Sequence") == 0) {
         const json_t *list = json_object_get(nz, "normalizers");
         if (json_is_array(list) && json_array_size(list) == 0)
@@ -179,7 +187,8 @@ static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_e
         if (json_is_array(list) && json_array_size(list) == 1)
             return read_normalizer(json_array_get(list, 0), norm, err);
     }
-    return UNSUPPORTED("normalizer \"%s\" is not supported (only NFC or none)", t);
+    return UNSUPPORTED("normalizer \"%s\" is not supported (only NFC, NFKC, NFD, NFKD or none)",
+                       t);
 }
 
 /* The ids of a TemplateProcessing's single template before and after the

@@ -56,8 +56,17 @@ typedef enum simdbpe__pretok_kind {
     SIMDBPE__PRETOK_DEEPSEEK_V3 = 4  /* DeepSeek-V3 (three Splits in sequence) */
 } simdbpe__pretok_kind;
 
-/* Normalizers a model may have (stored in model files: never renumber). */
-enum { SIMDBPE__NORM_NONE = 0, SIMDBPE__NORM_NFC = 1 };
+/* Normalizers a model may have (stored in model files: never renumber):
+ * the four Unicode normalization forms as HF tokenizers applies them
+ * (src/encode/nfc.c). */
+enum {
+    SIMDBPE__NORM_NONE = 0,
+    SIMDBPE__NORM_NFC = 1,
+    SIMDBPE__NORM_NFKC = 2,
+    SIMDBPE__NORM_NFD = 3,
+    SIMDBPE__NORM_NFKD = 4,
+    SIMDBPE__NORM_LAST = SIMDBPE__NORM_NFKD
+};
 
 /* Where a family's texts may be cut so that the parts pre-tokenize as the
  * whole does (cuts.c argues each rule). */

@@ -16,8 +16,10 @@
 #include <utf8proc.h>
 
 #include "test_util.h"
+#include "zst_util.h"
 
 #include "encode/encoder.h"
+#include "encode/nfc.h"
 
 static void expect_nfc(simdbpe_encoder *e, const uint8_t *s, size_t n)
 {
@@ -27,7 +29,7 @@ static void expect_nfc(simdbpe_encoder *e, const uint8_t *s, size_t n)
     cr_assert_geq(wn, 0);
     const uint8_t *got = s;
     size_t gn = n;
-    cr_assert_eq(simdbpe__nfc(e, &got, &gn), SIMDBPE_OK);
+    cr_assert_eq(simdbpe__nfc(e, SIMDBPE__NORM_NFC, &got, &gn), SIMDBPE_OK);
     char show[120];
     tu_show(show, sizeof show, (const char *)s, n);
     cr_assert(gn == (size_t)wn && memcmp(got, want, gn) == 0, "NFC differs for \"%s\"", show);
@@ -79,7 +81,7 @@ static void expect_bytes(simdbpe_encoder *e, const char *in, const char *want)
 {
     const uint8_t *got = (const uint8_t *)in;
     size_t n = strlen(in);
-    cr_assert_eq(simdbpe__nfc(e, &got, &n), SIMDBPE_OK);
+    cr_assert_eq(simdbpe__nfc(e, SIMDBPE__NORM_NFC, &got, &n), SIMDBPE_OK);
     cr_assert(n == strlen(want) && memcmp(got, want, n) == 0, "NFC of \"%s\"", in);
 }
 
@@ -97,4 +99,103 @@ Test(nfc, marks_hf_does_not_know_are_not_reordered)
     expect_bytes(e, "S\u08DE\u07FD", "S\u08DE\u07FD");
     simdbpe_encoder_free(e);
     simdbpe_model_free(m);
+}
+
+/* ---- NFKC, NFD, NFKD against HF tokenizers' own output ---- */
+
+typedef struct walk_out {
+    const uint8_t *s;
+    uint8_t *out;
+    size_t n, copied;
+} walk_out;
+
+static int collect(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
+{
+    walk_out *w = ctx;
+    memcpy(w->out + w->n, w->s + w->copied, start - w->copied);
+    w->n += start - w->copied;
+    memcpy(w->out + w->n, norm, len);
+    w->n += len;
+    w->copied = end;
+    return 0;
+}
+
+/* The form of s[0..n) by the stretches simdbpe__nfc_stretches gives,
+ * as hex into hex[] ("" if unchanged). */
+static void form_hex(unsigned form, const uint8_t *s, size_t n, char *hex)
+{
+    uint8_t out[256];
+    walk_out w = {s, out, 0, 0};
+    cr_assert_eq(simdbpe__nfc_stretches(form, s, n, collect, &w), 0);
+    hex[0] = '\0';
+    if (w.copied == 0)
+        return;
+    memcpy(out + w.n, s + w.copied, n - w.copied);
+    w.n += n - w.copied;
+    for (size_t i = 0; i < w.n; i++)
+        sprintf(hex + 2 * i, "%02x", out[i]);
+}
+
+/* Every code point alone and after 'e', in each form: what HF tokenizers
+ * 0.23.2 gives (tests/data/normalizers/hf_forms.txt.zst lists every
+ * string it changes). */
+Test(nfc, nfkc_nfd_nfkd_of_every_code_point_are_hf_tokenizers, .timeout = 300)
+{
+    static const struct {
+        const char *name;
+        unsigned form;
+    } forms[] = {{"NFKC", SIMDBPE__NORM_NFKC}, {"NFD", SIMDBPE__NORM_NFD},
+                 {"NFKD", SIMDBPE__NORM_NFKD}};
+    size_t len;
+    char *ref = read_zst(SIMDBPE_TEST_DATA_DIR "/normalizers/hf_forms.txt.zst", &len);
+    /* want[f][ctx][cp]: the line's hex, or NULL (unchanged) */
+    char **want = calloc(3 * 2 * 0x110000, sizeof *want);
+    cr_assert(want);
+    size_t lines = 0;
+    for (char *line = strtok(ref, "\n"); line; line = strtok(NULL, "\n")) {
+        char name[8], ctx[4];
+        unsigned cp;
+        int at = 0;
+        cr_assert_eq(sscanf(line, "%7s %3s %x %n", name, ctx, &cp, &at), 3, "line %s", line);
+        size_t f = 0;
+        while (f < 3 && strcmp(name, forms[f].name) != 0)
+            f++;
+        cr_assert(f < 3 && cp < 0x110000, "line %s", line);
+        want[(f * 2 + (ctx[0] == 'e')) * 0x110000 + cp] = line + at;
+        lines++;
+    }
+    cr_assert_eq(lines, 69857);
+    size_t bad = 0;
+    for (size_t f = 0; f < 3; f++)
+        for (int c = 0; c < 2; c++)
+            for (uint32_t cp = 1; cp <= 0x10FFFF; cp++) {
+                if ((cp >= 0xD800 && cp <= 0xDFFF) || cp == 10)
+                    continue;
+                uint8_t buf[8] = {'e'};
+                size_t n = (size_t)utf8proc_encode_char((utf8proc_int32_t)cp, buf + 1);
+                char got[512];
+                form_hex(forms[f].form, c ? buf : buf + 1, c ? n + 1 : n, got);
+                const char *w = want[(f * 2 + (size_t)c) * 0x110000 + cp];
+                if (strcmp(got, w ? w : "") != 0 && bad++ < 10)
+                    cr_log_error("%s %s U+%04X: got %s, HF %s", forms[f].name, c ? "e+" : "",
+                                 cp, got, w ? w : "(unchanged)");
+            }
+    cr_assert_eq(bad, 0, "%zu strings differ from HF tokenizers", bad);
+    free(want);
+    free(ref);
+}
+
+/* The alignment of a compatibility decomposition: each output character
+ * to the original one it comes from, inserted ones to the one before
+ * (HF's NormalizedString). */
+Test(nfc, nfkc_alignment)
+{
+    /* "a\uFB01b" (the fi ligature) -> "afib": f replaces the ligature, i
+     * is inserted after it */
+    const uint8_t s[] = "a\xEF\xAC\x81" "b";
+    size_t align[2 * 2];
+    cr_assert_eq(simdbpe__nfc_align(SIMDBPE__NORM_NFKC, s, 0, 1, 4, (const uint8_t *)"fi", 2,
+                                    align),
+                 0);
+    cr_assert(align[0] == 1 && align[1] == 4 && align[2] == 1 && align[3] == 4);
 }

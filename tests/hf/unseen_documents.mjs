@@ -63,7 +63,9 @@ function rnd(n) {
 }
 const pieces = [' ', '  ', '\n', '\r\n', ' \n ', '\t', "'s", "'LL", "'ſ", '123456', 'Hello',
   'WORLD', 'über', 'ǅemal', '日本語', 'カタカナ', '١٢٣', 'e\u0301', '\u3000', '\u00A0', '...',
-  '/', '/\n', '“quoted”', '—', '😀😀', '\u200D', '\uFEFF', 'ßẞ'];
+  '/', '/\n', '“quoted”', '—', '😀😀', '\u200D', '\uFEFF', 'ßẞ',
+  // compatibility characters (NFKC), a mark after a precomposed letter
+  'ﬁ', '①', 'Ａｂ', 'ｶﾞ', '½', '\u2002', 'ℌ', 'é\u0323', '\uFDFA'];
 for (let i = 0; i < 3000; i++) {
   let s = '';
   const len = 1 + rnd(30);
@@ -111,7 +113,7 @@ for (const enc of ['r50k_base', 'p50k_base', 'cl100k_base', 'o200k_base']) {
   compare({ label: enc, model: enc, special: 'text' }, (t) => Array.from(e.encode_ordinary(t)));
   e.free();
 }
-for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3']) {
+for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude']) {
   const zst = path.join(modelsDir, m, 'tokenizer.json.zst');
   if (!fs.existsSync(zst)) {
     console.error(`${m}: SKIPPED, ${zst} not found`);
