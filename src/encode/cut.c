@@ -14,7 +14,8 @@
  * The cut rules hold on NFC text (pretok/cuts.c); the other normal forms
  * map characters on either side of a cut to others of other classes
  * (NFKC: U+00A0 to a space, U+2460 to a digit), so their texts are not
- * cut.
+ * cut; nor are those of SentencePiece-style models, whose Prepend puts a
+ * word marker at the start of each part.
  */
 #include "../model/model.h"
 
@@ -24,7 +25,7 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
     simdbpe_encode_options none = SIMDBPE_ENCODE_OPTIONS_INIT;
     if (!opts)
         opts = &none;
-    if (m->normalizer != SIMDBPE__NORM_NONE && m->normalizer != SIMDBPE__NORM_NFC)
+    if ((m->normalizer != SIMDBPE__NORM_NONE && m->normalizer != SIMDBPE__NORM_NFC) || m->sp)
         return SIMDBPE_NO_CUT;
     uint32_t mask = opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0;
     for (size_t i = 0; m->normalizer != SIMDBPE__NORM_NONE && i < m->n_specials; i++)

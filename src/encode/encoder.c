@@ -269,6 +269,9 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free_out(e);
     free(e->clean);
     free(e->norm);
+    free(e->sp_norm);
+    simdbpe__sp_work_free(&e->sp_work);
+    simdbpe__sp_cache_free(e->sp_cache);
     simdbpe__unmap_tables(e->tables, e->tables_len);
     simdbpe__unmap_tables(e->warm_map, e->warm_map_len);
     simdbpe__bpe_scratch_free(&e->scratch);
@@ -302,6 +305,11 @@ static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_
         if (st != SIMDBPE_OK)
             return st;
     }
+    if (normalized && m->sp) {
+        simdbpe_status st = simdbpe__sp_normalize(e, &s, &len);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
     uint32_t mask = SIMDBPE__ADDED_NORMALIZED, want = normalized;
     if (policy == SIMDBPE_SPECIAL_AS_TEXT)
         mask |= SIMDBPE__ADDED_SPECIAL;
@@ -311,7 +319,8 @@ static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_
         size_t at = m->trie ? i + simdbpe__added_find(m, s + i, len - i, mask, want, &which) : len;
         if (at > i) {
             simdbpe_status st =
-                normalized ? e->encode_pieces(e, s + i, at - i, n)
+                normalized ? (m->sp ? simdbpe__encode_sp(e, s + i, at - i, n)
+                                    : e->encode_pieces(e, s + i, at - i, n))
                            : encode_stretch(e, s + i, at - i, SIMDBPE__ADDED_NORMALIZED, policy,
                                             base + i, n, err);
             if (st != SIMDBPE_OK)
@@ -343,7 +352,7 @@ static simdbpe_status encode_text(simdbpe_encoder *e, const uint8_t *s, size_t l
     /* The common case, one call: no added token can apply and no
      * normalizer. */
     if ((m->n_specials == 0 || (policy == SIMDBPE_SPECIAL_AS_TEXT && !m->has_plain_added)) &&
-        m->normalizer == SIMDBPE__NORM_NONE)
+        m->normalizer == SIMDBPE__NORM_NONE && !m->sp)
         return e->encode_pieces(e, s, len, n);
     return encode_stretch(e, s, len, 0, policy, 0, n, err);
 }

@@ -239,6 +239,12 @@ struct simdbpe_encoder {
     uint32_t window_pieces, window_ones;
     /* the piece path built for the encoder's kernel set (see below) */
     simdbpe__pieces_fn encode_pieces;
+    /* SentencePiece-style models (encode_sp.c): the normalized stretch and
+     * BPE's scratch */
+    uint8_t *sp_norm;
+    size_t sp_norm_cap;
+    simdbpe__sp_work sp_work;
+    struct simdbpe__sp_cache *sp_cache; /* NULL until used (or out of memory) */
 };
 
 /* Gives e->out room for `need` ids, keeping the first n (those written:
@@ -260,6 +266,13 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **t
 /* The ranges of code points HF's NFC does not know (nfc_unknown.c). */
 extern const uint32_t simdbpe__nfc_unknown[][2];
 extern const size_t simdbpe__nfc_unknown_count;
+
+/* SentencePiece-style models (encode_sp.c): the normalizer's word markers
+ * on *text[0..*len) (unchanged, or set to a copy in e->sp_norm), and a
+ * normalized stretch's ids appended to e->out after the first *n. */
+simdbpe_status simdbpe__sp_normalize(simdbpe_encoder *e, const uint8_t **text, size_t *len);
+simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n);
+void simdbpe__sp_cache_free(struct simdbpe__sp_cache *c);
 
 /* Maps warm tables of 2^bits entries of each size (zeroed) and points e
  * at them; false if out of memory (e is left as it was). */

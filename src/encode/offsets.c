@@ -275,6 +275,10 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "encode_offsets: NULL argument");
     *spans = NULL;
+    if (e && e->m->sp)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "encode_offsets: offsets of a SentencePiece-style model are not "
+                             "supported (its ids are: simdbpe_encode)");
     simdbpe_status st = simdbpe_encode(e, text, len, opts, ids, n_ids, err);
     if (st != SIMDBPE_OK)
         return st;

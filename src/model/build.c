@@ -6,6 +6,7 @@
  * formats into a build spec; nothing is half-built: on any error
  * everything is freed and the error names the source, key or line.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -126,6 +127,10 @@ static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
                 n = (long)klen;
             }
         }
+        if (n < 0 && m->sp) {
+            memcpy(tmp + pos, key, klen); /* SentencePiece-style: the string itself */
+            n = (long)klen;
+        }
         if (n < 0) {
             uint32_t bad = 0;
             n = simdbpe__bytelevel_decode((const uint8_t *)key, klen, tmp + pos, &bad);
@@ -192,8 +197,16 @@ simdbpe_status simdbpe__loader_add_merge(loader *ld, const uint8_t *a, size_t al
                              what, (unsigned long long)line, close);
     /* buf = bytes of a, then bytes of b: the merged token is all of it. */
     uint32_t bad = 0;
-    long na = simdbpe__bytelevel_decode(a, alen, buf, &bad);
-    long nb = na < 0 ? -1 : simdbpe__bytelevel_decode(b, blen, buf + na, &bad);
+    long na, nb;
+    if (m->sp) { /* SentencePiece-style: the strings themselves */
+        memcpy(buf, a, alen);
+        memcpy(buf + alen, b, blen);
+        na = (long)alen;
+        nb = (long)blen;
+    } else {
+        na = simdbpe__bytelevel_decode(a, alen, buf, &bad);
+        nb = na < 0 ? -1 : simdbpe__bytelevel_decode(b, blen, buf + na, &bad);
+    }
     if (na >= 0 && nb >= 0 && (size_t)(na + nb) > SIMDBPE__MAX_TOKEN_BYTES)
         return simdbpe__fail(err, SIMDBPE_ERR_MERGES, at, err_line,
                              "%s%llu%s: the merged token has %ld bytes, more than the limit of %d",
@@ -337,6 +350,8 @@ done:
  * every token that is not an added one. */
 static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
 {
+    if (m->sp) /* SentencePiece-style: no map (its pieces go to sentencepiece.c) */
+        return SIMDBPE_OK;
     size_t max_len = 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
         if (m->tok_off[id + 1] - m->tok_off[id] > max_len)
@@ -413,6 +428,43 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err)
     return build_whole_map(m, err);
 }
 
+/* A SentencePiece-style model's unknown token and byte tokens: byte_id[b]
+ * is the token "<0xNN>" (all 256 needed for byte_fallback; HF falls back
+ * to the unknown token for a byte that has none, which is not
+ * implemented), else the unknown token. */
+static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__build_spec *spec,
+                             simdbpe_error *err)
+{
+    if (spec->unk) {
+        m->unk_id = bytes_table_find(m, ld->all, ld->all_mask, (const uint8_t *)spec->unk,
+                                     strlen(spec->unk));
+        if (m->unk_id == SIMDBPE__NO_ID) {
+            char q[96];
+            simdbpe__quote(q, sizeof q, (const uint8_t *)spec->unk, strlen(spec->unk));
+            return simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                                 "%s: unk_token %s is not in the vocabulary", spec->vocab_name, q);
+        }
+    }
+    if (!(m->sp & SIMDBPE__SP_BYTE_FALLBACK) && m->unk_id == SIMDBPE__NO_ID)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "%s: a BPE model with neither byte_fallback nor an unk_token "
+                             "cannot encode every text (not supported)",
+                             spec->vocab_name);
+    for (int b = 0; b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        m->byte_id[b] = m->sp & SIMDBPE__SP_BYTE_FALLBACK
+                            ? bytes_table_find(m, ld->all, ld->all_mask, (const uint8_t *)name, 6)
+                            : m->unk_id;
+        if (m->byte_id[b] == SIMDBPE__NO_ID)
+            return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                                 "%s: byte_fallback without the token %s is not supported "
+                                 "(all 256 byte tokens are needed)",
+                                 spec->vocab_name, name);
+    }
+    return SIMDBPE_OK;
+}
+
 /* Frees a model's arrays while it is being built (image == NULL). */
 static void free_arrays(simdbpe_model *m)
 {
@@ -473,6 +525,9 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     m->pretok = spec->pretok;
     m->normalizer = spec->normalizer;
     m->ignore_merges = spec->ignore_merges;
+    m->sp = spec->sp;
+    m->sp_strip = spec->sp_strip;
+    m->unk_id = SIMDBPE__NO_ID;
     simdbpe_status st = take_vocab(&ld, &spec->vocab, spec->vocab_name, sp, n_sp, err);
     if (st == SIMDBPE_OK) {
         /* Added tokens: each must have an id (a special named in a
@@ -530,7 +585,9 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                 bytes_table_insert(m, ld.all, ld.all_mask, id);
         free(added);
     }
-    for (int b = 0; st == SIMDBPE_OK && b < 256; b++) {
+    if (st == SIMDBPE_OK && m->sp)
+        st = sp_ids(m, &ld, spec, err);
+    for (int b = 0; st == SIMDBPE_OK && !m->sp && b < 256; b++) {
         uint8_t byte = (uint8_t)b;
         m->byte_id[b] = bytes_table_find(m, ld.all, ld.all_mask, &byte, 1);
         if (m->byte_id[b] == SIMDBPE__NO_ID)

@@ -22,7 +22,9 @@
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
  *   96     12    prefix ids u32[3]   108  12  suffix ids u32[3]
- *   120..128     reserved (0)
+ *   120    4     SentencePiece-style flags (SIMDBPE__SP_*, 0: byte-level
+ *                BPE) | the decoder's Strip count << 24
+ *   124    4     the unknown token's id (SentencePiece-style), else 0
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
  *     tok_has        u8[vocab_size]        1 if the id is a token
@@ -96,6 +98,7 @@ typedef struct header {
     uint64_t merge_seed, whole_seed, blob_len;
     uint8_t pretok, normalizer, n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
+    uint32_t sp, unk_id;
 } header;
 
 /* Where each section starts, computed from the header. */
@@ -187,6 +190,8 @@ static header header_of(const simdbpe_model *m)
     h.merge_seed = m->merge_mph.seed;
     h.whole_seed = m->whole_mph.seed;
     h.blob_len = m->blob_len;
+    h.sp = m->sp ? m->sp | (uint32_t)m->sp_strip << 24 : 0;
+    h.unk_id = m->sp ? m->unk_id : 0;
     return h;
 }
 
@@ -225,6 +230,8 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
         put32(out + 96 + 4 * i, h.prefix[i]);
         put32(out + 108 + 4 * i, h.suffix[i]);
     }
+    put32(out + 120, h.sp);
+    put32(out + 124, h.unk_id);
     for (uint32_t i = 0; i <= h.vocab_size; i++)
         put32(out + l.tok_off + 4 * i, m->tok_off[i]);
     memcpy(out + l.tok_has, m->tok_has, h.vocab_size);
@@ -312,6 +319,13 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         h->prefix[i] = get32(p + 96 + 4 * i);
         h->suffix[i] = get32(p + 108 + 4 * i);
     }
+    h->sp = get32(p + 120);
+    h->unk_id = get32(p + 124);
+    if ((h->sp & 0xFFFFFF & ~SIMDBPE__SP_KNOWN) || (h->sp && !(h->sp & SIMDBPE__SP_MODEL)) ||
+        (h->sp && h->unk_id != SIMDBPE__NO_ID && h->unk_id >= h->vocab_size) ||
+        (!h->sp && h->unk_id != 0))
+        return BAD("compiled model: unknown or inconsistent SentencePiece settings (made by a "
+                   "newer simdbpe?)");
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++)
         if ((i < h->n_prefix && h->prefix[i] >= h->vocab_size) ||
             (i < h->n_suffix && h->suffix[i] >= h->vocab_size))
@@ -354,8 +368,19 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
         return BAD("compiled model: %u tokens, header says %u", n_tokens, m->n_tokens);
     for (int b = 0; b < 256; b++) {
         uint32_t id = m->byte_id[b];
-        if (id >= v || !m->tok_has[id] || m->tok_off[id + 1] - m->tok_off[id] != 1 ||
-            m->blob[m->tok_off[id]] != b)
+        /* byte-level: the token of that one byte; SentencePiece-style: its
+         * "<0xNN>" token, or the unknown token without byte fallback */
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        int ok = id < v && m->tok_has[id];
+        if (ok && !m->sp)
+            ok = m->tok_off[id + 1] - m->tok_off[id] == 1 && m->blob[m->tok_off[id]] == b;
+        else if (ok && (m->sp & SIMDBPE__SP_BYTE_FALLBACK))
+            ok = m->tok_off[id + 1] - m->tok_off[id] == 6 &&
+                 memcmp(m->blob + m->tok_off[id], name, 6) == 0;
+        else if (ok)
+            ok = id == m->unk_id;
+        if (!ok)
             return BAD("compiled model: byte 0x%02X maps to a wrong token", b);
     }
     for (uint32_t r = 0; r < m->n_merges; r++) {
@@ -480,6 +505,9 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->no_cuts = (h.flags & FLAG_NO_CUTS) != 0;
     m->pretok = h.pretok;
     m->normalizer = h.normalizer;
+    m->sp = h.sp & 0xFFFFFF;
+    m->sp_strip = (uint8_t)(h.sp >> 24);
+    m->unk_id = h.sp ? h.unk_id : SIMDBPE__NO_ID;
     m->n_prefix = h.n_prefix;
     m->n_suffix = h.n_suffix;
     memcpy(m->prefix, h.prefix, sizeof m->prefix);
@@ -524,7 +552,11 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->joins = joins ? joins : given_joins;
     if (st == SIMDBPE_OK && simdbpe__added_build(m) != SIMDBPE_OK)
         st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    if (st == SIMDBPE_OK && m->sp && simdbpe__sp_chars_build(m) != SIMDBPE_OK)
+        st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (st != SIMDBPE_OK) {
+        simdbpe__sp_chars_free(m->sp_chars);
+        simdbpe__added_free(m->trie);
         free(joins);
         free(sp);
         free(m);
@@ -547,6 +579,7 @@ void simdbpe_model_free(simdbpe_model *m)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
     simdbpe__added_free(m->trie);
+    simdbpe__sp_chars_free(m->sp_chars);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
         free((void *)m->joins);
     free(m);

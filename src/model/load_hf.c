@@ -1,14 +1,17 @@
 /*
- * load_hf.c - a model from an HF tokenizers `tokenizer.json` (byte-level
- * BPE only).
+ * load_hf.c - a model from an HF tokenizers `tokenizer.json`: byte-level
+ * BPE, or SentencePiece-style BPE (byte_fallback; sentencepiece.c).
  *
  * What is read, and what it means (HF tokenizers 0.23 semantics):
  *   model            type "BPE"; vocab (string -> id); merges as "a b"
  *                    strings or ["a", "b"] pairs, rank = index;
- *                    ignore_merges; byte_fallback, dropout, a
- *                    continuing_subword_prefix or end_of_word_suffix
- *                    other than "" are refused (not byte-level BPE as
- *                    this library encodes it).
+ *                    ignore_merges; dropout, a continuing_subword_prefix
+ *                    or end_of_word_suffix other than "" are refused.
+ *                    SentencePiece-style files (byte_fallback, or the
+ *                    word marker U+2581 in the normalizer): their tokens
+ *                    are literal strings; byte_fallback, unk_token and
+ *                    fuse_unk; the normalizer, pre-tokenizer and decoder
+ *                    shapes read_sentencepiece accepts.
  *   pre_tokenizer    recognised as one of the families of pretok.h: a
  *                    ByteLevel with use_regex (GPT-2), or a Sequence of
  *                    Split(Regex) pieces whose patterns are exactly a
@@ -189,6 +192,146 @@ static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_e
     }
     return UNSUPPORTED("normalizer \"%s\" is not supported (only NFC, NFKC, NFD, NFKD or none)",
                        t);
+}
+
+/* ---- SentencePiece-style BPE ---- */
+
+#define META "\xE2\x96\x81" /* U+2581, the word marker */
+
+/* Whether the file is a SentencePiece-style BPE: byte_fallback, or the
+ * word marker put in by the normalizer (HF's conversion of SentencePiece
+ * models writes one or the other). Byte-level files have neither. */
+static int is_sentencepiece(const json_t *root)
+{
+    const json_t *model = json_object_get(root, "model");
+    if (json_is_true(json_object_get(model, "byte_fallback")))
+        return 1;
+    const char *nz = json_dumps(json_object_get(root, "normalizer"), JSON_COMPACT);
+    int meta = nz && strstr(nz, META) != NULL;
+    free((void *)nz);
+    return meta;
+}
+
+static int is_string_pattern(const json_t *o, const char *key, const char *want)
+{
+    const char *p = json_string_value(json_object_get(json_object_get(o, key), "String"));
+    return p && strcmp(p, want) == 0;
+}
+
+/* One step of a SentencePiece-style normalizer Sequence. */
+static simdbpe_status sp_normalizer_step(const json_t *n, simdbpe__build_spec *spec,
+                                         simdbpe_error *err)
+{
+    const char *t = type_of(n);
+    const char *content = json_string_value(json_object_get(n, "content"));
+    const char *prepend = json_string_value(json_object_get(n, "prepend"));
+    if (strcmp(t, "Prepend") == 0 && prepend && strcmp(prepend, META) == 0 &&
+        !(spec->sp & (SIMDBPE__SP_PREPEND | SIMDBPE__SP_REPLACE))) {
+        spec->sp |= SIMDBPE__SP_PREPEND;
+        return SIMDBPE_OK;
+    }
+    if (strcmp(t, "Replace") == 0 && is_string_pattern(n, "pattern", " ") && content &&
+        strcmp(content, META) == 0 && !(spec->sp & SIMDBPE__SP_REPLACE)) {
+        spec->sp |= SIMDBPE__SP_REPLACE;
+        return SIMDBPE_OK;
+    }
+    return UNSUPPORTED("normalizer step \"%s\" of a SentencePiece-style model is not supported "
+                       "(only Prepend(\"\u2581\") and Replace(\" \", \"\u2581\"), once each, "
+                       "Prepend first)",
+                       t);
+}
+
+/* The decoder chain: Replace("\u2581", " "), ByteFallback, Fuse, Strip(" ",
+ * n, 0), each at most once and in this order (the chain HF's conversion
+ * writes; Strip after Fuse works on the whole text). */
+static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, simdbpe_error *err)
+{
+    const json_t *list = json_object_get(d, "decoders");
+    if (strcmp(type_of(d), "Sequence") != 0 || !json_is_array(list))
+        return UNSUPPORTED("decoder \"%s\" of a SentencePiece-style model is not supported "
+                           "(a Sequence of Replace, ByteFallback, Fuse, Strip)",
+                           type_of(d));
+    int stage = 0, fused = 0;
+    size_t i;
+    const json_t *step;
+    json_array_foreach(list, i, step)
+    {
+        const char *t = type_of(step);
+        const char *content = json_string_value(json_object_get(step, "content"));
+        if (stage < 1 && strcmp(t, "Replace") == 0 && is_string_pattern(step, "pattern", META) &&
+            content && strcmp(content, " ") == 0) {
+            spec->sp |= SIMDBPE__SP_DEC_REPLACE;
+            stage = 1;
+        } else if (stage < 2 && strcmp(t, "ByteFallback") == 0) {
+            spec->sp |= SIMDBPE__SP_DEC_BYTES;
+            stage = 2;
+        } else if (stage < 3 && strcmp(t, "Fuse") == 0) {
+            fused = 1;
+            stage = 3;
+        } else if (stage < 4 && fused && strcmp(t, "Strip") == 0 && content &&
+                   strcmp(content, " ") == 0 &&
+                   json_integer_value(json_object_get(step, "stop")) == 0 &&
+                   json_integer_value(json_object_get(step, "start")) >= 0 &&
+                   json_integer_value(json_object_get(step, "start")) <= 255) {
+            spec->sp_strip = (uint8_t)json_integer_value(json_object_get(step, "start"));
+            stage = 4;
+        } else {
+            return UNSUPPORTED("decoder step %zu (\"%s\") of a SentencePiece-style model is "
+                               "not supported (Replace(\"\u2581\", \" \"), ByteFallback, Fuse, "
+                               "Strip(\" \", n, 0), in this order)",
+                               i, t);
+        }
+    }
+    return SIMDBPE_OK;
+}
+
+/*
+ * A SentencePiece-style file: the normalizer (Prepend("\u2581"),
+ * Replace(" ", "\u2581"), alone or in a Sequence, after an optional Unicode
+ * normal form), the pre-tokenizer (none: the whole normalized text is one
+ * pre-token; or a Split on " " after a normalizer that replaced every
+ * space, which then splits nothing) and the decoder chain.
+ */
+static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec *spec,
+                                         simdbpe_error *err)
+{
+    spec->sp = SIMDBPE__SP_MODEL;
+    spec->pretok = SIMDBPE__PRETOK_GPT2; /* not used: pieces go to sentencepiece.c */
+    const json_t *nz = json_object_get(root, "normalizer");
+    simdbpe_status st = SIMDBPE_OK;
+    if (nz && !json_is_null(nz)) {
+        const json_t *list = json_object_get(nz, "normalizers");
+        size_t n = strcmp(type_of(nz), "Sequence") == 0 && json_is_array(list)
+                       ? json_array_size(list)
+                       : 1;
+        for (size_t i = 0; st == SIMDBPE_OK && i < n; i++) {
+            const json_t *step = n == 1 && !json_is_array(list) ? nz : json_array_get(list, i);
+            if (i == 0 && (strcmp(type_of(step), "NFC") == 0 || strcmp(type_of(step), "NFKC") == 0 ||
+                           strcmp(type_of(step), "NFD") == 0 || strcmp(type_of(step), "NFKD") == 0))
+                st = read_normalizer(step, &spec->normalizer, err);
+            else
+                st = sp_normalizer_step(step, spec, err);
+        }
+    }
+    if (st != SIMDBPE_OK)
+        return st;
+    const json_t *p = json_object_get(root, "pre_tokenizer");
+    if (p && !json_is_null(p)) {
+        /* With no space left, a Split on " " that keeps the gaps (any
+         * behavior without invert) leaves the text whole. */
+        int split_space = strcmp(type_of(p), "Split") == 0 &&
+                          is_string_pattern(p, "pattern", " ") &&
+                          !json_is_true(json_object_get(p, "invert"));
+        if (!split_space || !(spec->sp & SIMDBPE__SP_REPLACE))
+            return UNSUPPORTED("pre_tokenizer \"%s\" of a SentencePiece-style model is not "
+                               "supported (none, or a Split on \" \" after Replace(\" \", "
+                               "\"\u2581\"))",
+                               type_of(p));
+    }
+    const json_t *d = json_object_get(root, "decoder");
+    if (!d || json_is_null(d))
+        return UNSUPPORTED("a SentencePiece-style model without a decoder is not supported");
+    return sp_decoder(d, spec, err);
 }
 
 /* The ids of a TemplateProcessing's single template before and after the
@@ -428,9 +571,6 @@ static simdbpe_status read_model(const json_t *model, simdbpe__build_spec *spec,
     const char *t = type_of(model);
     if (*t && strcmp(t, "BPE") != 0)
         return UNSUPPORTED("model type \"%s\" is not supported (byte-level BPE only)", t);
-    if (json_is_true(json_object_get(model, "byte_fallback")))
-        return UNSUPPORTED("a BPE model with byte_fallback (SentencePiece-style) is not "
-                           "supported, only byte-level BPE");
     const json_t *dropout = json_object_get(model, "dropout");
     if (dropout && !json_is_null(dropout) && json_number_value(dropout) != 0)
         return UNSUPPORTED("BPE dropout is not supported");
@@ -439,6 +579,16 @@ static simdbpe_status read_model(const json_t *model, simdbpe__build_spec *spec,
     if (!json_is_array(json_object_get(model, "merges")))
         return FAIL(SIMDBPE_ERR_MERGES, WHAT ": model.merges is not an array");
     spec->ignore_merges = json_is_true(json_object_get(model, "ignore_merges"));
+    if (spec->sp) {
+        spec->sp |= json_is_true(json_object_get(model, "byte_fallback"))
+                        ? SIMDBPE__SP_BYTE_FALLBACK
+                        : 0;
+        spec->sp |= json_is_true(json_object_get(model, "fuse_unk")) ? SIMDBPE__SP_FUSE_UNK : 0;
+        spec->unk = json_string_value(json_object_get(model, "unk_token"));
+        if (spec->ignore_merges)
+            return UNSUPPORTED("a SentencePiece-style BPE model with ignore_merges is not "
+                               "supported");
+    }
     return simdbpe__vocab_from_json(json_object_get(model, "vocab"), len, WHAT ": model.vocab",
                                     &spec->vocab, err);
 }
@@ -466,9 +616,11 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
     const json_t *model = json_object_get(root, "model");
     simdbpe_status st = json_is_object(root) ? SIMDBPE_OK
                                              : FAIL(SIMDBPE_ERR_VOCAB, WHAT ": not an object");
-    if (st == SIMDBPE_OK)
+    if (st == SIMDBPE_OK && is_sentencepiece(root))
+        st = read_sentencepiece(root, &spec, err);
+    else if (st == SIMDBPE_OK)
         st = read_pretok(json_object_get(root, "pre_tokenizer"), &spec.pretok, err);
-    if (st == SIMDBPE_OK)
+    if (st == SIMDBPE_OK && !spec.sp)
         st = read_normalizer(json_object_get(root, "normalizer"), &spec.normalizer, err);
     if (st == SIMDBPE_OK)
         st = read_model(model, &spec, len, err);

@@ -105,6 +105,11 @@ typedef struct simdbpe__build_spec {
     simdbpe_status (*merges)(loader *ld, void *ctx, simdbpe_error *err);
     void *merges_ctx;
     uint8_t pretok, normalizer, ignore_merges;
+    /* SentencePiece-style (model.h's SIMDBPE__SP_*): tokens and merges are
+     * their literal strings, not byte-level ones */
+    uint32_t sp;
+    uint8_t sp_strip;
+    const char *unk; /* the unk_token's text, or NULL */
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 } simdbpe__build_spec;

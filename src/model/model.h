@@ -170,6 +170,16 @@ struct simdbpe_model {
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 
+    /* SentencePiece-style BPE (sentencepiece.c): SIMDBPE__SP_* flags, 0 for
+     * byte-level BPE. Its tokens are their vocabulary strings (UTF-8 with
+     * the word marker U+2581, "<0x41>" for a byte), byte_id[b] is the
+     * <0xNN> token of byte b (or unk_id), and sp_chars maps a character to
+     * its token (built when the model is opened). */
+    uint32_t sp;
+    uint8_t sp_strip;  /* the decoder's Strip(" ", start = sp_strip, stop = 0) */
+    uint32_t unk_id;   /* SIMDBPE__NO_ID: none */
+    struct simdbpe__sp_chars *sp_chars;
+
     /* storage: the compiled image the arrays point into, or NULL while the
      * arrays are separately malloc'd (a model being built) */
     const uint8_t *image;
@@ -420,6 +430,47 @@ simdbpe_status simdbpe__bpe_word_queued(const simdbpe_model *m, simdbpe__bpe_scr
 simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_scratch *scratch,
                                            const uint8_t *s, size_t len, uint32_t *out,
                                            size_t *n_out);
+
+/* ---- SentencePiece-style BPE (sentencepiece.c) ---- */
+
+/*
+ * A tokenizer.json BPE model with byte_fallback (Llama-2, Mistral, Gemma):
+ * the pre-token's characters are the initial symbols (a character that is
+ * no token becomes the <0xNN> tokens of its bytes, or with no byte
+ * fallback the unknown token, consecutive ones fused), merged by rank on
+ * token ids as byte-level BPE is. Flags of model->sp (stored in .sbpe):
+ */
+#define SIMDBPE__SP_MODEL 1u          /* a SentencePiece-style model */
+#define SIMDBPE__SP_BYTE_FALLBACK 2u  /* characters that are no token: <0xNN> */
+#define SIMDBPE__SP_FUSE_UNK 4u       /* consecutive unknown characters: one unk */
+#define SIMDBPE__SP_PREPEND 8u        /* normalizer Prepend("\u2581") */
+#define SIMDBPE__SP_REPLACE 16u       /* normalizer Replace(" ", "\u2581") */
+#define SIMDBPE__SP_DEC_REPLACE 32u   /* decoder Replace("\u2581", " ") */
+#define SIMDBPE__SP_DEC_BYTES 64u     /* decoder ByteFallback */
+#define SIMDBPE__SP_KNOWN 127u
+
+/* Builds m->sp_chars from the tokens (SIMDBPE_OK or SIMDBPE_ERR_NOMEM). */
+simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m);
+void simdbpe__sp_chars_free(struct simdbpe__sp_chars *t);
+
+/* The first place at or after `from` in the normalized pre-token s[0..len)
+ * before which it may be cut into parts that BPE to the ids of the whole
+ * (a word marker, see sentencepiece.c), or len. */
+size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from);
+
+/* Scratch for simdbpe__sp_word, owned by an encoder; zero-initialise,
+ * free with simdbpe__sp_work_free. */
+typedef struct simdbpe__sp_work {
+    uint32_t *id, *prev, *next; /* per symbol */
+    uint64_t *heap;             /* rank << 32 | symbol */
+    size_t cap, heap_cap;
+} simdbpe__sp_work;
+void simdbpe__sp_work_free(simdbpe__sp_work *w);
+
+/* The ids of the pre-token s[0..len) (valid UTF-8, len >= 1), HF's BPE
+ * model: appended to out[*n ..], which has room for len ids. */
+simdbpe_status simdbpe__sp_word(const simdbpe_model *m, simdbpe__sp_work *w, const uint8_t *s,
+                                size_t len, uint32_t *out, size_t *n);
 
 /* ---- large temporary arrays (mph.c) ---- */
 

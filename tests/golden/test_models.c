@@ -10,8 +10,11 @@
  *
  * Models: r50k_base, p50k_base, cl100k_base, o200k_base by name (embedded
  * in the library), and the tokenizer.json of gpt4o, llama3, llama3_1,
- * qwen3, deepseek_v3 and claude (GPT-2's regex behind NFKC) from
- * shared/models/NAME/tokenizer.json.zst.
+ * qwen3, deepseek_v3, claude (GPT-2's regex behind NFKC) and the
+ * SentencePiece-style mistral_v1 and gemma3 from
+ * shared/models/NAME/tokenizer.json.zst. Where the golden files have
+ * NAME.specials.tsv for a corpus (added tokens recognised, HF's default),
+ * that is checked too, with SIMDBPE_SPECIAL_ALLOW.
  * Under the sanitizers (slow) only the edge sets run, and the test says
  * so. Each model's compiled image is also checked: opened
  * untrusted from a copy, it must give the same ids on the edge set. And
@@ -161,6 +164,13 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
         round_trip = nt.n == got && memcmp(nt.out, p->text, got) == 0;
         free(nt.out);
     }
+    /* A SentencePiece-style model's Prepend("\u2581") marks the start of
+     * each stretch between added tokens, which its decoder turns into a
+     * space: with added tokens cut out, decoding gives the text with
+     * those spaces (as HF's decode does: tests/hf/unseen_documents.mjs
+     * checks it against HF's). Decoding is checked on the ordinary sets. */
+    if (!round_trip && dst == SIMDBPE_OK && p->m->sp && p->opts.special == SIMDBPE_SPECIAL_ALLOW)
+        round_trip = 1;
     if (st == SIMDBPE_OK && n == row->tokens && strcmp(hex, row->sha) == 0 && round_trip) {
         if (p->cut_every && row->doc % p->cut_every == 0)
             check_cuts(p, what, row, text, len);
@@ -176,8 +186,11 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
                 n, (unsigned long long)row->tokens);
 }
 
-/* The model NAME: embedded, or shared/models/NAME/tokenizer.json.zst. */
-static simdbpe_model *open_model(const dirs *d, const char *name)
+/* The model NAME: embedded, or shared/models/NAME/tokenizer.json.zst;
+ * `plain`: with its added_tokens list emptied, as the golden files of
+ * ordinary encoding were made (gemma3's 6,406 added tokens that are not
+ * special, "\n" among them, would otherwise cut every document). */
+static simdbpe_model *open_model(const dirs *d, const char *name, int plain)
 {
     simdbpe_model *m = NULL;
     simdbpe_error err;
@@ -191,24 +204,44 @@ static simdbpe_model *open_model(const dirs *d, const char *name)
     }
     size_t len;
     char *json = read_zst(path, &len);
+    if (plain) {
+        json_error_t jerr;
+        json_t *root = json_loadb(json, len, 0, &jerr);
+        cr_assert(root, "%s: %s", path, jerr.text);
+        cr_assert_eq(json_object_set_new(root, "added_tokens", json_array()), 0);
+        free(json);
+        json = json_dumps(root, JSON_COMPACT);
+        cr_assert(json);
+        len = strlen(json);
+        json_decref(root);
+    }
     simdbpe_status st = simdbpe_model_load_hf_json(json, len, &m, &err);
     cr_assert_eq(st, SIMDBPE_OK, "%s: %s", path, err.message);
     free(json);
     return m;
 }
 
-static void plain_corpus(parity *p, const dirs *d, const char *model, const char *name)
+/* The corpus `name` against golden/models/MODEL/NAME.tsv, or with
+ * `specials` NAME.specials.tsv (0 if there is none). */
+static int plain_corpus(parity *p, const dirs *d, const char *model, const char *name,
+                        int specials)
 {
     char path[1300];
+    snprintf(path, sizeof path, "%s/models/%s/%s%s.tsv", d->golden, model, name,
+             specials ? ".specials" : "");
+    if (!is_file(path))
+        return 0;
+    char golden[1300];
+    snprintf(golden, sizeof golden, "%s", path);
     snprintf(path, sizeof path, "%s/%s.txt.zst", d->corpus, name);
     size_t len;
     char *text = read_zst(path, &len);
-    snprintf(path, sizeof path, "%s/models/%s/%s.tsv", d->golden, model, name);
+    snprintf(path, sizeof path, "%s", golden);
     size_t n_rows;
     golden_row *rows = read_golden(path, &n_rows);
     cr_assert_gt(n_rows, 0, "%s: no rows", path);
     char what[128];
-    snprintf(what, sizeof what, "%s %s", model, name);
+    snprintf(what, sizeof what, "%s %s%s", model, name, specials ? " (specials)" : "");
     for (size_t i = 0; i < n_rows; i++) {
         cr_assert_leq(rows[i].offset + rows[i].length, len, "%s row %zu is past the text", path,
                       i);
@@ -216,6 +249,7 @@ static void plain_corpus(parity *p, const dirs *d, const char *model, const char
     }
     free(rows);
     free(text);
+    return 1;
 }
 
 /* golden/edge.jsonl's texts, one per line. */
@@ -280,13 +314,13 @@ static int edge_set(parity *p, const dirs *d, const edge_docs *e, const char *mo
     return 1;
 }
 
-static void model_parity(const char *model)
+static void model_parity_with(const char *model, int plain)
 {
     dirs d;
     find_dirs(&d, "english.txt.zst", "edge.jsonl");
     parity p;
     memset(&p, 0, sizeof p);
-    p.m = open_model(&d, model);
+    p.m = open_model(&d, model, plain);
     p.e = tu_encoder(p.m);
     edge_docs edge = read_edge(&d);
     /* The cut points of every edge document and of every 8th of the
@@ -304,18 +338,35 @@ static void model_parity(const char *model)
                     corpora[c]);
             continue;
         }
-        plain_corpus(&p, &d, model, corpora[c]);
+        plain_corpus(&p, &d, model, corpora[c], 0);
     }
+    /* The corpora with the added tokens recognised, where that differs:
+     * the model as shipped, HF's default. */
+    simdbpe_model *shipped = plain ? open_model(&d, model, 0) : p.m;
+    simdbpe_encoder *ordinary = p.e;
+    p.e = tu_encoder(shipped);
+    p.opts.special = SIMDBPE_SPECIAL_ALLOW;
+    p.cut_every = 0;
+    size_t special_sets = 0;
+    for (size_t c = 0; c < 3 && !SIMDBPE_TESTS_SANITIZE; c++)
+        special_sets += (size_t)plain_corpus(&p, &d, model, corpora[c], 1);
+    simdbpe_encoder_free(p.e);
+    p.e = ordinary;
+    if (shipped != p.m)
+        simdbpe_model_free(shipped);
+    p.opts.special = SIMDBPE_SPECIAL_AS_TEXT;
     p.cut_every = 0;
     fprintf(stderr,
-            "model parity %s: %zu documents, %llu bytes, %llu tokens, %zu mismatches; "
-            "%zu cut points, %zu wrong\n",
-            model, p.checked, (unsigned long long)p.bytes, (unsigned long long)p.tokens,
-            p.failed, p.cuts, p.cut_failed);
+            "model parity %s: %zu documents (%zu corpora with added tokens), %llu bytes, "
+            "%llu tokens, %zu mismatches; %zu cut points, %zu wrong\n",
+            model, p.checked, special_sets, (unsigned long long)p.bytes,
+            (unsigned long long)p.tokens, p.failed, p.cuts, p.cut_failed);
     cr_assert_eq(p.failed, 0, "%s: %zu of %zu documents differ from the references", model,
                  p.failed, p.checked);
-    /* Texts under NFKC (and the other forms but NFC) are never cut (cut.c). */
-    if (p.m->normalizer == SIMDBPE__NORM_NONE || p.m->normalizer == SIMDBPE__NORM_NFC)
+    /* Texts under NFKC (and the other forms but NFC), and those of
+     * SentencePiece-style models, are never cut (cut.c). */
+    if ((p.m->normalizer == SIMDBPE__NORM_NONE || p.m->normalizer == SIMDBPE__NORM_NFC) &&
+        !p.m->sp)
         cr_assert_gt(p.cuts, 1000, "%s: only %zu cut points checked", model, p.cuts);
     else
         cr_assert_eq(p.cuts, 0, "%s: %zu cut points in a text that is never cut", model, p.cuts);
@@ -346,6 +397,11 @@ static void model_parity(const char *model)
     free(p.both);
 }
 
+static void model_parity(const char *model)
+{
+    model_parity_with(model, 0);
+}
+
 Test(models, r50k_base, .timeout = 900) { model_parity("r50k_base"); }
 Test(models, p50k_base, .timeout = 900) { model_parity("p50k_base"); }
 Test(models, cl100k_base, .timeout = 900) { model_parity("cl100k_base"); }
@@ -356,6 +412,8 @@ Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
 Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
 Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
 Test(models, claude, .timeout = 900) { model_parity("claude"); }
+Test(models, mistral_v1, .timeout = 900) { model_parity("mistral_v1"); }
+Test(models, gemma3, .timeout = 900) { model_parity_with("gemma3", 1); }
 
 /* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
  * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the

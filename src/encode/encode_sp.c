@@ -1,0 +1,150 @@
+/*
+ * encode_sp.c - the encoder's side of SentencePiece-style models
+ * (model/sentencepiece.c): their normalizer's word markers, and their
+ * pre-tokens to BPE.
+ *
+ * HF applies the normalizer to each stretch of text between added tokens
+ * (encode_stretch in encoder.c): Prepend("\u2581") puts a marker before a
+ * stretch that is not empty, Replace(" ", "\u2581") turns every space into
+ * one. The models these files describe have no pre-tokenizer (or one that
+ * splits nothing after the normalizer), so each normalized stretch is one
+ * pre-token. It is BPE'd in parts cut before word markers where the model
+ * allows (simdbpe__sp_cut_before: no merge spans such a place, so the
+ * parts give the ids of the whole), and the parts, mostly words that
+ * recur, are remembered: a table from a part's bytes to its ids, emptied
+ * when it is full. A stretch that cannot be cut is one BPE, O(n log n).
+ */
+#include <stdlib.h>
+
+#include "encoder.h"
+
+#define META "\xE2\x96\x81" /* U+2581 */
+
+simdbpe_status simdbpe__sp_normalize(simdbpe_encoder *e, const uint8_t **text, size_t *len)
+{
+    const simdbpe_model *m = e->m;
+    const uint8_t *s = *text;
+    size_t n = *len, spaces = 0;
+    int prepend = (m->sp & SIMDBPE__SP_PREPEND) && n > 0;
+    if (m->sp & SIMDBPE__SP_REPLACE)
+        for (const uint8_t *p = s; (p = memchr(p, ' ', (size_t)(s + n - p))); p++)
+            spaces++;
+    if (!prepend && spaces == 0)
+        return SIMDBPE_OK;
+    size_t need = n + 2 * spaces + 3 * (size_t)prepend;
+    if (simdbpe__grow((void **)&e->sp_norm, &e->sp_norm_cap, need ? need : 1, 1))
+        return SIMDBPE_ERR_NOMEM;
+    uint8_t *o = e->sp_norm;
+    if (prepend) {
+        memcpy(o, META, 3);
+        o += 3;
+    }
+    for (size_t i = 0; i < n;) {
+        const uint8_t *sp = spaces ? memchr(s + i, ' ', n - i) : NULL;
+        size_t run = sp ? (size_t)(sp - (s + i)) : n - i;
+        memcpy(o, s + i, run);
+        o += run;
+        i += run;
+        if (sp) {
+            memcpy(o, META, 3);
+            o += 3;
+            i++;
+        }
+    }
+    *text = e->sp_norm;
+    *len = need;
+    return SIMDBPE_OK;
+}
+
+/* ---- the table of parts ---- */
+
+#define PART_BITS 17           /* slots */
+#define PART_ARENA (24u << 20) /* bytes of keys and ids before it is emptied */
+#define PART_LONGEST 256       /* longer parts are not remembered */
+
+typedef struct part_slot {
+    uint64_t hash;
+    uint32_t off;   /* key bytes at arena + off, then the ids (4-aligned) */
+    uint32_t len;   /* key bytes; 0: empty */
+    uint32_t n_ids;
+    uint32_t pad;
+} part_slot;
+
+struct simdbpe__sp_cache {
+    part_slot slots[1u << PART_BITS];
+    uint32_t used;
+    size_t arena_used;
+    uint8_t arena[PART_ARENA];
+};
+
+void simdbpe__sp_cache_free(struct simdbpe__sp_cache *c)
+{
+    free(c);
+}
+
+static void cache_clear(struct simdbpe__sp_cache *c)
+{
+    memset(c->slots, 0, sizeof c->slots);
+    c->used = 0;
+    c->arena_used = 0;
+}
+
+static part_slot *cache_find(struct simdbpe__sp_cache *c, const uint8_t *s, size_t len,
+                             uint64_t hash)
+{
+    uint32_t mask = (1u << PART_BITS) - 1;
+    for (uint32_t k = (uint32_t)(hash >> 40) & mask;; k = (k + 1) & mask) {
+        part_slot *p = &c->slots[k];
+        if (p->len == 0 || (p->hash == hash && p->len == len &&
+                            memcmp(c->arena + p->off, s, len) == 0))
+            return p;
+    }
+}
+
+/* The ids of the part s[0..len) appended to e->out after *n. */
+static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
+{
+    simdbpe_status st = reserve_out(e, *n, len);
+    if (st != SIMDBPE_OK)
+        return st;
+    struct simdbpe__sp_cache *c = e->sp_cache;
+    if (len > PART_LONGEST || !c)
+        return simdbpe__sp_word(e->m, &e->sp_work, s, len, e->out, n);
+    uint64_t hash = simdbpe__piece_hash(s, len);
+    part_slot *p = cache_find(c, s, len, hash);
+    if (p->len) {
+        memcpy(e->out + *n, c->arena + p->off + ((p->len + 3) & ~3u), p->n_ids * sizeof *e->out);
+        *n += p->n_ids;
+        return SIMDBPE_OK;
+    }
+    size_t first = *n;
+    st = simdbpe__sp_word(e->m, &e->sp_work, s, len, e->out, n);
+    if (st != SIMDBPE_OK)
+        return st;
+    size_t k = *n - first, key = (len + 3) & ~(size_t)3, need = key + 4 * k;
+    if (c->arena_used + need > PART_ARENA || c->used >= (1u << PART_BITS) / 2) {
+        cache_clear(c);
+        p = cache_find(c, s, len, hash);
+    }
+    *p = (part_slot){hash, (uint32_t)c->arena_used, (uint32_t)len, (uint32_t)k, 0};
+    memcpy(c->arena + c->arena_used, s, len);
+    memcpy(c->arena + c->arena_used + key, e->out + first, k * sizeof *e->out);
+    c->arena_used += need;
+    c->used++;
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
+{
+    /* The table is made on first use (its pages are touched as it fills). */
+    if (!e->sp_cache)
+        e->sp_cache = calloc(1, sizeof *e->sp_cache);
+    for (size_t a = 0; a < len;) {
+        size_t b = simdbpe__sp_cut_before(e->m, s, len, a + 1);
+        simdbpe_status st = encode_part(e, s + a, b - a, n);
+        if (st != SIMDBPE_OK)
+            return st;
+        a = b;
+    }
+    return SIMDBPE_OK;
+}
