@@ -479,7 +479,8 @@ SIMDBPE_API const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
 
 /*
  * Writes the concatenated bytes of `ids` into `out` (capacity `cap`) and the
- * number of bytes into *out_len. If `cap` is too small, returns
+ * number of bytes into *out_len (a SentencePiece-style model: the text its
+ * tokenizer.json's decoder gives, as HF's decode does). If `cap` is too small, returns
  * SIMDBPE_ERR_BUFFER_TOO_SMALL with the size needed in *out_len. A bad id is
  * SIMDBPE_ERR_TOKEN_ID with err->index its position. The output may end
  * inside a multi-byte character: decoding gives bytes, not text.
@@ -487,6 +488,12 @@ SIMDBPE_API const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
 SIMDBPE_API simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids,
                                           size_t n_ids, uint8_t *out, size_t cap, size_t *out_len,
                                           simdbpe_error *err);
+
+/* 1 if decoding ids is the concatenation of decoding each id (byte-level
+ * models: a long sequence may be decoded in parts), 0 if a decoder chain
+ * joins tokens (SentencePiece-style models: byte fallback runs, Strip at
+ * the start), so a sequence must be decoded whole. */
+SIMDBPE_API int simdbpe_model_decodes_per_token(const simdbpe_model *model);
 
 #ifdef __cplusplus
 }

@@ -71,10 +71,14 @@ class BuildWithLibrary(build_ext):
         return out
 
     def build_extensions(self):
-        cflags, libs = build_flags(self.library_dir())
+        lib_dir = self.library_dir()
+        cflags, libs = build_flags(lib_dir)
         for ext in self.extensions:
             ext.extra_compile_args += cflags
             ext.extra_link_args += libs
+            # Relink when the library changed (an extension left in
+            # python/build would otherwise be reused with the old library).
+            ext.depends = list(ext.depends) + [os.path.join(lib_dir, "libsimdbpe.a")]
         super().build_extensions()
 
 

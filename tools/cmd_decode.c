@@ -87,7 +87,9 @@ static int parse_args(decode_opts *o, int argc, char **argv)
  * decoded in groups of at most ID_CHUNK, so memory stays bounded whatever
  * the size of a file or of one line (the whole file was read before: a
  * 170 MB u16 file took 706 MB). Decoding a group at a time gives the same
- * bytes as decoding the whole, since each id decodes on its own.
+ * bytes as decoding the whole where each id decodes on its own
+ * (simdbpe_model_decodes_per_token); for other models a document's ids are
+ * kept whole.
  */
 #define READ_CHUNK (256u << 10)
 #define ID_CHUNK (64u << 10)
@@ -97,8 +99,9 @@ typedef struct stream {
     const char *path;
     simdbpe_dataset_file_out *out;
     totals *t;
-    uint32_t ids[ID_CHUNK];
-    size_t n;         /* ids waiting */
+    uint32_t *ids;    /* ID_CHUNK, or more for a model that decodes documents whole */
+    size_t n, cap_ids; /* ids waiting; room */
+    int whole;        /* !simdbpe_model_decodes_per_token */
     uint64_t pos;     /* position (in its line, or file) of ids[0] */
     uint8_t *buf;     /* decoded bytes */
     size_t cap;
@@ -154,8 +157,17 @@ static int flush_ids(stream *s)
 
 static int push_id(stream *s, uint32_t id)
 {
+    if (s->n == s->cap_ids) {
+        uint32_t *p = realloc(s->ids, 2 * s->cap_ids * sizeof *p);
+        if (!p) {
+            cli_error("out of memory");
+            return 1;
+        }
+        s->ids = p;
+        s->cap_ids *= 2;
+    }
     s->ids[s->n++] = id;
-    return s->n == ID_CHUNK ? flush_ids(s) : 0;
+    return s->n == ID_CHUNK && !s->whole ? flush_ids(s) : 0;
 }
 
 /* Text: one document per line, decimal ids separated by spaces, tabs or
@@ -249,14 +261,19 @@ static int decode_file(const decode_opts *o, const simdbpe_model *m, const char 
     }
     stream *s = calloc(1, sizeof *s);
     unsigned char *chunk = malloc(READ_CHUNK + 4);
-    if (!s || !chunk) {
+    uint32_t *ids = malloc(ID_CHUNK * sizeof *ids);
+    if (!s || !chunk || !ids) {
         cli_error("out of memory");
+        free(ids);
         free(s);
         free(chunk);
         close_input(fd);
         return 1;
     }
     s->m = m;
+    s->ids = ids;
+    s->cap_ids = ID_CHUNK;
+    s->whole = !simdbpe_model_decodes_per_token(m);
     s->path = path;
     s->out = out;
     s->t = t;
@@ -309,6 +326,7 @@ static int decode_file(const decode_opts *o, const simdbpe_model *m, const char 
     }
     close_input(fd);
     free(s->buf);
+    free(s->ids);
     free(s);
     free(chunk);
     return rc;

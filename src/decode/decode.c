@@ -148,3 +148,8 @@ simdbpe_status simdbpe_decode(const simdbpe_model *m, const uint32_t *ids, size_
                              "decode: output needs %zu bytes, buffer has %zu", k.need, cap);
     return SIMDBPE_OK;
 }
+
+int simdbpe_model_decodes_per_token(const simdbpe_model *m)
+{
+    return m && !m->sp;
+}

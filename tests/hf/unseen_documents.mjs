@@ -11,8 +11,10 @@
 // false})`, which cuts out every added token) for each
 // MODELS_DIR/NAME/tokenizer.json.zst that is there (shared/models; a model
 // that is not there is reported as skipped), simdbpe with --special allow.
-// Prints per model the documents compared and the first differences, then
-// "N passed, N failed" (one per model).
+// Decoding each document's ids must give HF's decode (skip_special_tokens
+// false) of them. Prints per model the documents compared and the first
+// differences, then "N passed, N failed" (two per model of shared/models:
+// ids and decoding).
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -113,7 +115,28 @@ for (const enc of ['r50k_base', 'p50k_base', 'cl100k_base', 'o200k_base']) {
   compare({ label: enc, model: enc, special: 'text' }, (t) => Array.from(e.encode_ordinary(t)));
   e.free();
 }
-for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude']) {
+// Decoding: simdbpe decode of every document's ids (one line each; the
+// CLI writes the texts separated by "\n") against HF's decode of the same
+// ids, joined alike.
+function compareDecode(label, file, idLists, hfTexts) {
+  const ids = path.join(work, `${label}.ids`);
+  fs.writeFileSync(ids, idLists.map((l) => l.join(' ')).join('\n') + '\n');
+  const got = execFileSync(bin, ['decode', '-q', '-m', file, ids], { maxBuffer: 1 << 30 })
+    .toString();
+  const want = hfTexts.join('\n');
+  if (got === want) {
+    passed++;
+    console.error(`${label}: decoding ${idLists.length} documents gives HF's text`);
+    return;
+  }
+  failed++;
+  let k = 0;
+  while (k < got.length && got[k] === want[k]) k++;
+  console.error(`${label}: decoding differs from HF's at character ${k}: ` +
+    `HF ${JSON.stringify(want.slice(k, k + 40))} | simdbpe ${JSON.stringify(got.slice(k, k + 40))}`);
+}
+for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude', 'mistral_v1',
+  'gemma3']) {
   const zst = path.join(modelsDir, m, 'tokenizer.json.zst');
   if (!fs.existsSync(zst)) {
     console.error(`${m}: SKIPPED, ${zst} not found`);
@@ -127,6 +150,9 @@ for (const m of ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude'
   for (const t of docs) all.push((await tok.encode(t, null, { addSpecialTokens: false })).getIds());
   let k = 0;
   compare({ label: m, model: file, special: 'allow' }, () => all[k++]);
+  const texts = [];
+  for (const ids of all) texts.push(await tok.decode(ids, false));
+  compareDecode(m, file, all, texts);
 }
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
