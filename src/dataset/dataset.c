@@ -155,15 +155,11 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     j->threads = o->threads ? (int)o->threads
                  : o->pool  ? (int)simdbpe_pool_threads(o->pool)
                             : default_threads();
-    /* Each encoder's piece cache: the library's default (24 MB) for one
-     * thread; 12 MB each for more, whose caches compete for the CPU's
-     * shared one (one pass over the 100 MB English corpus on 2 threads:
-     * 378.8 MB/s with 12 MB each, 353.1 with 24; 1 thread 220.7 and
-     * 229.6, medians of 5). */
-    j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
+    /* Each encoder's budget for its tables (0: the library's default). */
+    j->cache_mb = o->cache_mb;
     if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL || o->threads > MAX_THREADS ||
         (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES)) ||
-        (o->cache_mb && (o->cache_mb < 3 || o->cache_mb > 96)))
+        o->cache_mb > 65536)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         "bad input format, thread count, batch size or cache size");
     if (o->json_key && j->mode != IN_JSONL)

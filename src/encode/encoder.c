@@ -8,18 +8,13 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
- *        - in a hot table (pieces of 1..16 bytes that encode to up to three
- *          ids, or to up to six in the 32-byte slots, or to their bytes'
- *          ids; 98% of English pieces are up to 16 bytes): copy them;
- *        - in a warm table (the same kind of pieces, over three times as
- *          many of them): copy them;
- *        - the whole pre-token is a token BPE would produce whole (the
- *          model's whole-token map): emit it;
- *        - in the encoder's cache: copy the cached ids;
+ *        - in the piece table (pieces of up to 16 bytes: the model's whole
+ *          tokens, and every piece the encoder has encoded): copy its ids;
+ *        - over 16 bytes, in the long map: copy its ids;
  *        - if no merge spans some place in it (simdbpe__may_join: most
  *          runs of CJK characters, of emoji, of punctuation), encode its
  *          parts between such places as pieces of their own;
- *        - otherwise run the BPE merge; cache the result.
+ *        - otherwise run the BPE merge, and keep the result.
  *
  * Step 3 is the piece path (pieces.inc.h, built for the baseline CPU and
  * for AVX2); the tables it uses are described in encoder.h.
@@ -74,30 +69,67 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
     return SIMDBPE_OK;
 }
 
-/* A table of 2^bits slots takes up to 3/4 of them. */
+/* A table of 2^bits buckets takes up to one piece a bucket (half its
+ * slots): over 100 MB of English, a pass found 29 K pieces past their
+ * home bucket this way, 92 K with tables up to 3/4 full (each a call of
+ * the slow path). */
 static size_t tab_room_for(unsigned bits, size_t n)
 {
-    size_t most = ((size_t)3 << bits) / 4;
+    size_t most = (size_t)1 << bits;
     return n < most ? most - n : 0;
+}
+
+/* A table of 2^bits buckets in huge pages: *t, its mapping in *map;
+ * false if out of memory. */
+static bool tab_new(simdbpe__ptab *t, unsigned bits, void **map, size_t *map_len)
+{
+    *t = (simdbpe__ptab){simdbpe__huge_map(sizeof(simdbpe__pbucket) << bits, map, map_len), bits,
+                         0};
+    return t->b != NULL;
 }
 
 void simdbpe__grow_tab(simdbpe_encoder *e)
 {
-    if (e->tab.bits >= e->tab_max_bits)
-        return;
-    simdbpe__ptab t = {NULL, e->tab.bits + 1, 0};
     void *map;
     size_t map_len;
-    if (!(t.slots = simdbpe__huge_map(sizeof(simdbpe__pslot) << t.bits, &map, &map_len))) {
-        e->tab_max_bits = e->tab.bits; /* out of memory: stay as it is */
-        return;
+    simdbpe__ptab t;
+    if (!e->tab_map) {
+        /* From the model's table and the overflow to one of our own, of
+         * the model's size if it has room for both (a small model's may
+         * not: then larger, whatever the budget). */
+        unsigned bits = e->tab.bits;
+        while (((size_t)1 << bits) <= e->tab.n + e->ovf.n)
+            bits++;
+        if (!tab_new(&t, bits, &map, &map_len)) {
+            e->tab_room = 0;
+            return;
+        }
+        if (bits == e->tab.bits) {
+            memcpy(t.b, e->tab.b, sizeof(simdbpe__pbucket) << t.bits);
+            t.n = e->tab.n;
+        } else {
+            simdbpe__ptab_rehash(&t, &e->tab);
+        }
+        if (e->tab_max_bits < bits)
+            e->tab_max_bits = bits;
+        simdbpe__ptab_rehash(&t, &e->ovf);
+        simdbpe__huge_unmap(e->ovf_map, e->ovf_map_len);
+        e->ovf = (simdbpe__ptab){NULL, 0, 0};
+        e->ovf_map = NULL;
+    } else {
+        if (e->tab.bits >= e->tab_max_bits || !tab_new(&t, e->tab.bits + 1, &map, &map_len)) {
+            e->tab_room = 0;
+            return;
+        }
+        simdbpe__ptab_rehash(&t, &e->tab);
+        simdbpe__huge_unmap(e->tab_map, e->tab_map_len);
     }
-    simdbpe__ptab_rehash(&t, &e->tab);
-    simdbpe__huge_unmap(e->tab_map, e->tab_map_len);
     e->tab = t;
     e->tab_map = map;
     e->tab_map_len = map_len;
     e->tab_room = tab_room_for(t.bits, t.n);
+    if (e->tab_room == 0) /* the model's table was full: double it now */
+        simdbpe__grow_tab(e);
 }
 
 /* The default budget of an encoder's tables, in MB. */
@@ -122,40 +154,36 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     if (!k)
         return SIMDBPE_ERR_UNSUPPORTED;
     const simdbpe__ptab *base = simdbpe__model_ptab(model);
-    if (!base)
+    const simdbpe__byte_pair *byte_pairs = simdbpe__model_byte_pairs(model);
+    if (!base || !byte_pairs)
         return SIMDBPE_ERR_NOMEM;
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    /* BPE's byte pairs and cache of merge lookups, the chunk's pieces and
-     * the first ids of an output in one mapping: on 4 KB pages of their
-     * own they cost a page fault each (hundreds a fresh encoder). */
-    size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
+    /* BPE's cache of merge lookups, the chunk's pieces and the first ids
+     * of an output in one mapping: on 4 KB pages of their own they cost a
+     * page fault each (hundreds a fresh encoder). */
     size_t merge_cache_bytes = simdbpe__bpe_pairs_bytes();
     size_t work_bytes = MAX_PIECES * sizeof *e->work;
     size_t out_bytes = OUT_SMALL * sizeof *e->out;
-    uint8_t *t = simdbpe__huge_map(pairs_bytes + merge_cache_bytes + work_bytes + out_bytes,
-                                   &e->fixed, &e->fixed_len);
-    e->tab.bits = base->bits;
-    e->tab.n = base->n;
-    e->tab.slots = simdbpe__huge_map(sizeof(simdbpe__pslot) << base->bits, &e->tab_map,
-                                     &e->tab_map_len);
-    if (!t || !e->tab.slots) {
+    uint8_t *t = simdbpe__huge_map(merge_cache_bytes + work_bytes + out_bytes, &e->fixed,
+                                   &e->fixed_len);
+    /* The model's table until the encoder has added more pieces than the
+     * overflow takes (a short job never copies it). */
+    e->tab = *base;
+    if (!t || !tab_new(&e->ovf, OVERFLOW_BITS, &e->ovf_map, &e->ovf_map_len)) {
         simdbpe_encoder_free(e);
         return SIMDBPE_ERR_NOMEM;
     }
-    memcpy(e->tab.slots, base->slots, sizeof(simdbpe__pslot) << base->bits);
+    e->tab_room = tab_room_for(OVERFLOW_BITS, 0);
     /* The budget: up to two thirds for the table (whole powers of two,
      * never below the model's), the rest for the long map and arenas. */
     size_t budget = (size_t)mb << 20;
     e->tab_max_bits = base->bits;
-    while ((sizeof(simdbpe__pslot) << (e->tab_max_bits + 1)) <= budget / 3 * 2)
+    while ((sizeof(simdbpe__pbucket) << (e->tab_max_bits + 1)) <= budget / 3 * 2)
         e->tab_max_bits++;
-    size_t tab_most = sizeof(simdbpe__pslot) << e->tab_max_bits;
+    size_t tab_most = sizeof(simdbpe__pbucket) << e->tab_max_bits;
     e->side_budget = budget > tab_most + budget / 8 ? budget - tab_most : budget / 8;
-    e->tab_room = tab_room_for(e->tab.bits, e->tab.n);
-    e->byte_pairs = (simdbpe__byte_pair *)(void *)t;
-    t += pairs_bytes;
     simdbpe__bpe_lend_pairs(&e->scratch, t);
     t += merge_cache_bytes;
     e->work = (piece_ref *)(void *)t;
@@ -170,8 +198,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
         e->encode_pieces = simdbpe__encode_pieces_avx2;
 #endif
     e->scratch.k = k;
-    simdbpe__byte_pairs_fill(model, e->byte_pairs);
-    e->scratch.byte_pairs = e->byte_pairs;
+    e->scratch.byte_pairs = byte_pairs;
     *out = e;
     return SIMDBPE_OK;
 }
@@ -185,6 +212,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free(e->norm);
     simdbpe__huge_unmap(e->fixed, e->fixed_len);
     simdbpe__huge_unmap(e->tab_map, e->tab_map_len);
+    simdbpe__huge_unmap(e->ovf_map, e->ovf_map_len);
     free(e->longs);
     free(e->arena_ids);
     free(e->arena_bytes);

@@ -5,11 +5,13 @@
  * stretch of text.
  *
  * A piece's ids come from
- *   the piece table  pieces of up to 16 bytes (src/model/ptab.h): a copy
- *                    of the model's, which holds its whole tokens before
- *                    any text arrives, plus every piece the encoder has
- *                    encoded; probed once per piece, without a branch,
- *                    for nearly every piece of text;
+ *   the piece table  pieces of up to 16 bytes (src/model/ptab.h): the
+ *                    model's, which holds its whole tokens before any text
+ *                    arrives, shared read-only while the encoder has added
+ *                    few pieces (they go to a small table of its own, the
+ *                    overflow), then a copy of its own that holds them
+ *                    all; probed once per piece, without a branch, for
+ *                    nearly every piece of text;
  *   the long map     pieces of 17..LONG_KEY bytes the encoder has encoded
  *                    (bytes and ids in the arenas);
  *   BPE              on the piece, or on its parts between places no
@@ -50,7 +52,7 @@ typedef struct long_slot {
  * its key (lo = hi = 0 for a piece over 16 bytes), home pair and end. */
 typedef struct piece_ref {
     uint64_t lo, hi;
-    const simdbpe__pslot *home;
+    const simdbpe__pbucket *home;
     size_t end;
 } piece_ref;
 
@@ -73,13 +75,18 @@ struct simdbpe_encoder {
     size_t norm_cap;
     simdbpe__bpe_scratch scratch;
 
-    /* The piece table (its own mapping), and the entries it may still
-     * take before it grows (or, once the budget is spent, any more). */
+    /* The piece table: the model's (tab_map NULL) or the encoder's own
+     * (in tab_map); the entries it may still take before it grows (or,
+     * once the budget is spent, any more); while it is the model's, the
+     * overflow of OVERFLOW_BITS slots takes the encoder's pieces. */
     simdbpe__ptab tab;
     void *tab_map;
     size_t tab_map_len;
     size_t tab_room;
     unsigned tab_max_bits; /* the largest table the budget allows */
+    simdbpe__ptab ovf;
+    void *ovf_map;
+    size_t ovf_map_len;
 
     /* The long map: 2^long_bits slots (malloc'd; 0 until the first long
      * piece), long_n of them in use. */
@@ -95,9 +102,8 @@ struct simdbpe_encoder {
     /* What the budget leaves for the long map and the arenas. */
     size_t side_budget, side_used;
 
-    /* Fixed tables in one mapping: BPE's byte pairs and merge-lookup
-     * cache, the chunk's pieces, the first ids of an output. */
-    simdbpe__byte_pair *byte_pairs;
+    /* Fixed tables in one mapping: BPE's merge-lookup cache, the chunk's
+     * pieces, the first ids of an output. */
     piece_ref *work;
     void *fixed;
     size_t fixed_len;
@@ -117,7 +123,13 @@ static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t mo
     return simdbpe__grow_out(e, n, n + more);
 }
 
-/* Doubles the piece table if the budget allows, else leaves it full
+/* The encoder's pieces go to the overflow until it holds one a bucket (of
+ * its 2^OVERFLOW_BITS); then it copies the model's table. */
+#define OVERFLOW_BITS 11
+
+/* Makes room in the piece table: moves to a table of the encoder's own
+ * (the model's and the overflow's entries) when the overflow is full,
+ * doubles its own table if the budget allows, else leaves it full
  * (tab_room 0). encoder.c. */
 void simdbpe__grow_tab(simdbpe_encoder *e);
 

@@ -9,12 +9,12 @@
  * The pieces that end in one chunk of the pre-tokenizer (up to 1,024
  * bytes) are encoded in two passes:
  *   1. each piece's key and hash, and a prefetch of its home pair's line;
- *   2. each piece's home pair compared with its key, both slots' values
- *      selected without a branch, four ids stored whatever the value
- *      holds, and the count advanced by the number that count: 0 for a
- *      piece not in its home pair, a value with its ids elsewhere, or a
- *      piece over 16 bytes (key 0 matches only an empty slot, whose value
- *      counts 0). Those take the slow path, out of line.
+ *   2. each piece's home bucket compared with its key, the matching
+ *      slot's value selected without a branch, four ids stored whatever
+ *      the value holds, and the count advanced by the number that count:
+ *      0 for a piece not in its home bucket, a value with its ids
+ *      elsewhere, or a piece over 16 bytes (key 0 matches only an empty
+ *      slot, whose value counts 0). Those take the slow path, out of line.
  * A chunk's lines have the rest of pass 1 to arrive.
  */
 #include <stdlib.h>
@@ -75,16 +75,38 @@ static inline size_t emit_value(const simdbpe_encoder *e, uint32_t *out, size_t 
     return no + ext;
 }
 
+/* Makes room for `more` elements of `size` bytes after the first n of
+ * the arena *a (capacity *cap), within the encoder's budget for its side
+ * tables: 0, or -1 if that or memory does not allow it. */
+static int arena_room(simdbpe_encoder *e, void **a, size_t *cap, size_t n, size_t more,
+                      size_t size)
+{
+    size_t need = n + more;
+    if (need <= *cap)
+        return 0;
+    size_t room = (e->side_budget - e->side_used) / size; /* elements the budget still allows */
+    size_t to = *cap * 2 > need ? *cap * 2 : need;
+    if (to < 1024)
+        to = 1024;
+    if (to - *cap > room)
+        to = need;
+    if (to - *cap > room)
+        return -1;
+    void *p = realloc(*a, to * size);
+    if (!p)
+        return -1;
+    e->side_used += (to - *cap) * size;
+    *a = p;
+    *cap = to;
+    return 0;
+}
+
 /* Appends ids[0..n) to the id arena, within the budget; its offset in
  * *at, or false. */
 static bool arena_ids_put(simdbpe_encoder *e, const uint32_t *ids, size_t n, uint64_t *at)
 {
-    size_t before = e->arena_ids_cap;
-    if (e->side_used + n * sizeof *ids > e->side_budget ||
-        simdbpe__grow((void **)&e->arena_ids, &e->arena_ids_cap, e->arena_ids_n + n,
-                      sizeof *ids) != 0)
+    if (arena_room(e, (void **)&e->arena_ids, &e->arena_ids_cap, e->arena_ids_n, n, sizeof *ids))
         return false;
-    e->side_used += (e->arena_ids_cap - before) * sizeof *ids;
     memcpy(e->arena_ids + e->arena_ids_n, ids, n * sizeof *ids);
     *at = e->arena_ids_n;
     e->arena_ids_n += n;
@@ -116,9 +138,9 @@ static void tab_put(simdbpe_encoder *e, uint64_t lo, uint64_t hi, uint64_t h, co
         else
             return;
     }
-    simdbpe__pslot *slot = simdbpe__ptab_free_slot(&e->tab, h);
-    *slot = (simdbpe__pslot){lo, hi, val, ext};
-    e->tab.n++;
+    simdbpe__ptab *t = e->tab_map ? &e->tab : &e->ovf;
+    simdbpe__pslot_set(simdbpe__ptab_free_slot(t, h), lo, hi, val, ext);
+    t->n++;
     e->tab_room--;
 }
 
@@ -131,20 +153,23 @@ static simdbpe_status encode_parts(simdbpe_encoder *e, const uint8_t *p, size_t 
 static simdbpe_status encode_short(simdbpe_encoder *e, const uint8_t *p, size_t len, uint64_t lo,
                                    uint64_t hi, uint64_t h, size_t *no)
 {
-    simdbpe__pslot *slot = (simdbpe__pslot *)simdbpe__ptab_find(&e->tab, lo, hi, h);
+    uint64_t *slot = simdbpe__ptab_find(&e->tab, lo, hi, h);
+    if (!slot && !e->tab_map)
+        slot = simdbpe__ptab_find(&e->ovf, lo, hi, h);
     if (slot) {
-        /* Found past its home pair: it changes places with the home pair's
-         * second entry, which stays on its own probe path (every pair
-         * from its home to here is full: nothing is ever removed), so
-         * pieces that come back are soon found by pass 2. */
-        simdbpe__pslot *home = &e->tab.slots[simdbpe__ptab_home(h, e->tab.bits)];
-        if (slot != home && slot != home + 1) {
-            simdbpe__pslot t = home[1];
-            home[1] = *slot;
-            *slot = t;
-            slot = home + 1;
+        /* Found past its home bucket in the encoder's own table: it
+         * changes places with the home bucket's second entry, which stays
+         * on its own probe path (every bucket from its home to here is
+         * full: nothing is ever removed), so pieces that come back are
+         * soon found by pass 2. */
+        simdbpe__pbucket *home = &e->tab.b[simdbpe__ptab_home(h, e->tab.bits)];
+        if (e->tab_map && slot != &home->key[0] && slot != &home->key[2]) {
+            uint64_t *second = &home->key[2], t[4] = {second[0], second[1], second[4], second[5]};
+            simdbpe__pslot_set(second, slot[0], slot[1], slot[4], slot[5]);
+            simdbpe__pslot_set(slot, t[0], t[1], t[2], t[3]);
+            slot = second;
         }
-        *no = emit_value(e, e->out, *no, slot->val, slot->ext, p, len);
+        *no = emit_value(e, e->out, *no, slot[4], slot[5], p, len);
         return SIMDBPE_OK;
     }
     size_t start = *no;
@@ -235,13 +260,9 @@ static void long_put(simdbpe_encoder *e, uint64_t h, const uint8_t *p, size_t le
 {
     if ((e->long_n + 1) * 4 > ((size_t)3 << e->long_bits) && !long_grow(e))
         return;
-    size_t before = e->arena_bytes_cap;
     uint64_t at;
-    if (e->side_used + len > e->side_budget ||
-        simdbpe__grow((void **)&e->arena_bytes, &e->arena_bytes_cap, e->arena_bytes_n + len, 1) != 0)
-        return;
-    e->side_used += e->arena_bytes_cap - before;
-    if (!arena_ids_put(e, ids, n, &at))
+    if (arena_room(e, (void **)&e->arena_bytes, &e->arena_bytes_cap, e->arena_bytes_n, len, 1) ||
+        !arena_ids_put(e, ids, n, &at))
         return;
     memcpy(e->arena_bytes + e->arena_bytes_n, p, len);
     *long_slot_of(e, h, p, len) =
@@ -308,9 +329,9 @@ static NOINLINE size_t slow_piece(simdbpe_encoder *e, const uint8_t *s, size_t a
 }
 
 /* Pass 1 for the piece s[a..b) of s[0..n): its key (0 if over 16 bytes),
- * home pair and end into *r, and a prefetch of the home pair. With
+ * home bucket and end into *r, and a prefetch of the home bucket. With
  * `safe`, 16 bytes can be read from a. */
-static SIMDBPE_ALWAYS_INLINE void key_pass(const simdbpe__pslot *slots, unsigned bits,
+static SIMDBPE_ALWAYS_INLINE void key_pass(const simdbpe__pbucket *t, unsigned bits,
                                            const uint8_t *s, size_t a, size_t b, piece_ref *r,
                                            bool safe)
 {
@@ -327,13 +348,35 @@ static SIMDBPE_ALWAYS_INLINE void key_pass(const simdbpe__pslot *slots, unsigned
     } else {
         lo = hi = 0;
     }
-    const simdbpe__pslot *home = &slots[simdbpe__ptab_home(simdbpe__pkey_hash(lo, hi), bits)];
+    const simdbpe__pbucket *home = &t[simdbpe__ptab_home(simdbpe__pkey_hash(lo, hi), bits)];
     __builtin_prefetch(home);
     *r = (piece_ref){lo, hi, home, b};
 }
 
+/* The ids of piece r in its home bucket, as they go out (four, some of
+ * them past the piece's), and how many count: 0 if the bucket does not
+ * hold it, or holds it with its ids elsewhere. No branch: which slot
+ * holds a piece is as good as random. */
+#if defined(__AVX2__)
+#include <immintrin.h>
+
+static SIMDBPE_ALWAYS_INLINE size_t probe(const piece_ref *r, __m128i *ids)
+{
+    __m256i key = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)r));
+    __m256i eq = _mm256_cmpeq_epi64(_mm256_load_si256((const __m256i *)(const void *)r->home->key),
+                                    key);
+    /* each slot's two compares ANDed into both of its lanes */
+    __m256i hit = _mm256_and_si256(eq, _mm256_shuffle_epi32(eq, 0x4E));
+    __m256i vals = _mm256_load_si256((const __m256i *)(const void *)r->home->val);
+    __m128i v = _mm_blendv_epi8(_mm256_extracti128_si256(vals, 1), _mm256_castsi256_si128(vals),
+                                _mm256_castsi256_si128(hit));
+    *ids = _mm_and_si128(v, _mm_set_epi64x(-1, (long long)SIMDBPE__PV_IDS_MASK));
+    size_t n = simdbpe__pv_count((uint64_t)_mm_cvtsi128_si64(v));
+    return _mm256_movemask_pd(_mm256_castsi256_pd(hit)) ? n : 0;
+}
+#else
 /* x if `take`, else y, with no branch (gcc makes a branch of the ternary
- * where the two are loads, mispredicted on every other piece). */
+ * where the two are loads). */
 static inline uint64_t pick(bool take, uint64_t x, uint64_t y)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -344,6 +387,18 @@ static inline uint64_t pick(bool take, uint64_t x, uint64_t y)
 #endif
 }
 
+static SIMDBPE_ALWAYS_INLINE size_t probe(const piece_ref *r, uint64_t ids[2])
+{
+    const simdbpe__pbucket *b = r->home;
+    bool f0 = (b->key[0] == r->lo) & (b->key[1] == r->hi);
+    bool f1 = (b->key[2] == r->lo) & (b->key[3] == r->hi);
+    uint64_t val = pick(f0, b->val[0], b->val[2]);
+    ids[0] = val & SIMDBPE__PV_IDS_MASK;
+    ids[1] = pick(f0, b->val[1], b->val[3]);
+    return pick(f0 | f1, simdbpe__pv_count(val), 0);
+}
+#endif
+
 /* Pass 2 over np pieces (the first from `first`): their ids at
  * e->out[*n_out..], which has room for one id a byte of their span and
  * 20 more. */
@@ -351,33 +406,32 @@ static simdbpe_status probe_pass(simdbpe_encoder *e, const uint8_t *s, piece_ref
                                  size_t first, size_t *n_out)
 {
     uint32_t *out = e->out;
-    const simdbpe__pslot *slots = e->tab.slots;
+    const simdbpe__pbucket *t = e->tab.b;
     size_t w = *n_out;
     for (size_t i = 0; i < np; i++) {
-        const simdbpe__pslot *p = r[i].home;
-        uint64_t lo = r[i].lo, hi = r[i].hi;
-        bool f0 = (p[0].lo == lo) & (p[0].hi == hi);
-        bool f1 = (p[1].lo == lo) & (p[1].hi == hi);
-        uint64_t val = pick(f0, p[0].val, p[1].val);
-        uint64_t ext = pick(f0, p[0].ext, p[1].ext);
-        uint64_t ab = val & SIMDBPE__PV_IDS_MASK;
-        memcpy(out + w, &ab, 8);
-        memcpy(out + w + 2, &ext, 8);
-        size_t c = pick(f0 | f1, simdbpe__pv_count(val), 0);
+#if defined(__AVX2__)
+        __m128i ids;
+        size_t c = probe(&r[i], &ids);
+        _mm_storeu_si128((__m128i *)(void *)(out + w), ids);
+#else
+        uint64_t ids[2];
+        size_t c = probe(&r[i], ids);
+        memcpy(out + w, ids, 16);
+#endif
         w += c;
         if (SIMDBPE_UNLIKELY(c == 0)) {
             size_t a = i ? r[i - 1].end : first;
             simdbpe_status st;
-            w = slow_piece(e, s, a, r[i].end, lo, hi, w, &st);
+            w = slow_piece(e, s, a, r[i].end, r[i].lo, r[i].hi, w, &st);
             if (SIMDBPE_UNLIKELY(w == SIZE_MAX))
                 return st;
             out = e->out;
-            if (SIMDBPE_UNLIKELY(e->tab.slots != slots)) {
-                /* The table grew: the other pieces' homes moved. */
-                slots = e->tab.slots;
+            if (SIMDBPE_UNLIKELY(e->tab.b != t)) {
+                /* The table moved (it grew): the other pieces' homes too. */
+                t = e->tab.b;
                 for (size_t j = i + 1; j < np; j++)
-                    r[j].home = &slots[simdbpe__ptab_home(simdbpe__pkey_hash(r[j].lo, r[j].hi),
-                                                          e->tab.bits)];
+                    r[j].home =
+                        &t[simdbpe__ptab_home(simdbpe__pkey_hash(r[j].lo, r[j].hi), e->tab.bits)];
             }
         }
     }
@@ -392,7 +446,7 @@ static SIMDBPE_ALWAYS_INLINE size_t key_chunk(const simdbpe_encoder *e, const ui
                                               size_t base, size_t a, piece_ref *r, bool safe)
 {
     /* The table in locals: through e, gcc reloads them every piece. */
-    const simdbpe__pslot *slots = e->tab.slots;
+    const simdbpe__pbucket *t = e->tab.b;
     unsigned bits = e->tab.bits;
     size_t np = 0;
     for (size_t j = 0; j < count; j++) {
@@ -402,7 +456,7 @@ static SIMDBPE_ALWAYS_INLINE size_t key_chunk(const simdbpe_encoder *e, const ui
             m &= m - 1; /* the text's first start opens the first piece */
         for (; m; m &= m - 1) {
             size_t b = at + (size_t)__builtin_ctzll(m);
-            key_pass(slots, bits, s, a, b, &r[np++], safe);
+            key_pass(t, bits, s, a, b, &r[np++], safe);
             a = b;
         }
     }
@@ -451,7 +505,7 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
         st = reserve_out(e, *n, 64);
         if (st == SIMDBPE_OK) {
             piece_ref r;
-            key_pass(e->tab.slots, e->tab.bits, s, piece, len, &r, false);
+            key_pass(e->tab.b, e->tab.bits, s, piece, len, &r, false);
             st = probe_pass(e, s, &r, 1, piece, n);
         }
     }

@@ -350,10 +350,9 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
  * single-byte tokens of bytes a and b, as rank + 1 (0: none) and the new
  * id. Every pair a word starts with in BPE is such a pair, and the table
  * answers it with one load: no hash, compare or branch (faster than the
- * pair cache). An encoder keeps one in its lazily zeroed huge-page mapping
- * and fills it when it is created; a model does not, because 512 KB of
- * fresh pages, or even a compact 30 KB form, would cost every model load
- * in a fresh process its page faults.
+ * pair cache). A model builds its table when its first encoder is made
+ * (simdbpe__model_byte_pairs, ptab.c), not when it is opened: a model
+ * that only decodes does not pay for 512 KB of fresh pages.
  */
 typedef struct simdbpe__byte_pair {
     uint32_t rank1, id;

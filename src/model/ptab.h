@@ -1,6 +1,6 @@
 /*
  * ptab.h - the piece table (internal): pieces of up to 16 bytes -> their
- * ids, one open-addressing table of 32-byte slots.
+ * ids, one open-addressing table of 32-byte slots in buckets of two.
  *
  * A model fills one with every token of up to 16 bytes that a piece of
  * text is exactly when it is that token (the whole-token map's tokens),
@@ -14,12 +14,13 @@
  * byte of a piece is 0: the padding tells where the piece ends, no length
  * is needed, and lo != 0 for every piece: lo == 0 is an empty slot.
  *
- * Slots are probed in aligned pairs (one 64-byte line): a piece's home
- * pair is chosen by the top bits of its hash, and an insert takes the
- * first empty slot from there on (linear probing over pairs, wrapping).
- * Tables are at most 3/4 full, so nearly every piece is in its home pair,
- * which the encoder reads without a branch; the rest are found by a walk
- * that stops at the first pair with an empty slot.
+ * Slots come in buckets of two (one 64-byte line, the two keys first,
+ * so that one 32-byte compare tells which of them matches): a piece's home
+ * bucket is chosen by the top bits of its hash, and an insert takes the
+ * first empty slot from there on (linear probing over buckets, wrapping).
+ * Tables are at most half full, so nearly every piece is in its home
+ * bucket, which the encoder reads without a branch; the rest are found by
+ * a walk that stops at the first bucket with an empty slot.
  *
  * Value (val, ext): up to four ids inline,
  *   val = id0 | n << 24 | id1 << 32,  ext = id2 | id3 << 32   (n = 1..4),
@@ -34,10 +35,22 @@
 
 #include "model.h"
 
-typedef struct simdbpe__pslot {
-    uint64_t lo, hi; /* the key; lo == 0: empty */
-    uint64_t val, ext;
-} simdbpe__pslot;
+/* Slot j of a bucket is its key key[2j], key[2j + 1] (lo, hi; lo == 0:
+ * empty) and its value val[2j], val[2j + 1] (val, ext). A slot is named by
+ * a pointer to its lo: its hi is p[1], its val p[4] and its ext p[5]. */
+typedef struct simdbpe__pbucket {
+    uint64_t key[4];
+    uint64_t val[4];
+} simdbpe__pbucket;
+
+static inline void simdbpe__pslot_set(uint64_t *p, uint64_t lo, uint64_t hi, uint64_t val,
+                                      uint64_t ext)
+{
+    p[0] = lo;
+    p[1] = hi;
+    p[4] = val;
+    p[5] = ext;
+}
 
 #define SIMDBPE__PV_N_SHIFT 24
 #define SIMDBPE__PV_IDS_MASK 0xFFFFFFFF00FFFFFFULL /* val's ids as they go out */
@@ -78,64 +91,62 @@ static inline uint64_t simdbpe__pkey_hash(uint64_t lo, uint64_t hi)
     return (lo ^ (hi >> 27 | hi << 37)) * 0x9E3779B97F4A7C15ULL;
 }
 
-/* A table of 2^bits slots (bits >= 1). */
+/* A table of 2^bits buckets. */
 typedef struct simdbpe__ptab {
-    simdbpe__pslot *slots;
+    simdbpe__pbucket *b;
     unsigned bits;
     size_t n; /* slots in use */
 } simdbpe__ptab;
 
-/* The first slot of the home pair of hash h in a table of 2^bits slots. */
+/* The home bucket of hash h in a table of 2^bits buckets. */
 static inline size_t simdbpe__ptab_home(uint64_t h, unsigned bits)
 {
-    return (size_t)(h >> (64 - bits)) & ~(size_t)1;
+    return (size_t)(h >> (64 - bits));
 }
 
 /* The slot holding key (lo, hi) with hash h, or NULL. */
-static inline const simdbpe__pslot *simdbpe__ptab_find(const simdbpe__ptab *t, uint64_t lo,
-                                                        uint64_t hi, uint64_t h)
+static inline uint64_t *simdbpe__ptab_find(const simdbpe__ptab *t, uint64_t lo, uint64_t hi,
+                                           uint64_t h)
 {
     size_t mask = ((size_t)1 << t->bits) - 1;
-    for (size_t i = simdbpe__ptab_home(h, t->bits);; i = (i + 2) & mask) {
-        const simdbpe__pslot *p = &t->slots[i];
-        if (p[0].lo == lo && p[0].hi == hi)
-            return &p[0];
-        if (p[1].lo == lo && p[1].hi == hi)
-            return &p[1];
-        if (p[0].lo == 0 || p[1].lo == 0)
+    for (size_t i = simdbpe__ptab_home(h, t->bits);; i = (i + 1) & mask) {
+        uint64_t *k = t->b[i].key;
+        if (k[0] == lo && k[1] == hi)
+            return &k[0];
+        if (k[2] == lo && k[3] == hi)
+            return &k[2];
+        if (k[0] == 0 || k[2] == 0)
             return NULL;
     }
 }
 
 /* The slot an absent key with hash h goes to: the first empty one from
- * its home pair on (the table is never full). */
-static inline simdbpe__pslot *simdbpe__ptab_free_slot(simdbpe__ptab *t, uint64_t h)
+ * its home bucket on (the table is never full). */
+static inline uint64_t *simdbpe__ptab_free_slot(const simdbpe__ptab *t, uint64_t h)
 {
     size_t mask = ((size_t)1 << t->bits) - 1;
-    for (size_t i = simdbpe__ptab_home(h, t->bits);; i = (i + 2) & mask) {
-        simdbpe__pslot *p = &t->slots[i];
-        if (p[0].lo == 0)
-            return &p[0];
-        if (p[1].lo == 0)
-            return &p[1];
+    for (size_t i = simdbpe__ptab_home(h, t->bits);; i = (i + 1) & mask) {
+        uint64_t *k = t->b[i].key;
+        if (k[0] == 0)
+            return &k[0];
+        if (k[2] == 0)
+            return &k[2];
     }
 }
 
 /* Copies every entry of `from` into `to` (empty, large enough). */
 void simdbpe__ptab_rehash(simdbpe__ptab *to, const simdbpe__ptab *from);
 
-/* The model's table of its whole tokens of up to 16 bytes, built on the
- * first call (by whichever thread gets there first; the others wait for
- * nothing: a thread that loses the race frees its copy) and freed with the
- * model; NULL if out of memory. */
+/* The model's table of its whole tokens of up to 16 bytes, and its byte
+ * pairs (model.h), built on the first call of either (by whichever thread
+ * gets there first; the others wait for nothing: a thread that loses the
+ * race frees its copy), shared read-only by its encoders and freed with
+ * the model; NULL if out of memory. */
 const simdbpe__ptab *simdbpe__model_ptab(const simdbpe_model *m);
+const simdbpe__byte_pair *simdbpe__model_byte_pairs(const simdbpe_model *m);
 
 /* Frees what simdbpe__model_ptab built for m (model free). */
 void simdbpe__model_ptab_free(simdbpe_model *m);
 
-/* Memory of 2^bits slots in whole huge pages where the system has them
- * (zeroed, so all empty); simdbpe__ptab_unmap releases it. */
-simdbpe__pslot *simdbpe__ptab_map(unsigned bits, void **base, size_t *mapped);
-void simdbpe__ptab_unmap(void *base, size_t mapped);
 
 #endif
