@@ -194,8 +194,10 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     e->k = k;
     e->encode_pieces = simdbpe__encode_pieces;
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
-    if (k == &simdbpe__kernels_avx2)
+    if (k == &simdbpe__kernels_avx2) {
         e->encode_pieces = simdbpe__encode_pieces_avx2;
+        e->scratch.small = simdbpe__bpe_small_avx2;
+    }
 #endif
     e->scratch.k = k;
     e->scratch.byte_pairs = byte_pairs;

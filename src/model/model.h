@@ -362,6 +362,23 @@ typedef struct simdbpe__byte_pair {
  * the caller). */
 void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table);
 
+/* BPE of a word of 2..SIMDBPE__SMALL_WORD bytes with the byte pairs
+ * (bpe_small.inc.h): for the baseline CPU, and for AVX2 (x86 builds),
+ * which an encoder with the AVX2 kernel set puts in its scratch. */
+#define SIMDBPE__SMALL_WORD 32
+struct simdbpe__bpe_scratch;
+typedef simdbpe_status (*simdbpe__bpe_small_fn)(const simdbpe_model *m,
+                                                struct simdbpe__bpe_scratch *sc,
+                                                const uint8_t *s, size_t n, uint32_t *out,
+                                                size_t *n_out);
+simdbpe_status simdbpe__bpe_small(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                  const uint8_t *s, size_t n, uint32_t *out, size_t *n_out);
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+simdbpe_status simdbpe__bpe_small_avx2(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                       const uint8_t *s, size_t n, uint32_t *out,
+                                       size_t *n_out);
+#endif
+
 /* Scratch space for merging long words; owned by an encoder (or a model
  * build), reused across words. Zero-initialise it; free with
  * simdbpe__bpe_scratch_free. */
@@ -381,6 +398,8 @@ typedef struct simdbpe__bpe_scratch {
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
+    /* BPE of small words, or NULL: simdbpe__bpe_small. */
+    simdbpe__bpe_small_fn small;
     /* The backtracking search's tables for one model (bpe.c), built on
      * the first long word of a model that allows it. */
     struct simdbpe__bpe_backtrack *backtrack;
