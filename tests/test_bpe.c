@@ -677,7 +677,9 @@ Test(bpe_gpt2, long_pieces_found_again_in_the_long_map)
                 cr_assert_fail("round %d, word %zu (%zu bytes): %s", round, i, lens[i], msg);
         }
     }
-    cr_assert_eq(gpt2.e->long_n, N - over_big, "the long map has %zu pieces", gpt2.e->long_n);
+    /* every piece but those over LONG_KEY, and parts of over 16 bytes of
+     * the runs of symbols (cut where no merge spans, encoded as pieces) */
+    cr_assert_geq(gpt2.e->long_n, N - over_big, "the long map has %zu pieces", gpt2.e->long_n);
     cr_assert_geq(gpt2.e->long_bits, 14);
     for (size_t i = 0; i < N; i++)
         free(want[i]);

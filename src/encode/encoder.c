@@ -164,7 +164,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
      * of an output in one mapping: on 4 KB pages of their own they cost a
      * page fault each (hundreds a fresh encoder). */
     size_t merge_cache_bytes = simdbpe__bpe_pairs_bytes();
-    size_t work_bytes = MAX_PIECES * sizeof *e->work;
+    size_t work_bytes = 2 * MAX_PIECES * sizeof *e->work;
     size_t out_bytes = OUT_SMALL * sizeof *e->out;
     uint8_t *t = simdbpe__huge_map(merge_cache_bytes + work_bytes + out_bytes, &e->fixed,
                                    &e->fixed_len);
@@ -187,6 +187,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     simdbpe__bpe_lend_pairs(&e->scratch, t);
     t += merge_cache_bytes;
     e->work = (piece_ref *)(void *)t;
+    e->parts = e->work + MAX_PIECES;
     t += work_bytes;
     e->out = (uint32_t *)(void *)t;
     e->out_cap = OUT_SMALL;

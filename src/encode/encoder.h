@@ -103,8 +103,9 @@ struct simdbpe_encoder {
     size_t side_budget, side_used;
 
     /* Fixed tables in one mapping: BPE's merge-lookup cache, the chunk's
-     * pieces, the first ids of an output. */
-    piece_ref *work;
+     * pieces and a long piece's parts (encode_cut_piece), the first ids of
+     * an output. */
+    piece_ref *work, *parts;
     void *fixed;
     size_t fixed_len;
 

@@ -271,6 +271,9 @@ static void long_put(simdbpe_encoder *e, uint64_t h, const uint8_t *p, size_t le
     e->long_n++;
 }
 
+static simdbpe_status encode_cut_piece(simdbpe_encoder *e, const uint8_t *p, size_t len,
+                                       size_t *no);
+
 /* A piece of over 16 bytes: its bytes' ids if no merge spans it, else the
  * long map, the whole-token map, its parts or BPE, remembered. Room for
  * len ids and 4 more at e->out[*no..]. */
@@ -300,9 +303,9 @@ static simdbpe_status encode_long(simdbpe_encoder *e, const uint8_t *p, size_t l
     if (id != SIMDBPE__NO_ID) {
         e->out[(*no)++] = id;
     } else {
-        size_t cut = next_cut(m, p, 0, len);
-        simdbpe_status st = cut < len ? encode_parts(e, p, len, cut, no)
-                                      : simdbpe__bpe_word(m, &e->scratch, p, len, e->out, no);
+        simdbpe_status st = next_cut(m, p, 0, len) < len
+                                ? encode_cut_piece(e, p, len, no)
+                                : simdbpe__bpe_word(m, &e->scratch, p, len, e->out, no);
         if (st != SIMDBPE_OK)
             return st;
     }
@@ -469,9 +472,8 @@ static SIMDBPE_ALWAYS_INLINE size_t key_chunk(const simdbpe_encoder *e, const ui
  * chunk's start began, and becomes where the one open at its end begins. */
 static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t n,
                                    const uint64_t *starts, size_t count, size_t base,
-                                   size_t *piece, size_t *n_out)
+                                   size_t *piece, size_t *n_out, piece_ref *r)
 {
-    piece_ref *r = e->work;
     size_t np;
     if (SIMDBPE_LIKELY(base + 64 * count + 16 <= n))
         np = key_chunk(e, s, starts, count, base, *piece, r, true);
@@ -498,7 +500,7 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
          * long piece begun before the chunk reserves for itself. */
         st = reserve_out(e, *n, 64 * count + 64);
         if (st == SIMDBPE_OK)
-            st = encode_chunk(e, s, len, starts, count, base, &piece, n);
+            st = encode_chunk(e, s, len, starts, count, base, &piece, n, e->work);
     }
     if (st == SIMDBPE_OK && len > 0) {
         /* The last piece. */
@@ -507,6 +509,46 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
             piece_ref r;
             key_pass(e->tab.b, e->tab.bits, s, piece, len, &r, false);
             st = probe_pass(e, s, &r, 1, piece, n);
+        }
+    }
+    return st;
+}
+
+/*
+ * A long piece that no merge spans at some places (runs of punctuation,
+ * CJK, emoji; random letters) falls apart into parts there, which are
+ * encoded as the pre-tokenizer's pieces are: their starts made into
+ * masks a chunk at a time, then the two passes, with their own array
+ * (this runs from pass 2's slow path, whose array is in use).
+ */
+static simdbpe_status encode_cut_piece(simdbpe_encoder *e, const uint8_t *p, size_t len,
+                                       size_t *no)
+{
+    const simdbpe_model *m = e->m;
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t part = 0;
+    simdbpe_status st = SIMDBPE_OK;
+    for (size_t base = 0; st == SIMDBPE_OK && base < len;
+         base += 64 * SIMDBPE__PRETOK_CHUNK) {
+        size_t count = 0;
+        for (; count < SIMDBPE__PRETOK_CHUNK && base + 64 * count < len; count++) {
+            size_t at = base + 64 * count, end = at + 64 < len ? at + 64 : len;
+            uint64_t mask = at == 0; /* the piece's start (encode_chunk drops it) */
+            for (size_t i = at ? at : 1; i < end; i++)
+                mask |= (uint64_t)!simdbpe__may_join(m, p[i - 1], p[i]) << (i - at);
+            starts[count] = mask;
+        }
+        st = reserve_out(e, *no, 64 * count + 64);
+        if (st == SIMDBPE_OK)
+            st = encode_chunk(e, p, len, starts, count, base, &part, no, e->parts);
+    }
+    if (st == SIMDBPE_OK) {
+        /* The last part. */
+        st = reserve_out(e, *no, 64);
+        if (st == SIMDBPE_OK) {
+            piece_ref r;
+            key_pass(e->tab.b, e->tab.bits, p, part, len, &r, false);
+            st = probe_pass(e, p, &r, 1, part, no);
         }
     }
     return st;
