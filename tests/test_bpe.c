@@ -527,7 +527,9 @@ static uint64_t model_table_hash(const simdbpe_model *m)
 }
 
 /* 600 words: fewer than the overflow takes, so the encoder still reads
- * the model's table, and finds them again in its overflow. */
+ * the table it started with (made before the model's was built: an empty
+ * one, the whole tokens coming from the model's whole-token map), and
+ * finds them again in its overflow. */
 Test(bpe_gpt2, words_encoded_again_from_the_overflow)
 {
     uint64_t before = model_table_hash(gpt2.m);
@@ -537,10 +539,32 @@ Test(bpe_gpt2, words_encoded_again_from_the_overflow)
     cr_assert(kinds[0] > 50 && kinds[1] > 50 && kinds[2] > 10 && kinds[3] > 10,
               "words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert_null(gpt2.e->tab_map, "the encoder copied the model's table");
-    cr_assert_eq(gpt2.e->tab.b, simdbpe__model_ptab(gpt2.m)->b);
+    cr_assert(!gpt2.e->prefilled && gpt2.e->tab.n == 0);
     cr_assert_gt(gpt2.e->ovf.n, 500, "%zu pieces in the overflow", gpt2.e->ovf.n);
     cr_assert_gt(gpt2.e->long_n, 10);
     cr_assert_eq(model_table_hash(gpt2.m), before, "an encoder wrote to the model's table");
+}
+
+/* An encoder made once the model's table is built starts from it, and
+ * finds the whole tokens there (pass 2, no slow path); an empty table
+ * before. */
+Test(bpe_gpt2, encoders_start_from_the_models_table_once_built)
+{
+    simdbpe_encoder *e = NULL;
+    cr_assert_eq(simdbpe_encoder_new(gpt2.m, &e), SIMDBPE_OK);
+    cr_assert(!e->prefilled && e->tab.n == 0);
+    simdbpe_encoder_free(e);
+    const simdbpe__ptab *t = simdbpe__model_ptab(gpt2.m);
+    cr_assert_not_null(t);
+    cr_assert_gt(t->n, 50000); /* GPT-2's tokens of up to 16 bytes */
+    cr_assert_eq(simdbpe_encoder_new(gpt2.m, &e), SIMDBPE_OK);
+    cr_assert(e->prefilled && e->tab.b == t->b && e->tab_map == NULL);
+    const uint32_t *ids;
+    size_t n;
+    cr_assert_eq(simdbpe_encode(e, " hello world", 12, NULL, &ids, &n, NULL), SIMDBPE_OK);
+    cr_assert(n == 2 && ids[0] == 23748 && ids[1] == 995); /* tiktoken gpt2's */
+    cr_assert_eq(e->ovf.n, 0, "whole tokens went to the overflow");
+    simdbpe_encoder_free(e);
 }
 
 /* 150,001 words (prime to the steps 7, 11 and 13): far more than the
@@ -559,6 +583,7 @@ Test(bpe_gpt2, words_found_again_after_the_table_grows)
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
     cr_assert_not_null(gpt2.e->tab_map);
+    cr_assert(gpt2.e->prefilled);
     cr_assert_geq(gpt2.e->tab.bits, model_bits + 2, "the table has 2^%u buckets",
                   gpt2.e->tab.bits);
     /* every short word a piece of its own, besides the model's tokens

@@ -97,6 +97,16 @@ void simdbpe__grow_tab(simdbpe_encoder *e)
         /* From the model's table and the overflow to one of our own, of
          * the model's size if it has room for both (a small model's may
          * not: then larger, whatever the budget). */
+        if (!e->prefilled) {
+            const simdbpe__ptab *base = simdbpe__model_ptab(e->m);
+            if (!base) {
+                e->tab_room = 0;
+                return;
+            }
+            e->tab = *base;
+            e->prefilled = true;
+            e->tab_max_bits = e->tab_max_bits > base->bits ? e->tab_max_bits : base->bits;
+        }
         unsigned bits = e->tab.bits;
         while (((size_t)1 << bits) <= e->tab.n + e->ovf.n)
             bits++;
@@ -153,9 +163,8 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));
     if (!k)
         return SIMDBPE_ERR_UNSUPPORTED;
-    const simdbpe__ptab *base = simdbpe__model_ptab(model);
     const simdbpe__byte_pair *byte_pairs = simdbpe__model_byte_pairs(model);
-    if (!base || !byte_pairs)
+    if (!byte_pairs)
         return SIMDBPE_ERR_NOMEM;
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
@@ -169,8 +178,12 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     uint8_t *t = simdbpe__huge_map(merge_cache_bytes + work_bytes + out_bytes, &e->fixed,
                                    &e->fixed_len);
     /* The model's table until the encoder has added more pieces than the
-     * overflow takes (a short job never copies it). */
-    e->tab = *base;
+     * overflow takes (a short job never copies it), or an empty one while
+     * the model's is not built. */
+    static const simdbpe__pbucket empty[2];
+    const simdbpe__ptab *base = simdbpe__model_ptab_if_built(model);
+    e->prefilled = base != NULL;
+    e->tab = base ? *base : (simdbpe__ptab){(simdbpe__pbucket *)empty, 1, 0};
     if (!t || !tab_new(&e->ovf, OVERFLOW_BITS, &e->ovf_map, &e->ovf_map_len)) {
         simdbpe_encoder_free(e);
         return SIMDBPE_ERR_NOMEM;
@@ -179,7 +192,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     /* The budget: up to two thirds for the table (whole powers of two,
      * never below the model's), the rest for the long map and arenas. */
     size_t budget = (size_t)mb << 20;
-    e->tab_max_bits = base->bits;
+    e->tab_max_bits = e->tab.bits;
     while ((sizeof(simdbpe__pbucket) << (e->tab_max_bits + 1)) <= budget / 3 * 2)
         e->tab_max_bits++;
     size_t tab_most = sizeof(simdbpe__pbucket) << e->tab_max_bits;

@@ -11,7 +11,11 @@
  *                    few pieces (they go to a small table of its own, the
  *                    overflow), then a copy of its own that holds them
  *                    all; probed once per piece, without a branch, for
- *                    nearly every piece of text;
+ *                    nearly every piece of text. Until the model's is
+ *                    built (the first encoder to outgrow its overflow
+ *                    builds it), an empty one: a short job does not pay
+ *                    for it, and finds whole tokens in the model's
+ *                    whole-token map;
  *   the long map     pieces of 17..LONG_KEY bytes the encoder has encoded
  *                    (bytes and ids in the arenas);
  *   BPE              on the piece, or on its parts between places no
@@ -87,6 +91,7 @@ struct simdbpe_encoder {
     simdbpe__ptab ovf;
     void *ovf_map;
     size_t ovf_map_len;
+    bool prefilled; /* tab holds the model's whole tokens */
 
     /* The long map: 2^long_bits slots (malloc'd; 0 until the first long
      * piece), long_n of them in use. */

@@ -174,8 +174,15 @@ static simdbpe_status encode_short(simdbpe_encoder *e, const uint8_t *p, size_t 
     }
     size_t start = *no;
     const simdbpe_model *m = e->m;
+    uint32_t id;
     if (len == 1) {
         e->out[(*no)++] = m->byte_id[p[0]];
+    } else if (!e->prefilled &&
+               (id = simdbpe__whole_find(m, p, len, simdbpe__piece_hash(p, len),
+                                         ~lo & simdbpe__keep_lo[len], ~hi & simdbpe__keep_hi[len])) !=
+                   SIMDBPE__NO_ID) {
+        /* A whole token, while the table does not hold them yet. */
+        e->out[(*no)++] = id;
     } else {
         /* Not a whole token (the table had them all from the start). */
         size_t cut = next_cut(m, p, 0, len);

@@ -148,9 +148,10 @@ struct simdbpe_model {
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
     uint32_t n_whole;
     int whole_exact; /* every non-special token is in `whole` */
-    /* The whole tokens of up to 16 bytes in a piece table, built on first
-     * use and shared by the model's encoders (ptab.c). */
-    struct simdbpe__model_ptab *ptab;
+    /* The whole tokens of up to 16 bytes in a piece table, and the byte
+     * pairs, each built on first use and shared by the model's encoders
+     * (ptab.c). */
+    struct simdbpe__lazy *ptab, *byte_pairs;
 
     simdbpe__special *specials; /* malloc'd */
     size_t n_specials;

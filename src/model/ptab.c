@@ -28,13 +28,39 @@ void simdbpe__ptab_rehash(simdbpe__ptab *to, const simdbpe__ptab *from)
         }
 }
 
-/* A model's table and byte pairs, with the memory they live in. */
-struct simdbpe__model_ptab {
-    simdbpe__ptab tab;
-    simdbpe__byte_pair *byte_pairs;
-    void *base, *pairs_base;
-    size_t mapped, pairs_mapped;
+/* A lazily built table of a model's, with the memory it lives in. */
+struct simdbpe__lazy {
+    const void *table;
+    void *base;
+    size_t mapped;
 };
+
+static void release(struct simdbpe__lazy *p)
+{
+    if (p) {
+        simdbpe__huge_unmap(p->base, p->mapped);
+        free(p);
+    }
+}
+
+/* *at, or one built by make(m) and set there if no other thread set one
+ * meanwhile (a thread that loses the race frees its own). The model is
+ * immutable to its users; these are caches of what it holds, set once. */
+static const void *lazy(const simdbpe_model *m, struct simdbpe__lazy *const *at_,
+                        struct simdbpe__lazy *(*make)(const simdbpe_model *))
+{
+    struct simdbpe__lazy **at = (struct simdbpe__lazy **)at_;
+    struct simdbpe__lazy *p = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    if (p)
+        return p->table;
+    struct simdbpe__lazy *mine = make(m), *none = NULL;
+    if (!mine)
+        return NULL;
+    if (__atomic_compare_exchange_n(at, &none, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return mine->table;
+    release(mine);
+    return none->table;
+}
 
 /* Buckets for n tokens: half full at most, and an encoder's copy has
  * room for as many pieces again before it grows. */
@@ -60,26 +86,22 @@ static bool in_table(const simdbpe__whole_slot *w)
     return (((a - ones) & ~a) | ((b - ones) & ~b)) & highs ? false : true;
 }
 
-static void release(struct simdbpe__model_ptab *p);
-
 /* Tokens go in by id, which is by rank for byte-level models (the byte
  * tokens, then merges in the order they were learned, roughly the order
  * of how common they are): an insert takes the first empty slot from its
- * home pair on, so the earlier ones are in their home pair, found without
- * the slow path. They are keyed and their home lines prefetched BATCH at
- * a time: the table is megabytes, and one insert at a time waited for
- * each line in turn. */
+ * home bucket on, so the earlier ones are in their home bucket, found
+ * without the slow path. They are keyed and their home lines prefetched
+ * BATCH at a time: the table is megabytes, and one insert at a time
+ * waited for each line in turn. */
 #define BATCH 32
 
-static struct simdbpe__model_ptab *build(const simdbpe_model *m)
+static struct simdbpe__lazy *build_ptab(const simdbpe_model *m)
 {
+    struct simdbpe__lazy *p = calloc(1, sizeof *p);
+    simdbpe__ptab *t = calloc(1, sizeof *t);
     uint32_t *slot_of = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *slot_of);
-    struct simdbpe__model_ptab *p = calloc(1, sizeof *p);
-    if (!slot_of || !p) {
-        free(slot_of);
-        free(p);
-        return NULL;
-    }
+    if (!p || !t || !slot_of)
+        goto fail;
     memset(slot_of, 0xFF, m->vocab_size * sizeof *slot_of);
     size_t n = 0;
     for (uint32_t i = 0; i < m->n_whole; i++)
@@ -87,29 +109,17 @@ static struct simdbpe__model_ptab *build(const simdbpe_model *m)
             slot_of[m->whole[i].id] = i;
             n++;
         }
-    p->tab.bits = bits_for(n);
-    p->tab.b = simdbpe__huge_map(sizeof(simdbpe__pbucket) << p->tab.bits, &p->base, &p->mapped);
-    if (!p->tab.b) {
-        free(slot_of);
-        free(p);
-        return NULL;
-    }
-    p->byte_pairs = simdbpe__huge_map(65536 * sizeof *p->byte_pairs, &p->pairs_base,
-                                      &p->pairs_mapped);
-    if (!p->byte_pairs) {
-        free(slot_of);
-        release(p);
-        return NULL;
-    }
-    simdbpe__byte_pairs_fill(m, p->byte_pairs);
+    t->bits = bits_for(n);
+    if (!(t->b = simdbpe__huge_map(sizeof(simdbpe__pbucket) << t->bits, &p->base, &p->mapped)))
+        goto fail;
     uint64_t batch[BATCH][3], hash[BATCH];
     size_t k = 0;
     for (uint32_t id = 0; id <= m->vocab_size; id++) {
         if (k == BATCH || (id == m->vocab_size && k > 0)) {
             for (size_t j = 0; j < k; j++)
-                simdbpe__pslot_set(simdbpe__ptab_free_slot(&p->tab, hash[j]), batch[j][0],
-                                   batch[j][1], batch[j][2], 0);
-            p->tab.n += k;
+                simdbpe__pslot_set(simdbpe__ptab_free_slot(t, hash[j]), batch[j][0], batch[j][1],
+                                   batch[j][2], 0);
+            t->n += k;
             k = 0;
         }
         if (id == m->vocab_size || slot_of[id] == UINT32_MAX)
@@ -120,53 +130,53 @@ static struct simdbpe__model_ptab *build(const simdbpe_model *m)
         batch[k][1] = hi;
         batch[k][2] = w->id | (uint64_t)1 << SIMDBPE__PV_N_SHIFT;
         hash[k] = simdbpe__pkey_hash(lo, hi);
-        __builtin_prefetch(&p->tab.b[simdbpe__ptab_home(hash[k], p->tab.bits)], 1);
+        __builtin_prefetch(&t->b[simdbpe__ptab_home(hash[k], t->bits)], 1);
         k++;
     }
     free(slot_of);
+    p->table = t;
     return p;
+fail:
+    free(slot_of);
+    free(t);
+    release(p);
+    return NULL;
 }
 
-static void release(struct simdbpe__model_ptab *p)
+static struct simdbpe__lazy *build_byte_pairs(const simdbpe_model *m)
 {
-    if (p) {
-        simdbpe__huge_unmap(p->base, p->mapped);
-        simdbpe__huge_unmap(p->pairs_base, p->pairs_mapped);
+    struct simdbpe__lazy *p = calloc(1, sizeof *p);
+    simdbpe__byte_pair *t = p ? simdbpe__huge_map(65536 * sizeof *t, &p->base, &p->mapped) : NULL;
+    if (!t) {
         free(p);
-    }
-}
-
-static const struct simdbpe__model_ptab *tables(const simdbpe_model *m)
-{
-    /* The model is immutable to its users; this is a cache of what it
-     * holds, set once. */
-    struct simdbpe__model_ptab **at = (struct simdbpe__model_ptab **)&m->ptab;
-    struct simdbpe__model_ptab *p = __atomic_load_n(at, __ATOMIC_ACQUIRE);
-    if (p)
-        return p;
-    struct simdbpe__model_ptab *mine = build(m), *none = NULL;
-    if (!mine)
         return NULL;
-    if (__atomic_compare_exchange_n(at, &none, mine, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return mine;
-    release(mine);
-    return none; /* another thread's, set meanwhile */
+    }
+    simdbpe__byte_pairs_fill(m, t);
+    p->table = t;
+    return p;
 }
 
 const simdbpe__ptab *simdbpe__model_ptab(const simdbpe_model *m)
 {
-    const struct simdbpe__model_ptab *p = tables(m);
-    return p ? &p->tab : NULL;
+    return lazy(m, &m->ptab, build_ptab);
+}
+
+const simdbpe__ptab *simdbpe__model_ptab_if_built(const simdbpe_model *m)
+{
+    const struct simdbpe__lazy *p = __atomic_load_n(&m->ptab, __ATOMIC_ACQUIRE);
+    return p ? p->table : NULL;
 }
 
 const simdbpe__byte_pair *simdbpe__model_byte_pairs(const simdbpe_model *m)
 {
-    const struct simdbpe__model_ptab *p = tables(m);
-    return p ? p->byte_pairs : NULL;
+    return lazy(m, &m->byte_pairs, build_byte_pairs);
 }
 
 void simdbpe__model_ptab_free(simdbpe_model *m)
 {
+    if (m->ptab)
+        free((void *)m->ptab->table);
     release(m->ptab);
-    m->ptab = NULL;
+    release(m->byte_pairs);
+    m->ptab = m->byte_pairs = NULL;
 }

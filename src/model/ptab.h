@@ -138,11 +138,15 @@ static inline uint64_t *simdbpe__ptab_free_slot(const simdbpe__ptab *t, uint64_t
 void simdbpe__ptab_rehash(simdbpe__ptab *to, const simdbpe__ptab *from);
 
 /* The model's table of its whole tokens of up to 16 bytes, and its byte
- * pairs (model.h), built on the first call of either (by whichever thread
- * gets there first; the others wait for nothing: a thread that loses the
- * race frees its copy), shared read-only by its encoders and freed with
- * the model; NULL if out of memory. */
+ * pairs (model.h), each built on the first call (by whichever thread gets
+ * there first; the others wait for nothing: a thread that loses the race
+ * frees its copy), shared read-only by its encoders and freed with the
+ * model; NULL if out of memory. The table takes milliseconds to build
+ * (o200k_base's 200 K tokens: 16 MB, about 15 ms), which an encoder puts
+ * off until it has met a few thousand pieces (encoder.h); _if_built gives
+ * it if it is there, else NULL. */
 const simdbpe__ptab *simdbpe__model_ptab(const simdbpe_model *m);
+const simdbpe__ptab *simdbpe__model_ptab_if_built(const simdbpe_model *m);
 const simdbpe__byte_pair *simdbpe__model_byte_pairs(const simdbpe_model *m);
 
 /* Frees what simdbpe__model_ptab built for m (model free). */
