@@ -252,7 +252,7 @@ simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder *
 
 typedef struct simdbpe_encoder_options {
     /* The most MB the encoder's tables of the pieces it has encoded grow
-     * to (0: 64; at most 65536): two thirds for its piece table (whole
+     * to (0: 128; at most 65536): two thirds for its piece table (whole
      * powers of two, never smaller than the model's), the rest for longer
      * pieces. It forgets nothing: once the budget is spent, pieces it
      * has not kept are encoded from scratch each time they come. A larger
