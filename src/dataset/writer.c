@@ -112,28 +112,37 @@ void writer_free(writer *w)
 
 void writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* On a little-endian machine u32 ids go out as they are and u16 ones
+     * by a loop gcc makes a vector pack: a byte at a time they were 8% of
+     * a two-thread run's instructions, all on the one thread that writes. */
+    if (width == 4) {
+        outfile_write(o, ids, n * sizeof *ids);
+        return;
+    }
+    uint16_t narrow[4096];
+    while (n) {
+        size_t k = n < 4096 ? n : 4096;
+        for (size_t i = 0; i < k; i++)
+            narrow[i] = (uint16_t)ids[i];
+        outfile_write(o, narrow, k * sizeof *narrow);
+        ids += k;
+        n -= k;
+    }
+#else
     unsigned char buf[8192];
     size_t per = sizeof buf / width;
     while (n) {
         size_t k = n < per ? n : per;
         unsigned char *p = buf;
-        if (width == 2) {
-            for (size_t i = 0; i < k; i++, p += 2) {
-                p[0] = (unsigned char)ids[i];
-                p[1] = (unsigned char)(ids[i] >> 8);
-            }
-        } else {
-            for (size_t i = 0; i < k; i++, p += 4) {
-                p[0] = (unsigned char)ids[i];
-                p[1] = (unsigned char)(ids[i] >> 8);
-                p[2] = (unsigned char)(ids[i] >> 16);
-                p[3] = (unsigned char)(ids[i] >> 24);
-            }
-        }
+        for (size_t i = 0; i < k; i++)
+            for (unsigned b = 0; b < width; b++)
+                *p++ = (unsigned char)(ids[i] >> (8 * b));
         outfile_write(o, buf, k * width);
         ids += k;
         n -= k;
     }
+#endif
 }
 
 int writer_fail(writer *w, const char *path, int e)

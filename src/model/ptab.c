@@ -31,14 +31,16 @@ void simdbpe__ptab_rehash(simdbpe__ptab *to, const simdbpe__ptab *from)
 /* A lazily built table of a model's, with the memory it lives in. */
 struct simdbpe__lazy {
     const void *table;
-    void *base;
+    void *base; /* the mapping */
     size_t mapped;
+    void *owned; /* malloc'd with it, or NULL */
 };
 
 static void release(struct simdbpe__lazy *p)
 {
     if (p) {
         simdbpe__huge_unmap(p->base, p->mapped);
+        free(p->owned);
         free(p);
     }
 }
@@ -102,6 +104,7 @@ static struct simdbpe__lazy *build_ptab(const simdbpe_model *m)
     uint32_t *slot_of = malloc((m->vocab_size ? m->vocab_size : 1) * sizeof *slot_of);
     if (!p || !t || !slot_of)
         goto fail;
+    p->owned = t;
     memset(slot_of, 0xFF, m->vocab_size * sizeof *slot_of);
     size_t n = 0;
     for (uint32_t i = 0; i < m->n_whole; i++)
@@ -138,7 +141,8 @@ static struct simdbpe__lazy *build_ptab(const simdbpe_model *m)
     return p;
 fail:
     free(slot_of);
-    free(t);
+    if (!p)
+        free(t);
     release(p);
     return NULL;
 }
@@ -174,8 +178,6 @@ const simdbpe__byte_pair *simdbpe__model_byte_pairs(const simdbpe_model *m)
 
 void simdbpe__model_ptab_free(simdbpe_model *m)
 {
-    if (m->ptab)
-        free((void *)m->ptab->table);
     release(m->ptab);
     release(m->byte_pairs);
     m->ptab = m->byte_pairs = NULL;
