@@ -147,14 +147,35 @@ void simdbpe__grow_tab(simdbpe_encoder *e)
  * and the public corpora kept 640 K) and 43 MB for longer ones. */
 #define CACHE_MB_DEFAULT 128
 
-simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
+static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
+                                  simdbpe_encoder **out);
+
+simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out,
+                                   simdbpe_error *err)
 {
-    return simdbpe_encoder_new_with(model, NULL, out);
+    return simdbpe_encoder_new_with(model, NULL, out, err);
 }
 
 simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
                                         const simdbpe_encoder_options *opts,
-                                        simdbpe_encoder **out)
+                                        simdbpe_encoder **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    simdbpe_status st = encoder_new(model, opts, out);
+    if (st == SIMDBPE_ERR_INVALID_ARG && model && out)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
+                             "encoder: cache_mb %u is above 65536", opts->cache_mb);
+    if (st == SIMDBPE_ERR_UNSUPPORTED)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
+                             "encoder: SIMDBPE_KERNEL names an unknown or unsupported kernel set");
+    if (st != SIMDBPE_OK)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "encoder: %s",
+                             st == SIMDBPE_ERR_NOMEM ? "out of memory" : "NULL argument");
+    return st;
+}
+
+static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
+                                  simdbpe_encoder **out)
 {
     if (!model || !out)
         return SIMDBPE_ERR_INVALID_ARG;
