@@ -70,9 +70,8 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
 }
 
 /* A table of 2^bits buckets takes up to one piece a bucket (half its
- * slots): over 100 MB of English, a pass found 29 K pieces past their
- * home bucket this way, 92 K with tables up to 3/4 full (each a call of
- * the slow path). */
+ * slots): fuller, three times as many pieces land past their home bucket,
+ * each a call of the slow path (bench/README.md). */
 static size_t tab_room_for(unsigned bits, size_t n)
 {
     size_t most = (size_t)1 << bits;
@@ -143,8 +142,8 @@ void simdbpe__grow_tab(simdbpe_encoder *e)
 }
 
 /* The default budget of an encoder's tables, in MB: a piece table of up to
- * 2^20 buckets (a million pieces; one pass over 1 GB of the Linux sources
- * and the public corpora kept 640 K) and 43 MB for longer ones. */
+ * 2^20 buckets (a million pieces, more than a pass over the 1 GB benchmark
+ * keeps: bench/README.md) and 43 MB for longer ones. */
 #define CACHE_MB_DEFAULT 128
 
 static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,

@@ -40,7 +40,7 @@
 #include "../../kernels/kernels.h"
 #include "model.h"
 
-#define PREFETCH 16 /* entries ahead in a sweep (16 measured best on 5 MB of digits) */
+#define PREFETCH 16 /* entries ahead in a sweep (the best on long words: bench/README.md) */
 #define SHORT_WORD 64
 
 /* Words of up to SMALL_WORD bytes: bpe_small.inc.h, here for the
@@ -248,9 +248,8 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
  * a TAG entry, which is what makes an entry queued for a position inside
  * a symbol stale.
  *
- * Nodes of id, prev and next took 12 bytes a position: 60 MB for a 5 MB
- * word, whose sweeps read it at scattered places. With 20 MB, 5 MB of
- * digits went from 28.7 to 36.8 MB/s (bench/ab.sh, 8 rounds).
+ * Nodes of id, prev and next took 12 bytes a position, three times as
+ * much for the sweeps to read at scattered places (bench/README.md).
  */
 #define TAG 0x80000000u
 #define MAX_LONG_WORD (TAG - 1) /* lengths must fit in a TAG entry */
@@ -349,8 +348,8 @@ static int bucket_grow(simdbpe__bpe_scratch *s, bucket *b, uint32_t r)
         return -1;
     size_t cap = b->cap;
     if (cap >= HUGE_BUCKET) {
-        /* Past 2 MB, arrays of whole huge pages: on 4 KB pages a 5 MB
-         * run of one letter took 10 K page faults, a fifth of its time. */
+        /* Past 2 MB, arrays of whole huge pages: on 4 KB pages a long
+         * run of one letter spends much of its time in page faults. */
         size_t bytes = 2 * cap * sizeof *b->pos;
         uint32_t *pos = cap <= UINT32_MAX / 2 ? aligned_alloc(2u << 20, bytes) : NULL;
         if (!pos)
@@ -397,7 +396,7 @@ static inline void rank_clear(simdbpe__bpe_scratch *s, uint32_t r)
 /* The first non-empty rank at or after r, or NONE. The summary's bit w
  * says whether bits[w] has any: a word of a few hundred bytes has that
  * many ranks among o200k's 200 K, and scanning the 3 K words of bits
- * from each to the next was a third of its merging. */
+ * from each to the next dominated its merging (bench/README.md). */
 static uint32_t next_rank(const simdbpe__bpe_scratch *s, uint32_t r)
 {
     size_t words = ((size_t)s->n_buckets + 63) / 64;
@@ -537,9 +536,8 @@ static void drain(simdbpe__bpe_scratch *s)
 
 /* Prefetches what a merge at pos reads: its entry, the entries of its
  * left neighbour and of the two symbols to its right, a few entries
- * apart: the lines of 16 bytes before the entry and 32 after it (with
- * 12-byte nodes, one line measured 20 MB/s on 5 MB of digits, two
- * 25-30). The addresses are integers: one may be before the array, which
+ * apart: the lines of 16 bytes before the entry and 32 after it (two
+ * lines beat one on long words: bench/README.md). The addresses are integers: one may be before the array, which
  * a prefetch does not mind but a C pointer may not point to. */
 static inline void prefetch_merge(const uint32_t *sym, uint32_t pos)
 {
@@ -883,8 +881,8 @@ static int bytes_within(const uint8_t *s, uint32_t len, const uint64_t *bytes)
  * (Re)builds the trie of the candidates made only of bytes in `bytes`:
  * a long word can only be spelled by those (a run of digits by about a
  * thousand of GPT-2's tokens), which keeps the trie small enough to stay
- * in cache and cheap to build (all of o200k's 200 K tokens took 120 M
- * instructions). The candidates are the tokens of the whole-token map
+ * in cache and cheap to build (all of o200k's tokens would take a
+ * hundred times longer). The candidates are the tokens of the whole-token map
  * (each is BPE of its own bytes), inserted shortest first.
  */
 static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)

@@ -142,8 +142,7 @@ void simdbpe__ptab_rehash(simdbpe__ptab *to, const simdbpe__ptab *from);
  * there first; the others wait for nothing: a thread that loses the race
  * frees its copy), shared read-only by its encoders and freed with the
  * model; NULL if out of memory. The table takes milliseconds to build
- * (o200k_base's 200 K tokens: 16 MB, about 15 ms), which an encoder puts
- * off until it has met a few thousand pieces (encoder.h); _if_built gives
+ * (bench/README.md), which an encoder puts off until it has met a few thousand pieces (encoder.h); _if_built gives
  * it if it is there, else NULL. */
 const simdbpe__ptab *simdbpe__model_ptab(const simdbpe_model *m);
 const simdbpe__ptab *simdbpe__model_ptab_if_built(const simdbpe_model *m);
