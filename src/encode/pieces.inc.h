@@ -431,6 +431,19 @@ static simdbpe_status probe_pass(simdbpe_encoder *e, const uint8_t *s, piece_ref
         w += c;
         if (SIMDBPE_UNLIKELY(c == 0)) {
             size_t a = i ? r[i - 1].end : first;
+            /* In its home bucket with its ids not inline (a run of one
+             * byte's tokens, indentation in code; more than four ids):
+             * no second lookup. (lo 0 is a long piece, and an empty slot.) */
+            const uint64_t *hk = r[i].home->key;
+            int k = r[i].lo == 0                           ? -1
+                    : hk[0] == r[i].lo && hk[1] == r[i].hi ? 0
+                    : hk[2] == r[i].lo && hk[3] == r[i].hi ? 2
+                                                           : -1;
+            if (k >= 0) {
+                w = emit_value(e, out, w, r[i].home->val[k], r[i].home->val[k + 1], s + a,
+                               r[i].end - a);
+                continue;
+            }
             simdbpe_status st;
             w = slow_piece(e, s, a, r[i].end, r[i].lo, r[i].hi, w, &st);
             if (SIMDBPE_UNLIKELY(w == SIZE_MAX))
