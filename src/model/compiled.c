@@ -73,6 +73,7 @@
 #include <xxhash.h>
 
 #include "model.h"
+#include "ptab.h"
 
 #include "../common/replace.h"
 
@@ -578,6 +579,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);
     simdbpe__sp_chars_free(m->sp_chars);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
