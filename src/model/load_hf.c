@@ -235,8 +235,8 @@ static simdbpe_status sp_normalizer_step(const json_t *n, simdbpe__build_spec *s
         spec->sp |= SIMDBPE__SP_REPLACE;
         return SIMDBPE_OK;
     }
-    return UNSUPPORTED("normalizer step \"%s\" of a SentencePiece-style model is not supported "
-                       "(only Prepend(\"\u2581\") and Replace(\" \", \"\u2581\"), once each, "
+    return UNSUPPORTED("normalizer step \"%s\" of a SentencePiece-style (byte_fallback) model is "
+                       "not supported (only Prepend(\"\u2581\") and Replace(\" \", \"\u2581\"), once each, "
                        "Prepend first)",
                        t);
 }
@@ -248,8 +248,8 @@ static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, sim
 {
     const json_t *list = json_object_get(d, "decoders");
     if (strcmp(type_of(d), "Sequence") != 0 || !json_is_array(list))
-        return UNSUPPORTED("decoder \"%s\" of a SentencePiece-style model is not supported "
-                           "(a Sequence of Replace, ByteFallback, Fuse, Strip)",
+        return UNSUPPORTED("decoder \"%s\" of a SentencePiece-style (byte_fallback) model is not "
+                           "supported (a Sequence of Replace, ByteFallback, Fuse, Strip)",
                            type_of(d));
     int stage = 0, fused = 0;
     size_t i;
@@ -276,8 +276,8 @@ static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, sim
             spec->sp_strip = (uint8_t)json_integer_value(json_object_get(step, "start"));
             stage = 4;
         } else {
-            return UNSUPPORTED("decoder step %zu (\"%s\") of a SentencePiece-style model is "
-                               "not supported (Replace(\"\u2581\", \" \"), ByteFallback, Fuse, "
+            return UNSUPPORTED("decoder step %zu (\"%s\") of a SentencePiece-style "
+                               "(byte_fallback) model is not supported (Replace(\"\u2581\", \" \"), ByteFallback, Fuse, "
                                "Strip(\" \", n, 0), in this order)",
                                i, t);
         }
@@ -306,8 +306,9 @@ static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec
                        : 1;
         for (size_t i = 0; st == SIMDBPE_OK && i < n; i++) {
             const json_t *step = n == 1 && !json_is_array(list) ? nz : json_array_get(list, i);
-            if (i == 0 && (strcmp(type_of(step), "NFC") == 0 || strcmp(type_of(step), "NFKC") == 0 ||
-                           strcmp(type_of(step), "NFD") == 0 || strcmp(type_of(step), "NFKD") == 0))
+            const char *t = type_of(step);
+            if (i == 0 && (strcmp(t, "NFC") == 0 || strcmp(t, "NFKC") == 0 ||
+                           strcmp(t, "NFD") == 0 || strcmp(t, "NFKD") == 0))
                 st = read_normalizer(step, &spec->normalizer, err);
             else
                 st = sp_normalizer_step(step, spec, err);
@@ -323,14 +324,15 @@ static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec
                           is_string_pattern(p, "pattern", " ") &&
                           !json_is_true(json_object_get(p, "invert"));
         if (!split_space || !(spec->sp & SIMDBPE__SP_REPLACE))
-            return UNSUPPORTED("pre_tokenizer \"%s\" of a SentencePiece-style model is not "
-                               "supported (none, or a Split on \" \" after Replace(\" \", "
+            return UNSUPPORTED("pre_tokenizer \"%s\" of a SentencePiece-style (byte_fallback) "
+                               "model is not supported (none, or a Split on \" \" after Replace(\" \", "
                                "\"\u2581\"))",
                                type_of(p));
     }
     const json_t *d = json_object_get(root, "decoder");
     if (!d || json_is_null(d))
-        return UNSUPPORTED("a SentencePiece-style model without a decoder is not supported");
+        return UNSUPPORTED("a SentencePiece-style (byte_fallback) model without a decoder is "
+                           "not supported");
     return sp_decoder(d, spec, err);
 }
 
@@ -586,8 +588,8 @@ static simdbpe_status read_model(const json_t *model, simdbpe__build_spec *spec,
         spec->sp |= json_is_true(json_object_get(model, "fuse_unk")) ? SIMDBPE__SP_FUSE_UNK : 0;
         spec->unk = json_string_value(json_object_get(model, "unk_token"));
         if (spec->ignore_merges)
-            return UNSUPPORTED("a SentencePiece-style BPE model with ignore_merges is not "
-                               "supported");
+            return UNSUPPORTED("a SentencePiece-style (byte_fallback) BPE model with "
+                               "ignore_merges is not supported");
     }
     return simdbpe__vocab_from_json(json_object_get(model, "vocab"), len, WHAT ": model.vocab",
                                     &spec->vocab, err);
