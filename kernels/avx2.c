@@ -37,11 +37,9 @@ static uint64_t at_least(vec v0, vec v1, uint8_t min)
            (uint64_t)v_movemask(v_eq(simde_mm256_max_epu8(v1, m), v1)) << 32;
 }
 
-/* The classes of the 8 bytes at p as lead bytes of 2- or 3-byte
- * characters (whatever they are), as masks of `class` bits: the code
- * points in 32-bit lanes, their words of bmp2 by one gather. */
-static void classes8(const uint8_t *p, const uint32_t *bmp2, unsigned *letter, unsigned *digit,
-                     unsigned *ws)
+/* The code points of the 8 bytes at p as lead bytes of 2- or 3-byte
+ * characters (whatever they are), in 32-bit lanes: below U+10000. */
+static simde__m256i cps8(const uint8_t *p)
 {
     simde__m256i c0 = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const void *)p));
     simde__m256i c1 = simde_mm256_cvtepu8_epi32(simde_mm_loadl_epi64((const void *)(p + 1)));
@@ -56,7 +54,15 @@ static void classes8(const uint8_t *p, const uint32_t *bmp2, unsigned *letter, u
             simde_mm256_slli_epi32(low1, 6)),
         simde_mm256_and_si256(c2, x3f));
     simde__m256i three = simde_mm256_cmpgt_epi32(c0, simde_mm256_set1_epi32(0xDF));
-    simde__m256i cp = simde_mm256_blendv_epi8(cp2, cp3, three);
+    return simde_mm256_blendv_epi8(cp2, cp3, three);
+}
+
+/* The classes of the 8 bytes at p as lead bytes, as masks of `class`
+ * bits: their words of bmp2 by one gather. */
+static void classes8(const uint8_t *p, const uint32_t *bmp2, unsigned *letter, unsigned *digit,
+                     unsigned *ws)
+{
+    simde__m256i cp = cps8(p);
     simde__m256i word = simde_mm256_i32gather_epi32((const int32_t *)(const void *)bmp2,
                                                     simde_mm256_srli_epi32(cp, 4), 4);
     simde__m256i shift =
@@ -96,6 +102,41 @@ static int lead_classes_avx2(const uint8_t *s, uint64_t leads, const uint32_t *b
     return 1;
 }
 
+/* lead_codes as lead_classes: eight positions a gather, each code's four
+ * bits moved to the lanes' sign bits for movemask. */
+static void lead_codes_avx2(const uint8_t *s, uint64_t leads, const uint32_t *codes,
+                            simdbpe__lead_codes *out)
+{
+    vec v0 = v_load(s), v1 = v_load(s + 32);
+    uint64_t four = at_least(v0, v1, 0xF0) & leads;
+    simdbpe__lead_codes r = {{0, 0, 0, 0}, at_least(v0, v1, 0xE0) & leads & ~four, four};
+    leads &= ~four;
+    for (unsigned g = 0; g < 8; g++) {
+        uint64_t here = (leads >> (8 * g)) & 0xFF;
+        if (!here)
+            continue;
+        simde__m256i cp = cps8(s + 8 * g);
+        simde__m256i word = simde_mm256_i32gather_epi32((const int32_t *)(const void *)codes,
+                                                        simde_mm256_srli_epi32(cp, 3), 4);
+        simde__m256i shift =
+            simde_mm256_slli_epi32(simde_mm256_and_si256(cp, simde_mm256_set1_epi32(7)), 2);
+        /* the code at bits 28..31: bit k reaches the sign bit by a shift of 3 - k */
+        simde__m256i top = simde_mm256_slli_epi32(simde_mm256_srlv_epi32(word, shift), 28);
+        unsigned m0 = (unsigned)simde_mm256_movemask_ps(
+            simde_mm256_castsi256_ps(simde_mm256_slli_epi32(top, 3)));
+        unsigned m1 = (unsigned)simde_mm256_movemask_ps(
+            simde_mm256_castsi256_ps(simde_mm256_slli_epi32(top, 2)));
+        unsigned m2 = (unsigned)simde_mm256_movemask_ps(
+            simde_mm256_castsi256_ps(simde_mm256_slli_epi32(top, 1)));
+        unsigned m3 = (unsigned)simde_mm256_movemask_ps(simde_mm256_castsi256_ps(top));
+        r.bit[0] |= (uint64_t)(m0 & here) << (8 * g);
+        r.bit[1] |= (uint64_t)(m1 & here) << (8 * g);
+        r.bit[2] |= (uint64_t)(m2 & here) << (8 * g);
+        r.bit[3] |= (uint64_t)(m3 & here) << (8 * g);
+    }
+    *out = r;
+}
+
 const simdbpe__kernels simdbpe__kernels_avx2 = {
     "avx2",
     validate_utf8_simd,
@@ -103,4 +144,5 @@ const simdbpe__kernels simdbpe__kernels_avx2 = {
     classify_ext_simd,
     map_bytes_avx2,
     lead_classes_avx2,
+    lead_codes_avx2,
 };
