@@ -151,6 +151,42 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t 
                                                        simdbpe_error *err);
 
 /*
+ * A model from a rank file with what tiktoken's Encoding(name, pat_str,
+ * mergeable_ranks, special_tokens) takes besides the ranks:
+ *   encoding     as above (its pre-tokenizer and special tokens), or NULL;
+ *   pat_str      the pre-tokenizer's regex, instead of the encoding's: the
+ *                pattern of one of the families this library implements,
+ *                as tiktoken spells it (r50k_base/gpt2, cl100k_base,
+ *                o200k_base; older spellings too) or as tokenizer.json's
+ *                Split does (simdbpe_model_pattern); any other is
+ *                SIMDBPE_ERR_UNSUPPORTED with the pattern quoted. (tiktoken
+ *                0.14's cl100k_base pattern keeps whitespace that ends a
+ *                text whole, where the family cuts it after its last line
+ *                break: it is accepted with ranks that cannot tell the
+ *                two apart, i.e. without a token that holds a line break
+ *                followed by other whitespace.)
+ *   special_*    the special tokens (texts, UTF-8, and ids; n_specials of
+ *                them), instead of the encoding's; special_texts NULL and
+ *                n_specials 0: the encoding's, or none.
+ */
+typedef struct simdbpe_tiktoken_options {
+    const char *encoding;
+    const char *pat_str;
+    const char *const *special_texts;
+    const uint32_t *special_ids;
+    size_t n_specials;
+} simdbpe_tiktoken_options;
+
+/* The defaults (see SIMDBPE_ENCODE_OPTIONS_INIT): nothing given, as
+ * simdbpe_model_load_tiktoken(data, len, NULL, ...). */
+#define SIMDBPE_TIKTOKEN_OPTIONS_INIT {NULL, NULL, NULL, NULL, 0}
+
+SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken_with(const char *data, size_t len,
+                                                            const simdbpe_tiktoken_options *opts,
+                                                            simdbpe_model **out,
+                                                            simdbpe_error *err);
+
+/*
  * Opens a model by name or path:
  *   a name                 a model embedded in the library: "gpt2" (=
  *                          "r50k_base"), "p50k_base", "cl100k_base",
@@ -166,6 +202,16 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t 
  */
 SIMDBPE_API simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
                                               simdbpe_error *err);
+
+/*
+ * A model from a model file's contents held in memory (e.g. decompressed
+ * by the caller): a tokenizer.json (a JSON object), one of OpenAI's
+ * .tiktoken rank files, or a compiled model image (copied). `name` (may
+ * be NULL) names the contents in messages; a name ending in .json or
+ * .tiktoken says which it is, as simdbpe_model_open reads names.
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_load_buffer(const char *data, size_t len, const char *name,
+                                                     simdbpe_model **out, simdbpe_error *err);
 
 SIMDBPE_API void simdbpe_model_free(simdbpe_model *model);
 
@@ -208,6 +254,12 @@ SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
  * trainer's pre_tokenizer option takes. */
 SIMDBPE_API const char *simdbpe_pretokenizer_name_at(size_t i);
 
+/* The regex of the model's pre-tokenizer: the Split pattern of its
+ * family as tokenizer.json spells it (what the family's scanner does
+ * exactly; tiktoken's regex module runs it too), or NULL for a family of
+ * several Splits (DeepSeek-V3). */
+SIMDBPE_API const char *simdbpe_model_pattern(const simdbpe_model *model);
+
 /* Number of ids: one more than the largest id. */
 SIMDBPE_API uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
 
@@ -219,10 +271,51 @@ SIMDBPE_API simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model,
 SIMDBPE_API simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
                                                     size_t len, uint32_t *id);
 
-/* How many special tokens the model has, and the i-th one's id and text. */
+/*
+ * The model's end-of-text token, the one a dataset puts between documents:
+ * <|endoftext|> if the model has it; else the last id its post-processor
+ * adds after a document (an EOS of a TemplateProcessing); else the first
+ * special token among <|end_of_text|> (Llama-3), <｜end▁of▁sentence｜>
+ * (DeepSeek-V3), </s> and <eos>. SIMDBPE_ERR_UNSUPPORTED if none of these.
+ * (A tokenizer.json does not name its EOS; tokenizer_config.json does.)
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_eot(const simdbpe_model *model, uint32_t *id);
+
+/* How many added tokens the model has (special tokens and HF's other
+ * added_tokens alike), and the i-th one's id and text. */
 SIMDBPE_API size_t simdbpe_model_special_count(const simdbpe_model *model);
 SIMDBPE_API simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
                                                     uint32_t *id, const char **text, size_t *len);
+
+/* What the i-th added token is (0 past the last): */
+#define SIMDBPE_ADDED_SPECIAL 1u    /* special: matched in text as the encode options'
+                                     * `special` says, skipped by HF's decode with
+                                     * skip_special_tokens; the others are always matched */
+#define SIMDBPE_ADDED_NORMALIZED 2u /* matched in the normalized text (HF "normalized") */
+#define SIMDBPE_ADDED_IN_VOCAB 4u   /* also a token of the BPE vocabulary (tokenizer.json's
+                                     * model.vocab, vocab.json), not only added */
+SIMDBPE_API unsigned simdbpe_model_special_flags(const simdbpe_model *model, size_t i);
+
+/*
+ * A copy of `model` with more added tokens, as HF tokenizers'
+ * Tokenizer.add_tokens (flags 0 or SIMDBPE_ADDED_NORMALIZED) and
+ * add_special_tokens (SIMDBPE_ADDED_SPECIAL) give them: a text that is an
+ * added token or a vocabulary token keeps its id, a new one gets the next
+ * id after the vocabulary and the added tokens; a token given again with
+ * the same flags is not counted. *n_added (may be NULL) is HF's count.
+ * The new model is built as a loaded one is (as long), and `model` stays
+ * as it was.
+ */
+typedef struct simdbpe_added_token {
+    const char *text; /* UTF-8, `len` bytes */
+    size_t len;
+    unsigned flags; /* SIMDBPE_ADDED_SPECIAL, SIMDBPE_ADDED_NORMALIZED */
+} simdbpe_added_token;
+
+SIMDBPE_API simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *model,
+                                                    const simdbpe_added_token *tokens, size_t n,
+                                                    simdbpe_model **out, size_t *n_added,
+                                                    simdbpe_error *err);
 
 /*
  * Whether encoding a pre-token that is itself a token may emit that token
@@ -324,6 +417,44 @@ SIMDBPE_API simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text
 SIMDBPE_API simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
                                                  const simdbpe_encode_options *opts, uint32_t **ids,
                                                  size_t *cap, size_t *n_ids, simdbpe_error *err);
+
+/* Where a token came from: the bytes text[start..end) of the text given,
+ * and the piece of it the token is part of: the text's added tokens and
+ * pre-tokens, in order, are pieces 0, 1, ... (HF tokenizers' word ids);
+ * SIMDBPE_NO_PIECE for an id the post-processor adds. */
+typedef struct simdbpe_span {
+    size_t start, end;
+    size_t piece;
+} simdbpe_span;
+
+#define SIMDBPE_NO_PIECE ((size_t)-1)
+
+/*
+ * simdbpe_encode, and where each id comes from in `text`: (*spans)[i] is
+ * the span of (*ids)[i]. *ids is as simdbpe_encode's (the encoder's); the
+ * spans are malloc'd: release them with free(). They are HF tokenizers'
+ * offsets (its Rust API's, in bytes; its Python API gives the same spans
+ * counted in characters):
+ *   - A token's span covers whole characters: where a token starts or
+ *     ends inside a multi-byte character (byte-level BPE cuts some, e.g.
+ *     an emoji into two tokens), its span takes in that whole character,
+ *     so the spans of the tokens that share a character overlap (both
+ *     cover it). The exact byte boundaries are the running sum of the
+ *     token lengths (simdbpe_model_token_bytes) where the text is not
+ *     normalized.
+ *   - With the NFC normalizer the spans are in the text as given, not as
+ *     normalized: a character that NFC composed from several is aligned
+ *     to the first of them, one it decomposed into several (and did not
+ *     compose again) to the character it came from, as HF aligns them.
+ *   - Ids the post-processor adds (add_special_tokens) have the empty
+ *     span [0, 0) and no piece; an added token in the text, its text.
+ *   - With SIMDBPE_UTF8_REPLACE, a U+FFFD that replaced an ill-formed
+ *     sequence spans that sequence.
+ */
+SIMDBPE_API simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *enc, const char *text,
+                                                  size_t len, const simdbpe_encode_options *opts,
+                                                  const uint32_t **ids, simdbpe_span **spans,
+                                                  size_t *n_ids, simdbpe_error *err);
 
 /*
  * Where a long document may be cut so that encoding its parts one after the

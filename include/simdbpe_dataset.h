@@ -38,9 +38,10 @@
  * apply. Misused options are SIMDBPE_ERR_INVALID_ARG, unreadable inputs and
  * unwritable outputs SIMDBPE_ERR_IO, bad documents the encoder's status (or
  * SIMDBPE_ERR_INVALID_ARG for a malformed JSON record; a damaged .gz/.zst
- * stream is SIMDBPE_ERR_IO). Messages are the words `simdbpe encode` and
- * `simdbpe merge` print after "simdbpe: ", which is why they name the
- * command's options (--json-key, -o, ...).
+ * stream is SIMDBPE_ERR_IO). Messages name options by their fields here,
+ * in backquotes (`json_key`, `output_format`, `output`, ...), which the
+ * command-line tool and the Python package turn into their own spellings
+ * (--json-key; json_key=).
  *
  * Sharding: with world_size > 0 the run is rank `rank` of `world_size`: it
  * encodes input files i with i % world_size == rank into
@@ -137,6 +138,9 @@ typedef struct simdbpe_dataset_options {
     const char *output;      /* a file or a prefix; NULL or "-": standard output
                               * (text, u16, u32 and count only) */
     simdbpe_eot eot;
+    const char *eot_token;   /* the end-of-text token: the text of one of the model's
+                              * added tokens, or an id in decimal; NULL: the model's
+                              * own (simdbpe_model_eot: <|endoftext|>, else its EOS) */
     unsigned dtype_bytes;    /* 2 or 4; 0: u16 when the vocabulary fits (megatron:
                               * fewer than 65,500 ids) */
     uint64_t shard_tokens;   /* llmc: tokens per shard (0: 100,000,000) */
@@ -180,6 +184,7 @@ typedef struct simdbpe_dataset_result {
     simdbpe_output_format output_format;
     unsigned dtype_bytes;
     simdbpe_eot eot;     /* as applied (never DEFAULT) */
+    uint32_t eot_id;     /* the end-of-text id, when eot is not NONE */
     uint64_t input_size; /* known total size of this run's inputs, 0 if unknown */
 } simdbpe_dataset_result;
 
@@ -277,6 +282,21 @@ SIMDBPE_API simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *op
                                                  simdbpe_merge_result *result, simdbpe_error *err);
 
 /* -------------------------------------------------------------- utilities */
+
+/*
+ * Input arguments as `simdbpe encode` takes them, into paths: "-" is
+ * standard input; "@LIST" the paths LIST names, one a line (blank lines
+ * ignored); an argument with *, ? or [ that is no file's name a glob
+ * pattern, its matches in sorted order; anything else a path. No argument
+ * at all is standard input. A list naming no file and a pattern matching
+ * none are errors (a typo never means "no input"): SIMDBPE_ERR_INVALID_ARG
+ * or SIMDBPE_ERR_IO, the argument in the message. *paths (malloc'd, with
+ * its strings) is released with simdbpe_dataset_inputs_free.
+ */
+SIMDBPE_API simdbpe_status simdbpe_dataset_expand_inputs(const char *const *args, size_t n_args,
+                                                         char ***paths, size_t *n_paths,
+                                                         simdbpe_error *err);
+SIMDBPE_API void simdbpe_dataset_inputs_free(char **paths, size_t n);
 
 /*
  * One input read as the engine reads it: "-" is standard input, gzip and

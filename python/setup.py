@@ -12,6 +12,8 @@ Needs cmake, ninja or make, a C compiler, pkg-config and the Debian packages
 listed in tools/dev.sh; nothing is downloaded.
 
     pip install --no-build-isolation ./python
+
+The package's metadata is in pyproject.toml.
 """
 import os
 import re
@@ -77,13 +79,8 @@ class BuildWithLibrary(build_ext):
 
 
 setup(
-    name="simdbpe",
     version=library_version(),
-    description="Exact, fast byte-level BPE (GPT-2) tokenizer with a tiktoken-shaped API",
-    packages=["simdbpe"],
     ext_modules=[Extension("simdbpe._simdbpe", sources=["simdbpe/_simdbpe.c"],
                            extra_compile_args=["-std=c11", "-O2"])],
     cmdclass={"build_ext": BuildWithLibrary},
-    python_requires=">=3.10",
-    zip_safe=False,
 )

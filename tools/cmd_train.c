@@ -361,7 +361,7 @@ static int run(train_args *a)
         }
     }
     double t_end = now_seconds();
-    if (rc == 0 && !a->quiet)
+    if (rc == 0 && !a->quiet && isatty(STDERR_FILENO)) /* else nothing on success */
         fprintf(stderr,
                 "simdbpe train: %zu merges, %u tokens, %llu unique words from %.1f MB in "
                 "%.2f s (counting %.2f s, merging %.2f s) -> %s\n",

@@ -76,7 +76,8 @@ for name, args in CASES:
     for r in range(runs):
         for threads in (1, 2) if r % 2 == 0 else (2, 1):
             clear_outputs()
-            wall, cpu, err = timed([simdbpe, "encode", "--threads", str(threads)] + args + [path])
+            wall, cpu, err = timed([simdbpe, "encode", "--summary", "-", "--threads", str(threads)]
+                                   + args + [path])
             summary = json.loads(err.strip().splitlines()[-1])
             in_bytes = summary["bytes"]
             walls[threads].append(wall)

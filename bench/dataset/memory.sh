@@ -44,7 +44,7 @@ row() {
     local file=$work/$name size summary rss mbs
     file=$(ls "$work"/"$name".* | head -1)
     size=$(stat -c %s "$file")
-    summary=$("$cli" encode --output-format u32 -o "$work/out.u32" "$@" "$file" 2>&1 >/dev/null |
+    summary=$("$cli" encode --summary - --output-format u32 -o "$work/out.u32" "$@" "$file" 2>&1 >/dev/null |
         grep '^{' | tail -1)
     rss=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["peak_rss_kb"] // 1024)' "$summary")
     mbs=$(python3 -c 'import json,sys; print("%.1f" % json.loads(sys.argv[1])["mb_per_s"])' "$summary")

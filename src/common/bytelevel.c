@@ -6,6 +6,7 @@
 #include "bytelevel.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #include "utf8_valid.h"
 
@@ -72,6 +73,17 @@ size_t simdbpe__bytelevel_utf8(uint8_t b, uint8_t out[2])
     out[0] = tab.utf8[b][0];
     out[1] = tab.utf8[b][1];
     return tab.utf8_len[b];
+}
+
+size_t simdbpe__bytelevel_string(const uint8_t *b, size_t n, char *out)
+{
+    ready();
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        memcpy(out + k, tab.utf8[b[i]], tab.utf8_len[b[i]]);
+        k += tab.utf8_len[b[i]];
+    }
+    return k;
 }
 
 uint32_t simdbpe__bytelevel_rank(uint8_t b)

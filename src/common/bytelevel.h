@@ -21,6 +21,10 @@ int simdbpe__bytelevel_byte(uint32_t cp);
 /* Byte b's spelling in UTF-8 (1 or 2 bytes) into out; returns its length. */
 size_t simdbpe__bytelevel_utf8(uint8_t b, uint8_t out[2]);
 
+/* The spelling of the bytes b[0..n) in UTF-8 into out (room for 2n
+ * bytes), as vocab.json holds them; returns its length. */
+size_t simdbpe__bytelevel_string(const uint8_t *b, size_t n, char *out);
+
 /* The bytes the byte-level text s[0..len) (valid UTF-8) spells, into out
  * (room for len bytes): their number, or -1 with *bad_cp the first code
  * point outside the alphabet. */

@@ -5,8 +5,7 @@
  * Per-format defaults: EOT is none for text/u16/u32, prepend for llmc,
  * append for megatron and datatrove; the id width is 2 bytes unless the
  * vocabulary needs more (Megatron's own rule: u16 only when vocab < 65500).
- * The messages are those `simdbpe encode` prints, which is why they name
- * its options.
+ * Messages name options by their fields, in backquotes (simdbpe_dataset.h).
  */
 #include "dataset.h"
 
@@ -118,6 +117,9 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 #define OPT_FAIL(ds, err, st, ...)                                                                 \
     simdbpe__ds_fail(ds, err, st, SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, __VA_ARGS__)
 
+static simdbpe_status eot_id(simdbpe_dataset *ds, const simdbpe_dataset_options *o,
+                             writer_config *cfg, simdbpe_error *err);
+
 void simdbpe_dataset_options_init(simdbpe_dataset_options *o)
 {
     static const simdbpe_encode_options encode = SIMDBPE_ENCODE_OPTIONS_INIT;
@@ -146,21 +148,28 @@ static simdbpe_status configure_output(simdbpe_dataset *ds, simdbpe_error *err)
     cfg->shard_tokens = o->shard_tokens ? o->shard_tokens : DEFAULT_SHARD_TOKENS;
     int binary_set = f == SIMDBPE_OUTPUT_LLMC || f == SIMDBPE_OUTPUT_MEGATRON ||
                      f == SIMDBPE_OUTPUT_DATATROVE;
-    if (!simdbpe_output_format_name(f) ||
-        (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4) ||
-        !simdbpe_eot_name(o->eot) || o->shard_tokens > INT32_MAX)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad output format, dtype, eot or "
-                                                          "shard size");
+    if (!simdbpe_output_format_name(f))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`output_format` %d is not one",
+                        (int)f);
+    if (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`dtype` of %u bytes: ids are 2 (u16) or 4 (u32) bytes", o->dtype_bytes);
+    if (!simdbpe_eot_name(o->eot))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`eot` %d is not one", (int)o->eot);
+    if (o->shard_tokens > INT32_MAX)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`shard_tokens` %llu is above the limit of %d",
+                        (unsigned long long)o->shard_tokens, INT32_MAX);
     if (o->dtype_bytes && !binary_set)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--dtype is for llmc, megatron and datatrove; for raw ids use "
-                        "--output-format u16 or u32");
+                        "`dtype` is for the output formats llmc, megatron and datatrove; for "
+                        "raw ids use `output_format` u16 or u32");
     if (o->shard_tokens && f != SIMDBPE_OUTPUT_LLMC)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--shard-tokens is for --output-format llmc");
+                        "`shard_tokens` is for `output_format` llmc");
     if (binary_set && (!o->output || !strcmp(o->output, "-")))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--output-format %s writes several files: give -o PREFIX",
+                        "`output_format` %s writes several files: give `output` a prefix",
                         simdbpe_output_format_name(f));
     unsigned width = o->dtype_bytes;
     if (f == SIMDBPE_OUTPUT_U16)
@@ -181,13 +190,43 @@ static simdbpe_status configure_output(simdbpe_dataset *ds, simdbpe_error *err)
                                            [SIMDBPE_OUTPUT_DATATROVE] = SIMDBPE_EOT_APPEND,
                                            [SIMDBPE_OUTPUT_COUNT] = SIMDBPE_EOT_NONE};
     cfg->eot = o->eot != SIMDBPE_EOT_DEFAULT ? o->eot : defaults[f];
-    if (cfg->eot != SIMDBPE_EOT_NONE &&
-        simdbpe_model_special_id(ds->model, "<|endoftext|>", 13, &cfg->eot_id) != SIMDBPE_OK)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
-                        "--eot %s: the model has no <|endoftext|> token; use --eot none",
-                        simdbpe_eot_name(cfg->eot));
+    if (cfg->eot != SIMDBPE_EOT_NONE)
+        return eot_id(ds, o, cfg, err);
     cfg->count_lines = o->input_format != SIMDBPE_INPUT_TEXT || o->doc_separator != NULL;
     return SIMDBPE_OK;
+}
+
+/* The id put between documents: eot_token's (an added token's text, or an
+ * id), else the model's own end of text. */
+static simdbpe_status eot_id(simdbpe_dataset *ds, const simdbpe_dataset_options *o,
+                             writer_config *cfg, simdbpe_error *err)
+{
+    const char *given = ds->eot_token;
+    const char *mode = simdbpe_eot_name(cfg->eot);
+    if (!given) {
+        if (simdbpe_model_eot(ds->model, &cfg->eot_id) == SIMDBPE_OK)
+            return SIMDBPE_OK;
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
+                        "`eot` %s: the model has no end-of-text token (<|endoftext|>, an EOS "
+                        "of its post-processor, <|end_of_text|>, </s>, ...); name one with "
+                        "`eot_token`, or use `eot` none",
+                        mode);
+    }
+    if (simdbpe_model_special_id(ds->model, given, strlen(given), &cfg->eot_id) == SIMDBPE_OK)
+        return SIMDBPE_OK;
+    char *end;
+    unsigned long long id = strtoull(given, &end, 10);
+    const uint8_t *b;
+    size_t len;
+    if (*given >= '0' && *given <= '9' && !*end && id <= UINT32_MAX &&
+        simdbpe_model_token_bytes(ds->model, (uint32_t)id, &b, &len) == SIMDBPE_OK) {
+        cfg->eot_id = (uint32_t)id;
+        return SIMDBPE_OK;
+    }
+    (void)o;
+    return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                    "`eot_token` '%s' is neither an added token of the model nor a token id",
+                    given);
 }
 
 /* The pipeline's job, but for the files (prepare) and the pool (run). */
@@ -212,24 +251,34 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
      * thread; 12 MB each for more, whose caches compete for the CPU's
      * shared one (bench/README.md). */
     j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
-    if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL || o->threads > MAX_THREADS ||
-        (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES)) ||
-        (o->cache_mb && (o->cache_mb < 3 || o->cache_mb > 96)))
+    if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`input_format` %d is not one",
+                        (int)o->input_format);
+    if (o->threads > MAX_THREADS)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "bad input format, thread count, batch size or cache size");
+                        "`threads` %u is above the limit of %d (0: the CPUs this process may "
+                        "use)",
+                        o->threads, MAX_THREADS);
+    if (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`batch_bytes` %zu is not from 16 to %zu", o->batch_bytes,
+                        (size_t)MAX_BATCH_BYTES);
+    if (o->cache_mb && (o->cache_mb < 3 || o->cache_mb > 96))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`cache_mb` %u is not from 3 to 96", o->cache_mb);
     if (o->json_key && j->mode != SIMDBPE_INPUT_JSONL)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--json-key is for --input-format jsonl");
+                        "`json_key` is for `input_format` jsonl");
     if (o->doc_separator && j->mode != SIMDBPE_INPUT_TEXT)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--doc-separator is for --input-format text");
+                        "`doc_separator` is for `input_format` text");
     if (o->doc_separator && !o->doc_separator_len)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "an empty --doc-separator");
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "an empty `doc_separator`");
     j->sep = (const unsigned char *)o->doc_separator;
     j->sep_len = o->doc_separator_len;
     if (j->mode == SIMDBPE_INPUT_JSONL &&
         simdbpe__jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad --json-key '%s'", ds->json_key);
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad `json_key` '%s'", ds->json_key);
     return SIMDBPE_OK;
 }
 
@@ -239,14 +288,17 @@ static int copy_strings(simdbpe_dataset *ds, const simdbpe_dataset_options *o)
     ds->output = o->output ? strdup(o->output) : NULL;
     ds->model_name = strdup(o->model_name ? o->model_name : "gpt2");
     ds->json_key = o->json_key ? strdup(o->json_key) : NULL;
+    ds->eot_token = o->eot_token ? strdup(o->eot_token) : NULL;
     char *sep = o->doc_separator ? malloc(o->doc_separator_len + 1) : NULL;
     if (sep)
         memcpy(sep, o->doc_separator, o->doc_separator_len);
     ds->opts.doc_separator = sep;
     ds->opts.output = ds->output;
     ds->opts.json_key = ds->json_key;
+    ds->opts.eot_token = ds->eot_token;
     ds->opts.model_name = ds->model_name;
     return (o->output && !ds->output) || !ds->model_name || (o->json_key && !ds->json_key) ||
+                   (o->eot_token && !ds->eot_token) ||
                    (o->doc_separator && !sep)
                ? -1
                : 0;
@@ -338,14 +390,14 @@ static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err
             snprintf(path, n + 32, "%s_%s_%06zu.bin", base, k ? "train" : "val", k);
             if (access(path, F_OK) != 0)
                 break;
-            st = is_an_input(ds, path, "-o", err);
+            st = is_an_input(ds, path, "`output`", err);
         }
     } else {
         int dsx =
             ds->cfg.format == SIMDBPE_OUTPUT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
         for (int k = 0; !st && k < 3 && suffixes[ds->cfg.format][k]; k++) {
             snprintf(path, n + 32, "%s%s", base, suffixes[ds->cfg.format][k] + (dsx ? 3 : 0));
-            st = is_an_input(ds, path, "-o", err);
+            st = is_an_input(ds, path, "`output`", err);
         }
     }
     free(path);
@@ -466,6 +518,7 @@ void simdbpe_dataset_free(simdbpe_dataset *ds)
     free(ds->output);
     free(ds->model_name);
     free(ds->json_key);
+    free(ds->eot_token);
     free(ds->message);
     free((void *)ds->res.skipped_documents);
     simdbpe__outlock_release(&ds->lock); /* last: after every output is committed or removed */

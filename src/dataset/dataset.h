@@ -21,7 +21,7 @@
 struct simdbpe_dataset {
     const simdbpe_model *model;
     simdbpe_dataset_options opts;
-    char *output, *model_name, *json_key; /* copies */
+    char *output, *model_name, *json_key, *eot_token; /* copies */
     writer_config cfg;
     job j;
     file_list all;     /* every input, as given */

@@ -88,7 +88,7 @@ static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
         return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                                 SIMDBPE_NO_POSITION,
                                 "another run is writing %s (it holds %s.lock): wait for it to "
-                                "end, or choose another -o",
+                                "end, or choose another `output`",
                                 out, out);
     /* Another failure (a missing directory) is reported by the writer,
      * which names its own file; the lock's is said only if it alone fails. */
@@ -181,6 +181,7 @@ simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err)
     ds->res.output_format = (simdbpe_output_format)ds->cfg.format;
     ds->res.dtype_bytes = ds->cfg.width;
     ds->res.eot = (simdbpe_eot)(ds->cfg.eot + 1);
+    ds->res.eot_id = ds->cfg.eot_id;
     st = open_outputs(ds, err);
     if (!st)
         st = encode(ds, err);

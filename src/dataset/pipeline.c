@@ -414,7 +414,7 @@ static int spill_ids(pipeline *p, const uint32_t *ids, size_t n)
         }
         if (!p->spill) {
             snprintf(msg, sizeof msg, "cannot create a temporary file in %s (for a long document "
-                     "held in --on-error skip mode; set TMPDIR): %s", temp_dir(), strerror(errno));
+                     "held with `skip_errors`; set TMPDIR): %s", temp_dir(), strerror(errno));
             set_fatal(p, SIMDBPE_ERR_IO, msg);
             return -1;
         }

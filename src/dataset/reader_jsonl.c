@@ -488,7 +488,7 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
         if (p.surrogate) {
             snprintf(msg, msg_cap,
                      "the \"%s\" value has an escaped lone surrogate (\\uD800-\\uDFFF without its "
-                     "pair); --errors replace turns it into U+FFFD",
+                     "pair); `errors` replace turns it into U+FFFD",
                      key->spec);
             return JSONL_SURROGATE;
         }

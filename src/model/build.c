@@ -492,8 +492,10 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
             }
             size_t len;
             const uint8_t *text = token_ptr(m, sp[i].id, &len);
-            m->specials[m->n_specials++] =
-                (simdbpe__special){sp[i].id, (uint32_t)len, text, sp[i].flags & ~ADDED_IN_VOCAB};
+            uint32_t flags = sp[i].flags & (SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED);
+            if ((sp[i].flags & ADDED_IN_VOCAB) || spec->added_in_vocab)
+                flags |= SIMDBPE__ADDED_IN_VOCAB;
+            m->specials[m->n_specials++] = (simdbpe__special){sp[i].id, (uint32_t)len, text, flags};
         }
     }
     for (int i = 0; st == SIMDBPE_OK && i < spec->n_prefix + spec->n_suffix; i++) {

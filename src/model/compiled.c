@@ -495,7 +495,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8), fl = get32(e + 12);
         if (id >= h.vocab_size || (uint64_t)off + n > h.blob_len || m->tok_off[id] != off ||
             m->tok_off[id + 1] - off != n || n == 0 ||
-            (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED)))
+            (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED | SIMDBPE__ADDED_IN_VOCAB)))
             st = BAD("compiled model: special token %u is inconsistent", i);
         sp[i] = (simdbpe__special){id, n, m->blob + off, fl};
     }

@@ -140,6 +140,7 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
     *out = NULL;
     simdbpe__build_spec spec = {0};
     spec.vocab_name = "vocab.json";
+    spec.added_in_vocab = 1; /* found by their text in vocab.json */
     simdbpe_status st = parse_specials(specials, specials_len, &spec.added, &spec.n_added, err);
     if (st != SIMDBPE_OK)
         return st;

@@ -99,6 +99,7 @@ typedef struct simdbpe__build_spec {
     special_text *added;    /* not taken over */
     size_t n_added;
     int added_required; /* an added token without an id is an error (else skipped) */
+    int added_in_vocab; /* every added token is a vocabulary token (vocab.json's) */
     /* Reads the merges in rank order with simdbpe__loader_merge*: called
      * once the tokens and the bytes -> id table are in place. */
     simdbpe_status (*merges)(loader *ld, void *ctx, simdbpe_error *err);

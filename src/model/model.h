@@ -60,6 +60,10 @@ typedef struct simdbpe__whole_slot {
  * after the normalizer, the others in the raw text (HF's two passes). */
 #define SIMDBPE__ADDED_SPECIAL 1u
 #define SIMDBPE__ADDED_NORMALIZED 2u
+/* Also a token of the BPE vocabulary (tokenizer.json's model.vocab,
+ * vocab.json): what HF counts in get_vocab_size(with_added_tokens=False).
+ * Reported only (simdbpe_model_special_flags); encoding ignores it. */
+#define SIMDBPE__ADDED_IN_VOCAB 4u
 
 typedef struct simdbpe__special {
     uint32_t id;

@@ -4,7 +4,7 @@
  *
  * Each reproduces what HF tokenizers (Oniguruma: leftmost match, the
  * first alternative that matches wins, backtracking inside it) makes of
- * the family's Split regexes (texts in pretok.c, simdbpe__pretok_patterns):
+ * the family's Split regexes (their texts in the records below):
  *
  *   cl100k  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
  *           | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
@@ -947,14 +947,23 @@ static const char *const DEEPSEEK_PATTERNS[] = {
     "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
     " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"};
 
+/* tiktoken's cl100k_base pat_str (o200k_base's is the HF pattern). */
+static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
+    {"'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++"
+     "[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s",
+     1},
+};
+
 /* Their pieces, read one way or the other, start anew at the cuts.c
  * shapes, but for line breaks (".\n" is one piece). */
-#define FAMILY(fam, title, pats)                                                                   \
+#define FAMILY(fam, title, pats, spelled, n_spelled)                                               \
     const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
         .name = title,                                                                             \
         .patterns = pats,                                                                          \
         .n_patterns = sizeof pats / sizeof pats[0],                                                \
         .bytelevel_regex = 0,                                                                      \
+        .spellings = spelled,                                                                      \
+        .n_spellings = n_spelled,                                                                  \
         .piece_end = fam##_piece_end,                                                              \
         .scan = fam##_scan,                                                                        \
         .cuts = SIMDBPE__CUTS_SHAPES,                                                              \
@@ -962,7 +971,7 @@ static const char *const DEEPSEEK_PATTERNS[] = {
         .train_lines_joined = 0,                                                                   \
         .normalizer = SIMDBPE__NORM_NONE,                                                          \
     };
-FAMILY(cl100k, "cl100k", CL100K_PATTERNS)
-FAMILY(qwen2, "qwen2", QWEN2_PATTERNS)
-FAMILY(o200k, "o200k", O200K_PATTERNS)
-FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS)
+FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1)
+FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0)
+FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0)
+FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0)

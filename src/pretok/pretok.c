@@ -452,11 +452,19 @@ static int gpt2_train_cut(const uint8_t *s, size_t n, size_t p)
 static const char *const GPT2_PATTERNS[] = {
     "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"};
 
+/* tiktoken's r50k_base pat_str, and the original GPT-2 release's. */
+static const simdbpe__pretok_spelling GPT2_SPELLINGS[] = {
+    {"'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s", 0},
+    {"'s|'t|'re|'ve|'m|'ll|'d| ?[\\p{L}]+| ?[\\p{N}]+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", 0},
+};
+
 const simdbpe__pretok_family simdbpe__pretok_gpt2 = {
     .name = "gpt2",
     .patterns = GPT2_PATTERNS,
     .n_patterns = 1,
     .bytelevel_regex = 1,
+    .spellings = GPT2_SPELLINGS,
+    .n_spellings = 2,
     .piece_end = simdbpe__pretok_piece_end,
     .scan = NULL, /* the bitmask scanner above */
     .cuts = SIMDBPE__CUTS_SHAPES_AT_BREAKS,

@@ -73,6 +73,23 @@ typedef enum simdbpe__pretok_cuts {
 typedef size_t (*simdbpe__pretok_scan_fn)(const simdbpe__kernels *k, const uint8_t *s, size_t n,
                                           size_t i, size_t hi, size_t lo, uint64_t *starts);
 
+/*
+ * Another spelling of a family's regex: tiktoken's pat_str of an encoding
+ * (openai_public.py of tiktoken 0.14.0) or the original GPT-2 release's,
+ * accepted as the family (load_tiktoken.c). Possessive quantifiers change
+ * nothing where nothing after them could take back what they matched.
+ * `\s++$` takes a run of whitespace that ends the text as one piece:
+ * GPT-2's `\s+(?!\S)` does the same, but cl100k's `\s*[\r\n]+` before it
+ * cuts such a run after its last line break (trailing_ws_whole). Such a
+ * spelling gives the family's ids if no token could span that cut
+ * (whitespace with a line break that ends in other whitespace): then no
+ * merge crosses it; the loader checks the ranks.
+ */
+typedef struct simdbpe__pretok_spelling {
+    const char *pattern;
+    uint8_t trailing_ws_whole;
+} simdbpe__pretok_spelling;
+
 typedef struct simdbpe__pretok_family {
     /* "gpt2", "cl100k", ...: simdbpe_model_pretokenizer(), the trainer's
      * pre_tokenizer option, `simdbpe train --pre-tokenizer`, messages. */
@@ -87,6 +104,9 @@ typedef struct simdbpe__pretok_family {
     /* HF writes the family as a ByteLevel pre-tokenizer that runs its own
      * regex (use_regex true: GPT-2's) rather than as Splits. */
     uint8_t bytelevel_regex;
+    /* Other spellings of the regex that give the same pieces (above). */
+    const simdbpe__pretok_spelling *spellings;
+    size_t n_spellings;
     /* The end (exclusive) of the piece that starts at s[i] (i < n, a
      * piece start), one code point at a time: the reference. */
     size_t (*piece_end)(const uint8_t *s, size_t n, size_t i);

@@ -206,10 +206,28 @@ Test(dataset, options_and_outputs_are_checked)
     o.output_format = SIMDBPE_OUTPUT_MEGATRON; /* several files: needs a prefix */
     cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_ERR_INVALID_ARG);
     cr_assert_null(ds);
-    cr_assert_str_eq(err.message, "--output-format megatron writes several files: give -o PREFIX");
+    /* options named in the library's words (the fields), for each caller to spell */
+    cr_assert_str_eq(err.message,
+                     "`output_format` megatron writes several files: give `output` a prefix");
     simdbpe_dataset_options_init(&o);
     o.json_key = "content"; /* text input */
     cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert_str_eq(err.message, "`json_key` is for `input_format` jsonl");
+    simdbpe_dataset_options_init(&o);
+    o.threads = 10000;
+    cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_ERR_INVALID_ARG);
+    cr_assert(strstr(err.message, "`threads` 10000 is above the limit of 1024"), "%s",
+              err.message);
+    /* an end of text the model does not have */
+    simdbpe_dataset_options_init(&o);
+    o.output_format = SIMDBPE_OUTPUT_U16;
+    o.eot = SIMDBPE_EOT_APPEND;
+    o.eot_token = "<|nope|>";
+    cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_ERR_INVALID_ARG);
+    o.eot_token = "50256";
+    cr_assert_eq(simdbpe_dataset_new(m, &o, &ds, &err), SIMDBPE_OK, "%s", err.message);
+    simdbpe_dataset_free(ds);
+    ds = NULL;
     /* An output that is the input (another spelling of it) is refused. */
     char *dir = temp_dir(), *in = path_in(dir, "a.txt");
     tu_write(in, "hello\n", 6);

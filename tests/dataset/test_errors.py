@@ -185,7 +185,7 @@ def skip_lists_every_bad_document():
     for needle in ("a.jsonl: line 3: malformed JSON", "a.jsonl: line 6: invalid UTF-8",
                    "a.jsonl: line 9: the \"text\" value has an escaped lone surrogate"):
         check(any(needle in x for x in listed), "summary lacks %r: %s" % (needle, listed))
-    check("3 documents skipped" in err, "stderr: %s" % err)
+    check(err == "", "stderr of a run that skipped (not a terminal): %s" % err)
     _, docs = read_megatron(os.path.join(d, "out"))
     check(len(docs) == 10, "%d documents" % len(docs))
     check_against_ids(docs, ids, "append", "skip")
@@ -324,8 +324,10 @@ def killed_run_leftovers_removed():
               "out.ds.index.tmp.aaaaaa", "out.ds.index.lock"]
     for n in ours + theirs:
         write_bytes(os.path.join(d, n), b"x")
-    _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"), a])
-    check("removed 5 temporary files left by an interrupted run" in err, "stderr: %s" % err)
+    _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"),
+                     "--summary", "-", a])
+    check("removed 5 temporary files left by an interrupted run" in json.loads(err)["notices"][0],
+          "stderr: %s" % err)
     check(entries(d) == sorted(["a.txt", "out.bin", "out.idx"] + theirs), "files: %s"
           % entries(d))
     # A real SIGKILL in the middle of a run, then a rerun: nothing stale.
@@ -345,8 +347,8 @@ def killed_run_leftovers_removed():
     os.unlink(fifo)
     write_bytes(os.path.join(d, "b.jsonl"), jsonl_bytes(["hello"]))
     _, err, _ = run(["encode", "--input-format", "jsonl", "--output-format", "llmc", "-o",
-                     os.path.join(d, "out"), os.path.join(d, "b.jsonl")])
-    check("left by an interrupted run" in err, "stderr: %s" % err)
+                     os.path.join(d, "out"), "--summary", "-", os.path.join(d, "b.jsonl")])
+    check("left by an interrupted run" in json.loads(err)["notices"][0], "stderr: %s" % err)
     check(not any(".tmp." in n or n.endswith(".lock") for n in entries(d)),
           "left: %s" % entries(d))
 
@@ -454,7 +456,7 @@ def usage_errors():
     write_bytes(os.path.join(d, "a.txt"), b"hello")
     a = os.path.join(d, "a.txt")
     for args, needle in (
-        (["--output-format", "megatron", a], "-o PREFIX"),
+        (["--output-format", "megatron", a], "give -o a prefix"),
         (["--dtype", "u16", a], "--dtype"),
         (["--shard-tokens", "10", a], "--shard-tokens"),
         (["--json-key", "x", a], "--json-key"),
@@ -470,9 +472,21 @@ def usage_errors():
         (["--cache-mb", "97", a], "--cache-mb"),
         (["--rank", "1", a], "--rank"),
         (["--rank", "2", "--world-size", "2", "-o", os.path.join(d, "o"), a], "rank"),
+        (["--eot", "append", "--eot-token", "nope", "-o", os.path.join(d, "o"), a],
+         "--eot-token 'nope' is neither an added token of the model nor a token id"),
     ):
         _, err, rc = run(["encode"] + args, expect=None)
         check(rc == 2 and needle in err, "%s: exit %d, stderr %s" % (args, rc, err))
+    # a model name with a typo: the closest name the library knows
+    _, err, rc = run(["encode", "-m", "cl100k", a], expect=None)
+    check(rc == 1 and "did you mean 'cl100k_base'?" in err, "exit %d, stderr %s" % (rc, err))
+    # each command's --help is its own
+    out, _, _ = run(["encode", "--help"])
+    check(out.startswith(b"usage: simdbpe encode") and b"--eot-token" in out and
+          b"Options (decode)" not in out, "encode --help: %r" % out[:200])
+    out, _, _ = run(["count", "--help"])
+    check(out.startswith(b"usage: simdbpe count") and b"--output-format" not in out,
+          "count --help: %r" % out[:200])
     # The shared option parser (tools/options.c), through every command.
     for args, needle in (
         (["encode", "--bogus", a], "unknown option '--bogus' for encode"),
@@ -540,7 +554,7 @@ def encode_rss_kb(args):
     """Runs simdbpe encode ARGS; returns (exit code, its peak RSS in KB as its
     summary gives it: VmHWM, which, unlike a child's ru_maxrss, does not count
     what this Python process had resident when it started the child)."""
-    _, err, rc = run(["encode"] + args, expect=None)
+    _, err, rc = run(["encode", "--summary", "-"] + args, expect=None)
     if rc != 0:
         return rc, None
     return rc, json.loads([l for l in err.splitlines() if l.startswith("{")][-1])["peak_rss_kb"]

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """test_progress.py - feedback on stderr: a progress line (bytes, documents,
-MB/s, ETA) only when stderr is a terminal, and a JSON summary at the end
-(on stderr, or in --summary FILE) with documents, tokens, bytes, seconds and
+MB/s, ETA) and a one-line summary only when stderr is a terminal, nothing
+otherwise; a JSON summary where --summary says (FILE, or - for stderr) with
+documents, tokens, bytes, seconds and
 skipped counts that match the input.
 
 The terminal is a pseudo-terminal from the pty module; the input is the
@@ -44,8 +45,10 @@ def progress_on_a_terminal():
     err = run_with_tty_stderr(ARGS + ["-o", os.path.join(d, "o.u16"), EDGE])
     check("\r[" in err and "docs" in err and "MB/s" in err and "ETA" in err,
           "no progress line on the terminal: %r" % err[:300])
-    check(err.rstrip().endswith("}"), "the summary is not the last thing: %r" % err[-300:])
-    # With --summary FILE the terminal gets the progress line only.
+    last = err.rstrip().splitlines()[-1]
+    check("simdbpe: encoded " in last and "tokens" in last and "{" not in err,
+          "the summary line is not the last thing: %r" % err[-300:])
+    # With --summary FILE the terminal gets the same, the JSON goes to FILE.
     err = run_with_tty_stderr(ARGS + ["-o", os.path.join(d, "o.u16"), EDGE, "--summary",
                                       os.path.join(d, "s.json")])
     check("\r[" in err and "{" not in err, "with --summary FILE: %r" % err[-300:])
@@ -53,9 +56,12 @@ def progress_on_a_terminal():
     check(err == "", "-q should print nothing: %r" % err[:200])
 
 
-def nothing_but_the_summary_otherwise():
+def nothing_on_success_otherwise():
     d = make_tmpdir("dataset-progress-")
     _, err, _ = run(ARGS + ["-o", os.path.join(d, "o.u16"), EDGE])
+    check(err == "", "stderr of a run that succeeded: %r" % err[:300])
+    # --summary -: the JSON on stderr, one line
+    _, err, _ = run(ARGS + ["-o", os.path.join(d, "o.u16"), "--summary", "-", EDGE])
     lines = err.splitlines()
     check(len(lines) == 1 and "\r" not in err, "stderr is not one line: %r" % err[:300])
     s = json.loads(lines[0])
@@ -64,7 +70,8 @@ def nothing_but_the_summary_otherwise():
     for key, want in (("documents", len(recs)), ("tokens", tokens),
                       ("bytes", os.path.getsize(EDGE)), ("skipped", 0)):
         check(s[key] == want, "summary %s = %s, want %s" % (key, s[key], want))
-    check(s["seconds"] > 0 and s["skipped_documents"] == [], "summary: %s" % s)
+    check(s["seconds"] > 0 and s["skipped_documents"] == [] and s["notices"] == [],
+          "summary: %s" % s)
     check(os.path.getsize(os.path.join(d, "o.u16")) == 2 * tokens, "output size")
     # --summary FILE: the same JSON in the file, nothing on stderr.
     _, err, _ = run(ARGS + ["-o", os.path.join(d, "o.u16"), "--summary",
@@ -73,7 +80,10 @@ def nothing_but_the_summary_otherwise():
     with open(os.path.join(d, "s.json")) as f:
         s2 = json.load(f)
     check(s2["documents"] == len(recs) and s2["tokens"] == tokens, "summary file: %s" % s2)
+    # decode says nothing either
+    _, err, _ = run(["decode", "--input-format", "u16", os.path.join(d, "o.u16")])
+    check(err == "", "stderr of decode: %r" % err)
 
 
 if __name__ == "__main__":
-    main([progress_on_a_terminal, nothing_but_the_summary_otherwise])
+    main([progress_on_a_terminal, nothing_on_success_otherwise])

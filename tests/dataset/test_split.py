@@ -50,7 +50,7 @@ def summary_of(err):
 def encode_u32(args, threads, batch):
     out = p("out.u32")
     _, err, _ = run(["encode", "--output-format", "u32", "-o", out, "--threads", threads,
-                     "--batch-bytes", batch] + args)
+                     "--batch-bytes", batch, "--summary", "-"] + args)
     with open(out, "rb") as f:
         data = f.read()
     return data, summary_of(err)
@@ -88,7 +88,8 @@ def one_file_per_document():
         write_bytes(name, text)
         names.append(name)
     for threads in (1, 2):
-        _, err, _ = run(["encode", "--batch-bytes", "64", "--threads", threads, "-o", p("out.txt")]
+        _, err, _ = run(["encode", "--summary", "-", "--batch-bytes", "64", "--threads", threads,
+                         "-o", p("out.txt")]
                         + names)
         check_against_ids(read_text(p("out.txt")), [ids for _, ids in docs], "none", "files")
         cuts = summary_of(err)["cuts"]
@@ -180,7 +181,8 @@ def other_families():
             docs = [d for d in model_documents(dirs, model, corpus, 60) if SEP not in d[0]]
             write_bytes(p("fam.txt"), SEP.join(t for t, _ in docs))
             out = p("fam.ids")
-            _, err, _ = run(["encode", "-m", model, "--doc-separator", SEP_ARG, "-o", out,
+            _, err, _ = run(["encode", "--summary", "-", "-m", model, "--doc-separator", SEP_ARG,
+                             "-o", out,
                              "--threads", "2", "--batch-bytes", "256", p("fam.txt")])
             s = summary_of(err)
             with open(out) as f:
