@@ -133,23 +133,6 @@ static inline uint64_t controls_of(const uint8_t *s, size_t len)
     return r;
 }
 
-static inline int is_break(uint8_t c)
-{
-    return c == '\r' || c == '\n';
-}
-
-/* The \r and \n of a block, among its ASCII whitespace other than ' '. */
-static inline uint64_t breaks_of(const uint8_t *s, uint64_t ws_not_space)
-{
-    uint64_t br = 0;
-    while (ws_not_space) {
-        unsigned k = (unsigned)__builtin_ctzll(ws_not_space);
-        ws_not_space &= ws_not_space - 1;
-        br |= (uint64_t)is_break(s[k]) << k;
-    }
-    return br;
-}
-
 /* ------------------------------------------------------------ classes */
 
 /* The classes of one block (bit i: byte i), each byte carrying its
@@ -198,7 +181,7 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
     f->high = hb;
     f->SP = m->space;
     f->apos = m->apos;
-    f->BR = fam == F_O200K ? m->br : breaks_of(s + b0, m->ws & ~m->space);
+    f->BR = m->br;
     if (!hb) {
         /* All ASCII (and no character runs on into it). */
         f->N = m->digit;
@@ -571,9 +554,10 @@ static SIMDBPE_ALWAYS_INLINE void scan_chunk(simdbpe__pretok_state *st, size_t l
     fmasks f[SIMDBPE__PRETOK_CHUNK + 1];
     const size_t nb = (hi - lo + 63) / 64;
     const size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
-    /* cl100k finds its few line breaks among the whitespace (cheaper
-     * than three more masks a block); o200k needs / and the case too. */
-    (fam == F_O200K ? st->k->classify_ext : st->k->classify)(s + lo, to - lo, m);
+    /* The masks with \r\n, / and the case for every family: finding the
+     * line breaks among the whitespace byte by byte measured slower, even
+     * on English. */
+    st->k->classify_ext(s + lo, to - lo, m);
     const size_t have = (to - lo + 63) / 64;
     uint64_t carry[4];
     memcpy(carry, ss->carry, sizeof carry);
