@@ -49,8 +49,10 @@
  * piece); CJK runs and numbers are pieces of the earlier Splits, where a
  * piece of the third ends (whitespace before them is kept whole).
  *
- * Not covered, one piece at a time: a block with a number of several
- * bytes (\pN{1,3} counts characters; Qwen2's \pN is covered), with a
+ * \pN{1,3} counts characters: a run of numbers with a character of
+ * several bytes has its starts counted one character at a time.
+ *
+ * Not covered, one piece at a time: a block with a
  * DeepSeek-V3 gap (a character no alternative takes: controls, format,
  * unassigned), a whitespace run over the whole next block, o200k's UO run
  * over the whole next block. What the rules need to know of the text
@@ -244,7 +246,7 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
     f->W = m->ws | mW;
     f->w2 = w2;
     f->w3 = w3;
-    f->bad = fam == F_QWEN2 ? 0 : mN;
+    f->bad = 0;
     if (fam == F_DEEPSEEK) {
         uint64_t ctl = controls_of(s + b0, n - b0 < 64 ? n - b0 : 64) & ~m->ws & ~hb & valid;
         f->L = m->letter | mL | mM;
@@ -328,6 +330,26 @@ static inline void contractions(const uint8_t *s, size_t n, size_t b0, uint64_t 
             *next_set = (uint64_t)(b0 + e < n) << (e - 64);
         }
     }
+}
+
+/* The first, fourth, seventh... bits of x: the starts of \p{N}{1,3} in
+ * a run of numbers of several bytes, x its characters from a start on. */
+static inline uint64_t every_third_char(uint64_t x)
+{
+    uint64_t at = 0;
+    for (unsigned k = 0; x; x &= x - 1, k++)
+        if (k % 3 == 0)
+            at |= x & (0 - x);
+    return at;
+}
+
+/* Where the third character after the one at s[p] begins (or a place at
+ * or past n). */
+static inline size_t third_char_after(const uint8_t *s, size_t n, size_t p)
+{
+    for (int k = 0; k < 3 && p < n; k++)
+        p += s[p] < 0x80 ? 1 : s[p] < 0xE0 ? 2 : s[p] < 0xF0 ? 3 : 4;
+    return p;
 }
 
 /* The starts of the block at s[b0..b0+64) (classes f; nf the next
@@ -493,10 +515,13 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
                 size_t r = (size_t)__builtin_ctzll(low);
                 if (r == 0 && c.n)
                     r = h->next_digit - b0; /* a run from the block before */
-                uint64_t at = r < 64 ? (EVERY_THIRD << r) & run : 0;
+                /* ASCII digits: a character a byte */
+                uint64_t at = !(run & high) ? r < 64 ? (EVERY_THIRD << r) & run : 0
+                                            : every_third_char(run & lead & ~bits_below(r));
+                if (run >> 63) /* on into the next block, in characters of any length */
+                    next_digit = at ? third_char_after(s, n, b0 + 63 - (size_t)__builtin_clzll(at))
+                                    : h->next_digit;
                 starts |= at;
-                if (run >> 63)
-                    next_digit = b0 + 63 - (size_t)__builtin_clzll(at | 1) + 3;
                 rest &= ~run;
             }
         }
