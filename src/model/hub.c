@@ -153,7 +153,7 @@ static int cache_dir(char *out, const char **from)
         *from = "$XDG_CACHE_HOME/huggingface/hub";
         return join(out, v, "/huggingface/hub", "");
     }
-    *from = "~/.cache/huggingface/hub: HF_HUB_CACHE and HF_HOME unset";
+    *from = "~/.cache/huggingface/hub, no HF_HUB_CACHE or HF_HOME";
     return join(out, "~", "/.cache/huggingface/hub", "");
 }
 
@@ -226,9 +226,7 @@ static simdbpe_status no_tokenizer_json(const char *repo, const char *snap, cons
             (t = readlink(p, target, sizeof target - 1)) > 0) {
             target[t] = '\0';
             return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                 "%s: a link to %s, which is missing (a blob removed from the "
-                                 "Hugging Face cache)",
-                                 p, target);
+                                 "%s: a link to a missing blob (%s)", p, target);
         }
     }
     int vocab = join(p, snap, "/vocab.json", "") == 0 && is_file(p);
@@ -238,9 +236,8 @@ static simdbpe_status no_tokenizer_json(const char *repo, const char *snap, cons
                join(p, q, "/tokenizer.json", "") == 0 && is_file(p);
     if (vocab && merges)
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
-                             "%s: no tokenizer.json, only vocab.json + merges.txt; simdbpe "
-                             "needs tokenizer.json, which names the pre-tokenizer (-m on the "
-                             "directory reads the two as GPT-2's)",
+                             "%s: no tokenizer.json, only vocab.json + merges.txt, which do not "
+                             "name the pre-tokenizer; simdbpe needs tokenizer.json",
                              snap);
     if (spm)
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
@@ -252,9 +249,9 @@ static simdbpe_status no_tokenizer_json(const char *repo, const char *snap, cons
                              "%s: the Hub has no tokenizer.json at %s (%s/.no_exist/%.12s...)",
                              spec, commit, folder, commit);
     return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                         "%s: no tokenizer.json in %s; simdbpe reads the cache and does not "
-                         "download (hf download %s tokenizer.json)",
-                         spec, snap, repo);
+                         "%s: no tokenizer.json (simdbpe does not download: hf download %s "
+                         "tokenizer.json)",
+                         snap, repo);
 }
 
 simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int as_model,
@@ -306,7 +303,7 @@ simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int 
     if (!is_dir(folder))
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                              "%s%s not in the Hugging Face cache: no %s (the cache: %s); simdbpe "
-                             "reads the cache and does not download",
+                             "does not download",
                              spec, as_model ? ": not a file or directory, and" : " is", folder,
                              from);
 
@@ -322,9 +319,9 @@ simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int 
             join(snap, folder, "/snapshots", "");
             list_dir(snap, snaps, sizeof snaps, 3);
             return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                 "%s: revision %s not in the Hugging Face cache: no %s (refs: %s; "
-                                 "snapshots: %s)",
-                                 spec, rev, p, refs, snaps);
+                                 "%s: not in the Hugging Face cache: no %s (refs: %s; snapshots: "
+                                 "%s)",
+                                 spec, p, refs, snaps);
         }
         simdbpe_status st = read_ref(p, commit, err);
         if (st != SIMDBPE_OK)
@@ -342,7 +339,7 @@ simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int 
                                  "snapshots/%.12s...)",
                                  folder, rev, commit, commit);
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                             "%s: commit not in the Hugging Face cache: no %s", spec, snap);
+                             "%s: not in the Hugging Face cache: no %s", spec, snap);
     }
     if (join(p, snap, "/tokenizer.json", "") || !is_file(p))
         return no_tokenizer_json(repo, snap, folder, commit, spec, err);

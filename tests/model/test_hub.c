@@ -261,13 +261,13 @@ Test(hub, a_repo_that_is_not_cached)
     setenv("HF_HOME", in_root("hf"), 1);
     snprintf(msg, sizeof msg,
              "acme/missing is not in the Hugging Face cache: no %s/hf/hub/models--acme--missing "
-             "(the cache: $HF_HOME/hub); simdbpe reads the cache and does not download",
+             "(the cache: $HF_HOME/hub); simdbpe does not download",
              root);
     expect_error("acme/missing", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
     /* another organisation's repo of the same name */
     snprintf(msg, sizeof msg,
              "other/small is not in the Hugging Face cache: no %s/hf/hub/models--other--small "
-             "(the cache: $HF_HOME/hub); simdbpe reads the cache and does not download",
+             "(the cache: $HF_HOME/hub); simdbpe does not download",
              root);
     expect_error("other/small", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
 
@@ -277,8 +277,8 @@ Test(hub, a_repo_that_is_not_cached)
     cr_assert_eq(simdbpe_model_open("other/small", &m, &err), SIMDBPE_ERR_IO);
     snprintf(msg, sizeof msg,
              "other/small: not a file or directory, and not in the Hugging Face cache: no "
-             "%s/hf/hub/models--other--small (the cache: $HF_HOME/hub); simdbpe reads the cache "
-             "and does not download",
+             "%s/hf/hub/models--other--small (the cache: $HF_HOME/hub); simdbpe does not "
+             "download",
              root);
     cr_assert_str_eq(err.message, msg);
 
@@ -286,8 +286,8 @@ Test(hub, a_repo_that_is_not_cached)
     unsetenv("HF_HOME");
     snprintf(msg, sizeof msg,
              "acme/small is not in the Hugging Face cache: no "
-             "%s/.cache/huggingface/hub/models--acme--small (the cache: ~/.cache/huggingface/hub: "
-             "HF_HUB_CACHE and HF_HOME unset); simdbpe reads the cache and does not download",
+             "%s/.cache/huggingface/hub/models--acme--small (the cache: ~/.cache/huggingface/hub, "
+             "no HF_HUB_CACHE or HF_HOME); simdbpe does not download",
              root);
     expect_error("acme/small", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
 }
@@ -298,14 +298,14 @@ Test(hub, a_revision_that_is_not_cached)
     hub_make_repo(in_root("c"), "acme", "small", HUB_COMMIT, "main", folder);
     setenv("HF_HUB_CACHE", in_root("c"), 1);
     snprintf(msg, sizeof msg,
-             "acme/small@v2: revision v2 not in the Hugging Face cache: no %s/refs/v2 (refs: "
-             "main; snapshots: 0123456789ab...)",
+             "acme/small@v2: not in the Hugging Face cache: no %s/refs/v2 (refs: main; "
+             "snapshots: 0123456789ab...)",
              folder);
     expect_error("acme/small", "v2", SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
     expect_error("acme/small@v2", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
     /* a commit with no snapshot */
     snprintf(msg, sizeof msg,
-             "acme/small@" HUB_COMMIT2 ": commit not in the Hugging Face cache: no "
+             "acme/small@" HUB_COMMIT2 ": not in the Hugging Face cache: no "
              "%s/snapshots/" HUB_COMMIT2,
              folder);
     expect_error("acme/small", HUB_COMMIT2, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
@@ -362,16 +362,14 @@ Test(hub, a_snapshot_without_tokenizer_json)
     snprintf(msg, sizeof msg, "%s/blobs/e1", folder);
     cr_assert_eq(unlink(msg), 0);
     snprintf(msg, sizeof msg,
-             "%s: a link to ../../blobs/e1, which is missing (a blob removed from the Hugging "
-             "Face cache)",
-             p);
+             "%s: a link to a missing blob (../../blobs/e1)", p);
     expect_error("acme/small", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
 
     /* no file at all */
     cr_assert_eq(unlink(p), 0);
     snprintf(msg, sizeof msg,
-             "acme/small: no tokenizer.json in %s; simdbpe reads the cache and does not download "
-             "(hf download acme/small tokenizer.json)",
+             "%s: no tokenizer.json (simdbpe does not download: hf download acme/small "
+             "tokenizer.json)",
              snap);
     expect_error("acme/small", NULL, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, msg);
 
@@ -401,17 +399,10 @@ Test(hub, a_snapshot_without_tokenizer_json)
     snprintf(p, sizeof p, "%s/merges.txt", snap);
     tu_write(p, "", 0);
     snprintf(msg, sizeof msg,
-             "%s: no tokenizer.json, only vocab.json + merges.txt; simdbpe needs tokenizer.json, "
-             "which names the pre-tokenizer (-m on the directory reads the two as GPT-2's)",
+             "%s: no tokenizer.json, only vocab.json + merges.txt, which do not name the "
+             "pre-tokenizer; simdbpe needs tokenizer.json",
              snap);
-    char *path;
-    simdbpe_error err;
-    cr_assert_eq(find("acme/small", NULL, &path, &err), SIMDBPE_ERR_UNSUPPORTED, "%s",
-                 err.message);
-    /* a message holds 255 bytes: it may end early, never with other text */
-    cr_assert_eq(strncmp(err.message, msg, strlen(err.message)), 0, "%s", err.message);
-    cr_assert(strstr(err.message, "only vocab.json + merges.txt; simdbpe needs tokenizer.json"),
-              "%s", err.message);
+    expect_error("acme/small", NULL, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, msg);
 }
 
 Test(hub, malformed_repo_ids_and_revisions)
