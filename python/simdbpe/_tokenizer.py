@@ -3,6 +3,7 @@ here, tiktoken's Encoding being the other class of that name) and
 AddedToken.
 
     tok = simdbpe.Tokenizer.from_file("tokenizer.json")   # as tokenizers.Tokenizer
+    tok = simdbpe.Tokenizer.from_pretrained("Qwen/Qwen3-8B")  # the local HF cache only
     enc = tok.encode("Hello world")      # .ids .tokens .offsets .attention_mask ...
     tok.decode(enc.ids)                  # "Hello world"
 
