@@ -25,8 +25,9 @@ static void put(sink *k, const uint8_t *s, size_t n)
         s++;
         n--;
     }
-    if (n)
-        k->strip = 0;
+    if (n == 0)
+        return; /* (memcpy to a NULL buffer, even of nothing, is undefined) */
+    k->strip = 0;
     if (k->need + n <= k->cap)
         memcpy(k->out + k->need, s, n);
     k->need += n;
