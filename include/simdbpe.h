@@ -199,6 +199,17 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
                                         uint32_t *id, const char **text, size_t *len);
 
 /*
+ * What the file the model was loaded from asks for that simdbpe does not
+ * apply and that does not change the ids of encoding a text (a
+ * tokenizer.json's "truncation" and "padding": settings of HF's encode
+ * calls), as one sentence for the caller to show once; "" when there is
+ * nothing to say (and for compiled models, which do not keep it). Fields
+ * that would change the ids are refused when the model is loaded. Valid as
+ * long as the model.
+ */
+const char *simdbpe_model_notice(const simdbpe_model *model);
+
+/*
  * Whether encoding a pre-token that is itself a token may emit that token
  * directly. The model decides this when it is built, by encoding every token
  * on its own bytes; 1 for GPT-2.

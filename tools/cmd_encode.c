@@ -471,6 +471,9 @@ int cmd_encode(const char *name, int argc, char **argv)
         cli_error("cannot load model: %s", err.message);
         rc = EXIT_FAIL;
     }
+    /* What the model file asks for and is not applied, said once. */
+    if (!rc && !r.o.quiet && *simdbpe_model_notice(r.model))
+        cli_error("%s", simdbpe_model_notice(r.model));
     if (!rc)
         rc = configure(&r);
     if (!rc)

@@ -27,6 +27,7 @@
 #include <utf8proc.h>
 
 #include "encoder.h"
+#include "nfc.h"
 #include "utf8_valid.h"
 
 #define BLOCKS (0x110000 / 64)
@@ -104,22 +105,28 @@ static int is_new(uint32_t cp)
     return __atomic_load_n(&new_bits[cp >> 6], __ATOMIC_RELAXED) >> (cp & 63) & 1;
 }
 
-/* Appends s[0..n) to e->norm (length *used). */
-static simdbpe_status append(simdbpe_encoder *e, size_t *used, const uint8_t *s, size_t n)
+/* Appends s[0..n) to *buf (capacity *cap, length *used). */
+static simdbpe_status append(uint8_t **buf, size_t *cap, size_t *used, const uint8_t *s,
+                             size_t n)
 {
     if (n == 0)
         return SIMDBPE_OK;
-    if (simdbpe__grow((void **)&e->norm, &e->norm_cap, *used + n, 1))
+    if (simdbpe__grow((void **)buf, cap, *used + n, 1))
         return SIMDBPE_ERR_NOMEM;
-    memcpy(e->norm + *used, s, n);
+    memcpy(*buf + *used, s, n);
     *used += n;
     return SIMDBPE_OK;
 }
 
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len)
 {
+    return simdbpe__nfc_into(&e->norm, &e->norm_cap, text, len);
+}
+
+simdbpe_status simdbpe__nfc_into(uint8_t **buf, size_t *cap, const uint8_t **text, size_t *len)
+{
     const uint8_t *s = *text;
-    size_t n = *len, used = 0, copied = 0; /* s[0..copied) is in e->norm */
+    size_t n = *len, used = 0, copied = 0; /* s[0..copied) is in *buf */
     size_t starter = 0; /* where the last safe code point starts */
     int changed = 0;
     for (size_t i = 0; i < n;) {
@@ -154,8 +161,8 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
             return got == UTF8PROC_ERROR_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_UTF8;
         }
         if ((size_t)got != end - starter || (got && memcmp(norm, s + starter, (size_t)got) != 0)) {
-            if (append(e, &used, s + copied, starter - copied) != SIMDBPE_OK ||
-                append(e, &used, norm, (size_t)got) != SIMDBPE_OK) {
+            if (append(buf, cap, &used, s + copied, starter - copied) != SIMDBPE_OK ||
+                append(buf, cap, &used, norm, (size_t)got) != SIMDBPE_OK) {
                 free(norm);
                 return SIMDBPE_ERR_NOMEM;
             }
@@ -168,9 +175,9 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *le
     }
     if (!changed)
         return SIMDBPE_OK;
-    if (append(e, &used, s + copied, n - copied) != SIMDBPE_OK)
+    if (append(buf, cap, &used, s + copied, n - copied) != SIMDBPE_OK)
         return SIMDBPE_ERR_NOMEM;
-    *text = e->norm;
+    *text = *buf;
     *len = used;
     return SIMDBPE_OK;
 }

@@ -45,7 +45,7 @@ typedef struct loader {
 
 /* An added token as a loader reads it. */
 typedef struct special_text {
-    const uint8_t *s;
+    const uint8_t *s; /* the text it is matched by (and found by in vocab.json) */
     size_t len;
     uint32_t id;    /* given (tokenizer.json, .tiktoken) or found by text (vocab.json) */
     uint32_t flags; /* SIMDBPE__ADDED_*, and ADDED_IN_VOCAB */
@@ -91,7 +91,11 @@ typedef struct simdbpe__build_spec {
     uint8_t pretok, normalizer, ignore_merges;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
+    char *notice; /* malloc'd, for the model (simdbpe_model_notice); taken over */
 } simdbpe__build_spec;
+
+/* The first byte whose byte-level character is no key of `v`, or -1. */
+int simdbpe__vocab_missing_byte(const vocab_list *v);
 
 simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                               simdbpe_error *err);

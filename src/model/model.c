@@ -195,6 +195,13 @@ static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simd
         st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                            "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
     release_file(data, len, mapped);
+    /* The notice names the file as the errors do. */
+    char *note = st == SIMDBPE_OK ? (*out)->notice : NULL, *named;
+    if (note && strncmp(note, "tokenizer.json", 14) == 0 &&
+        asprintf(&named, "%s%s", path, note + 14) >= 0) {
+        free(note);
+        (*out)->notice = named;
+    }
     if (st != SIMDBPE_OK && err) {
         /* "tokenizer.json line 3: x" -> "PATH line 3: x"; else "PATH: message". */
         char msg[sizeof err->message + 4200];
@@ -318,6 +325,11 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32
     *text = (const char *)m->specials[i].text;
     *len = m->specials[i].len;
     return SIMDBPE_OK;
+}
+
+const char *simdbpe_model_notice(const simdbpe_model *m)
+{
+    return m && m->notice ? m->notice : "";
 }
 
 int simdbpe_model_whole_token_exact(const simdbpe_model *m)
