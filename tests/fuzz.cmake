@@ -133,3 +133,10 @@ set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
 simdbpe_fuzz_target(dataset)
 simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::ZSTD ZLIB::ZLIB)
+simdbpe_fuzz_target(hf_added LIBS PkgConfig::JANSSON PkgConfig::UTF8PROC)
+foreach(t fuzz_replay_hf_added fuzz_hf_added)
+  if(TARGET ${t})
+    target_compile_definitions(${t} PRIVATE
+      SIMDBPE_QWEN3_2K="${PROJECT_SOURCE_DIR}/tests/data/hf/qwen3_2k.json")
+  endif()
+endforeach()

@@ -527,10 +527,8 @@ static void expect_decode(simdbpe_model *m, const uint32_t *ids, size_t n, const
 
 /* A "normalized" added token of an NFC model is matched after NFC, by the
  * NFC of its content: the Angstrom sign U+212B is matched by U+00C5 and
- * by A + U+030A (it was never matched: "\u00c5X" gave 1683 227 48). Two
- * contents with one NFC: the lower id is matched, the one model.vocab
- * gives U+00C5 (129) over a new one (2282). A new token is its normalized
- * text, as in HF. */
+ * by A + U+030A (it was never matched: "\u00c5X" gave 1683 227 48). A
+ * new token is its normalized text, as in HF. */
 Test(model_files, normalized_added_tokens_are_matched_after_nfc)
 {
     json_t *j = qwen3_small();
@@ -547,25 +545,14 @@ Test(model_files, normalized_added_tokens_are_matched_after_nfc)
     simdbpe_model_free(m);
     json_decref(j);
 
+    /* Two contents with one NFC: HF matches either, at random (npm
+     * tokenizers 0.23.2 gave 2282 or 2283 from run to run): refused. */
     j = qwen3_small();
-    add_token(j, "\xE2\x84\xAB", 1, 0); /* new: 2282 */
-    add_token(j, "\xC3\x85", 1, 0);     /* model.vocab's byte token 0xC5: 129 */
-    m = load_ok(j);
-    uint32_t all[] = {129, 48, 220, 129, 48, 220, 129, 220, 129};
-    expect_encode(m, "\xE2\x84\xABQ \xC3\x85Q \xE2\x84\xAB \xC3\x85", SIMDBPE_SPECIAL_AS_TEXT, 0,
-                  all, 9);
-    simdbpe_model_free(m);
-    json_decref(j);
-
-    j = qwen3_small();
-    add_token(j, "\xE2\x84\xABQ", 1, 0); /* 2282 */
-    add_token(j, "\xC3\x85Q", 1, 0);     /* 2283 */
-    m = load_ok(j);
-    uint32_t low[] = {2282, 220, 2282, 1683, 227, 1683, 227};
-    expect_encode(m, "\xE2\x84\xABQ \xC3\x85Q \xE2\x84\xAB \xC3\x85", SIMDBPE_SPECIAL_AS_TEXT, 0,
-                  low, 7);
-    simdbpe_model_free(m);
-    json_decref(j);
+    add_token(j, "\xE2\x84\xABQ", 1, 0);
+    add_token(j, "\xC3\x85Q", 1, 1);
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
+                   "added tokens \"\xE2\x84\xABQ\" and \"\xC3\x85Q\" are both matched by "
+                   "\"\xC3\x85Q\" after the normalizer");
 }
 
 /* An added token whose content is a token of model.vocab keeps that

@@ -13,11 +13,7 @@
  *
  * Trie layout: node 0 is the root; each node's children are a linked list
  * (first_child, next_sibling) in no particular order; `token` is the index
- * in m->specials of the token that ends at the node, or NONE. Two tokens
- * can end at one node only by matching the same text (two "normalized"
- * contents with the same NFC): HF orders its patterns by id, so the lower
- * id is matched; `shared` marks such a node, where a token the policy
- * leaves out (a special one matched as text) gives way to another.
+ * in m->specials of the token that ends at the node, or NONE.
  */
 #include <stdlib.h>
 
@@ -27,7 +23,7 @@
 
 typedef struct trie_node {
     uint32_t first_child, next_sibling, token;
-    uint8_t byte, shared;
+    uint8_t byte;
 } trie_node;
 
 struct simdbpe__added_trie {
@@ -70,7 +66,7 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
         free(t);
         return SIMDBPE_ERR_NOMEM;
     }
-    t->nodes[0] = (trie_node){NONE, NONE, NONE, 0, 0};
+    t->nodes[0] = (trie_node){NONE, NONE, NONE, 0};
     t->n_nodes = 1;
     for (size_t i = 0; i < m->n_specials; i++) {
         const simdbpe__special *sp = &m->specials[i];
@@ -82,16 +78,14 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
             uint32_t c = child(t, at, b);
             if (c == NONE) {
                 c = t->n_nodes++;
-                t->nodes[c] = (trie_node){NONE, t->nodes[at].first_child, NONE, b, 0};
+                t->nodes[c] = (trie_node){NONE, t->nodes[at].first_child, NONE, b};
                 t->nodes[at].first_child = c;
             }
             at = c;
         }
-        trie_node *end = &t->nodes[at];
-        if (end->token != NONE)
-            end->shared = 1;
-        if (end->token == NONE || sp->id < m->specials[end->token].id)
-            end->token = (uint32_t)i;
+        /* Two added tokens with the same text: the first listed wins. */
+        if (t->nodes[at].token == NONE)
+            t->nodes[at].token = (uint32_t)i;
         if (!(sp->flags & SIMDBPE__ADDED_SPECIAL))
             m->has_plain_added = 1;
         uint8_t b0 = sp->text[0];
@@ -105,26 +99,6 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
     return SIMDBPE_OK;
 }
 
-/* The token (flags & mask == want) of lowest id that ends at node `at`
- * (its text is `len` bytes), as its index, or NONE. */
-static uint32_t token_at(const simdbpe_model *m, uint32_t at, uint32_t len, uint32_t mask,
-                         uint32_t want)
-{
-    const trie_node *node = &m->trie->nodes[at];
-    uint32_t tok = node->token;
-    if (tok == NONE || (m->specials[tok].flags & mask) == want || !node->shared)
-        return tok != NONE && (m->specials[tok].flags & mask) == want ? tok : NONE;
-    const uint8_t *text = m->specials[tok].text;
-    uint32_t best = NONE;
-    for (size_t i = 0; i < m->n_specials; i++) {
-        const simdbpe__special *sp = &m->specials[i];
-        if (sp->len == len && (sp->flags & mask) == want && memcmp(sp->text, text, len) == 0 &&
-            (best == NONE || sp->id < m->specials[best].id))
-            best = (uint32_t)i;
-    }
-    return best;
-}
-
 /* The longest token (flags & mask == want) that s[0..n) begins with, as
  * its index, or NONE. */
 static uint32_t longest_at(const simdbpe_model *m, const uint8_t *s, size_t n, uint32_t mask,
@@ -135,8 +109,8 @@ static uint32_t longest_at(const simdbpe_model *m, const uint8_t *s, size_t n, u
     for (size_t k = 0; k < n; k++) {
         if ((at = child(t, at, s[k])) == NONE)
             break;
-        uint32_t tok = token_at(m, at, (uint32_t)k + 1, mask, want);
-        if (tok != NONE)
+        uint32_t tok = t->nodes[at].token;
+        if (tok != NONE && (m->specials[tok].flags & mask) == want)
             best = tok;
     }
     return best;
@@ -179,7 +153,8 @@ int simdbpe__added_straddles(const simdbpe_model *m, const uint8_t *s, size_t n,
                 return t->nodes[at].first_child == NONE ? 0 : -1;
             if ((at = child(t, at, s[k])) == NONE)
                 break;
-            if (k >= p && token_at(m, at, (uint32_t)(k - q + 1), mask, want) != NONE)
+            uint32_t tok = t->nodes[at].token;
+            if (k >= p && tok != NONE && (m->specials[tok].flags & mask) == want)
                 return 1;
         }
     }

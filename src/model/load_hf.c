@@ -370,8 +370,10 @@ static uint32_t *index_keys(const vocab_list *v, size_t more, unsigned *bits)
  * normalized content (HF builds its trie of those from them), so the
  * Angstrom sign "\u212bX" by "\u00c5X" under NFC, and a new one's token is
  * that text too (HF decodes it so); its id is still found by its content.
- * The normalized texts are malloc'd in norm[i] (NULL where the content is
- * kept).
+ * Two normalized ones with one normalized text are refused: HF matches
+ * either, as its hash map's order falls in the process (npm tokenizers
+ * 0.23.2 gave one id or the other from run to run). The normalized texts
+ * are malloc'd in norm[i] (NULL where the content is kept).
  */
 static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, uint8_t **norm,
                                  simdbpe_error *err)
@@ -387,10 +389,14 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, 
     size_t vocab_count = spec->vocab.count; /* model.vocab alone: HF's get_vocab_size */
     unsigned bits, seen_bits;
     uint32_t *slots = index_keys(&spec->vocab, 0, &bits);
-    vocab_list seen = {0}; /* the contents so far, with their ids */
+    vocab_list seen = {0};   /* the contents so far, with their ids */
+    vocab_list normed = {0}; /* the normalized ones' normalized texts */
     uint32_t *seen_slots = index_keys(&seen, n, &seen_bits);
-    simdbpe_status st =
-        slots && seen_slots ? SIMDBPE_OK : FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    unsigned normed_bits;
+    uint32_t *normed_slots = index_keys(&normed, n, &normed_bits);
+    simdbpe_status st = slots && seen_slots && normed_slots
+                            ? SIMDBPE_OK
+                            : FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     uint32_t next = (uint32_t)vocab_count;
     for (size_t i = 0; i < n && st == SIMDBPE_OK; i++) {
         const json_t *a = json_array_get(list, i);
@@ -429,6 +435,27 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, 
                 st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
                 break;
             }
+            size_t twin = hash_slot(&normed, normed_slots, normed_bits, (const char *)match,
+                                    match_len);
+            if (normed_slots[twin]) {
+                char q[64], q2[64], qm[64];
+                size_t k = normed.ids[normed_slots[twin] - 1]; /* its index in `list` */
+                const json_t *other = json_object_get(json_array_get(list, k), "content");
+                simdbpe__quote(q, sizeof q, (const uint8_t *)json_string_value(other),
+                               json_string_length(other));
+                simdbpe__quote(q2, sizeof q2, (const uint8_t *)text, len);
+                simdbpe__quote(qm, sizeof qm, match, match_len);
+                st = UNSUPPORTED("added tokens %s and %s are both matched by %s after the "
+                                 "normalizer: HF tokenizers matches either, at random",
+                                 q, q2, qm);
+                break;
+            }
+            if (simdbpe__vocab_append(&normed, (const char *)match, match_len, (uint32_t)i) !=
+                SIMDBPE_OK) {
+                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                break;
+            }
+            normed_slots[twin] = (uint32_t)normed.count;
         }
         size_t slot = hash_slot(&spec->vocab, slots, bits, text, len);
         uint32_t v;
@@ -460,7 +487,9 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, 
     }
     free(slots);
     free(seen_slots);
+    free(normed_slots);
     simdbpe__vocab_list_free(&seen);
+    simdbpe__vocab_list_free(&normed);
     return st;
 }
 
