@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "simdbpe.h"
@@ -332,6 +333,14 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
     return rc;
 }
 
+/* Whether paths a and b name one existing file (device and inode). */
+static int outputs_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 /* ----------------------------------------------------------------- run */
 
 typedef struct run {
@@ -425,6 +434,24 @@ static int prepare(run *r)
                   "another",
                   r->o.summary, victim);
         return EXIT_USAGE;
+    }
+    /* Files of the command's own that the run must not write over: the
+     * summary, and the lists of @LIST arguments. */
+    if (simdbpe_dataset_is_output(r->ds, r->o.summary)) {
+        cli_error("--summary %s is one of the run's outputs (-o %s): choose another",
+                  r->o.summary, r->o.output);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < r->o.n_args; i++) {
+        const char *a = r->o.args[i];
+        if (a[0] != '@' || !a[1])
+            continue;
+        int by_o = simdbpe_dataset_is_output(r->ds, a + 1);
+        if (by_o || (r->o.summary && outputs_same(r->o.summary, a + 1))) {
+            cli_error("the input list %s would be written over by %s %s: choose another", a,
+                      by_o ? "-o" : "--summary", by_o ? r->o.output : r->o.summary);
+            return EXIT_USAGE;
+        }
     }
     if (!simdbpe_dataset_already_done(r->ds))
         return 0;

@@ -23,6 +23,9 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
     m.rank = ds->opts.rank;
     m.world = ds->opts.world_size;
     m.total_files = ds->all.n;
+    char list[17];
+    marker_input_list(ds->all.paths, ds->all.n, list);
+    m.input_list = list;
     m.docs = t->docs;
     m.tokens = t->tokens;
     m.skipped = t->skipped;
@@ -53,6 +56,8 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
     int e = writer_finish(ds->w);
     if (!e)
         e = writer_commit(ds->w);
+    if (!e && ds->w->notice[0] && ds->opts.on_message)
+        ds->opts.on_message(ds->opts.user, SIMDBPE_DATASET_NOTICE, ds->w->notice);
     if (e) {
         simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
                          SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, "cannot write %s: %s",
@@ -78,21 +83,45 @@ static void limit_threads(simdbpe_dataset *ds)
         ds->j.threads = (int)batches;
 }
 
-/* Takes the output lock and opens the writer. */
+/* Takes the lock of every final file the run writes or removes (and of
+ * its marker), removes what a killed run left, and opens the writer. */
 static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     const char *out = ds->cfg.output;
     char err_path[512];
-    int e = outlock_take(&ds->lock, out, ds->opts.on_message, ds->opts.user);
-    if (e == EBUSY)
-        return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                SIMDBPE_NO_POSITION,
-                                "another run is writing %s (it holds %s.lock): wait for it to "
-                                "end, or choose another -o",
-                                out, out);
-    /* Another failure (a missing directory) is reported by the writer,
-     * which names its own file; the lock's is said only if it alone fails. */
-    int lock_err = e;
+    char **names;
+    size_t n;
+    int e = writer_final_names(&ds->cfg, &names, &n);
+    if (e)
+        return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                SIMDBPE_NO_POSITION, "out of memory");
+    /* Another failure than EBUSY (a missing directory) is reported by the
+     * writer, which names its own file; the lock's is said only if it
+     * alone fails. */
+    int lock_err = 0;
+    const char *lock_file = NULL;
+    for (size_t i = 0; i <= n && !lock_err; i++) {
+        const char *name = i < n ? names[i] : ds->marker_path;
+        if (name && (lock_err = outlock_take(&ds->lock, name)) != 0)
+            lock_file = name;
+    }
+    simdbpe_status st = SIMDBPE_OK;
+    if (lock_err == EBUSY)
+        st = simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
+                              SIMDBPE_NO_POSITION,
+                              "another run is writing %s (it holds its lock, %s.lock): wait for "
+                              "it to end, or choose another -o",
+                              lock_file, lock_file);
+    char lock_name[600];
+    snprintf(lock_name, sizeof lock_name, "%s.lock", lock_file ? lock_file : "");
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (st)
+        return st;
+    if (!lock_err)
+        outlock_remove_stale(&ds->lock, out, ds->opts.on_message, ds->opts.user);
+    ds->cfg.lock = &ds->lock;
     e = writer_open(&ds->w, &ds->cfg, err_path, sizeof err_path);
     if (e)
         return simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
@@ -101,7 +130,7 @@ static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
     if (lock_err) {
         writer_discard(ds->w);
         return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                SIMDBPE_NO_POSITION, "%s.lock: %s", out, strerror(lock_err));
+                                SIMDBPE_NO_POSITION, "%s: %s", lock_name, strerror(lock_err));
     }
     return SIMDBPE_OK;
 }

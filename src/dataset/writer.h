@@ -33,9 +33,11 @@
 #define writer_discard simdbpe__writer_discard
 #define writer_end_doc simdbpe__writer_end_doc
 #define writer_fail simdbpe__writer_fail
+#define writer_final_names simdbpe__writer_final_names
 #define writer_finish simdbpe__writer_finish
 #define writer_free simdbpe__writer_free
 #define writer_ids simdbpe__writer_ids
+#define writer_llmc_is_shard simdbpe__writer_llmc_is_shard
 #define writer_llmc_new simdbpe__writer_llmc_new
 #define writer_megatron_new simdbpe__writer_megatron_new
 #define writer_open simdbpe__writer_open
@@ -66,6 +68,9 @@ typedef struct writer_config {
     const char *model_name;    /* datatrove metadata */
     char *const *files;        /* count: input names */
     int count_lines;           /* count: print FILE:LINE */
+    outlock *lock;             /* the run's locks (llmc: each shard's is taken when it is
+                                * opened; shards an earlier run left are removed at commit
+                                * if the run holds theirs), or NULL */
 } writer_config;
 
 typedef struct writer writer;
@@ -87,6 +92,7 @@ struct writer {
     uint64_t doc_tokens;
     int open_err;       /* set by a constructor that could not open a file */
     char err_path[512]; /* the file a failure concerns */
+    char notice[700];   /* what commit did besides renaming ("" if nothing) */
 };
 
 /*
@@ -122,5 +128,15 @@ int writer_fail(writer *w, const char *path, int e);
 
 /* "PREFIX" + "suffix", malloc'ed; NULL when out of memory. */
 char *writer_path(const char *prefix, const char *suffix);
+
+/* The final names of the files a run with `cfg` writes (llmc: the first
+ * shard's, and those of the shards under the prefix now, which an earlier
+ * run left and commit removes unless they are written again), malloc'ed
+ * with the array; NULL for standard output. Returns 0 or ENOMEM. */
+int writer_final_names(const writer_config *cfg, char ***names, size_t *n);
+
+/* Whether `name` is an llm.c shard under `prefix`: PREFIX_val_NNNNNN.bin or
+ * PREFIX_train_NNNNNN.bin (llm.c reads every file those globs match). */
+int writer_llmc_is_shard(const char *prefix, const char *name);
 
 #endif

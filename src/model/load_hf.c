@@ -218,6 +218,24 @@ static simdbpe_status read_template(const json_t *tp, simdbpe__build_spec *spec,
     if (!json_is_array(single) || !json_is_object(specials))
         return UNSUPPORTED("post_processor TemplateProcessing without a \"single\" template "
                            "and \"special_tokens\"");
+    /* Every special token's ids, used or not: HF refuses a file with one
+     * that is no u32. */
+    const char *key;
+    const json_t *entry;
+    json_object_foreach((json_t *)specials, key, entry)
+    {
+        size_t k;
+        const json_t *v;
+        uint32_t id;
+        json_array_foreach(json_object_get(entry, "ids"), k, v)
+        {
+            if (!token_id(v, &id))
+                return FAIL(SIMDBPE_ERR_VOCAB,
+                            WHAT ": post_processor: id %zu of special token %s is not a token "
+                                 "id (an integer below %u)",
+                            k, key, MAX_VOCAB_ID);
+        }
+    }
     int after = 0;
     size_t i;
     const json_t *item;

@@ -216,7 +216,10 @@ FUZZ_NO_COVERAGE static void ref_pp(ref *rf, const json_t *pp)
     if (!strcmp(t, "Sequence")) {
         size_t i;
         const json_t *p;
-        json_array_foreach(json_object_get(pp, "processors"), i, p) ref_pp(rf, p);
+        json_array_foreach(json_object_get(pp, "processors"), i, p)
+        {
+            ref_pp(rf, p);
+        }
         return;
     }
     if (++rf->adders > 1)
@@ -244,8 +247,11 @@ FUZZ_NO_COVERAGE static void ref_pp(ref *rf, const json_t *pp)
     {
         size_t k;
         const json_t *v;
-        json_array_foreach(json_object_get(st, "ids"), k, v) if (!valid_u32(v)) rf->unmodelled =
-            1; /* HF refuses the file */
+        json_array_foreach(json_object_get(st, "ids"), k, v)
+        {
+            if (!valid_u32(v))
+                rf->unmodelled = 1; /* HF refuses the file */
+        }
     }
     size_t i;
     const json_t *item;
