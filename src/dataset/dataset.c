@@ -79,7 +79,7 @@ void simdbpe_dataset_options_init(simdbpe_dataset_options *o)
     o->encode = encode;
 }
 
-static int default_threads(void)
+int simdbpe__ds_cpus(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
@@ -154,7 +154,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     j->batch_bytes = o->batch_bytes ? o->batch_bytes : DEFAULT_BATCH_BYTES;
     j->threads = o->threads ? (int)o->threads
                  : o->pool  ? (int)simdbpe_pool_threads(o->pool)
-                            : default_threads();
+                            : simdbpe__ds_cpus();
     /* Each encoder's piece cache: the library's default (24 MB) for one
      * thread; 12 MB each for more, whose caches compete for the CPU's
      * shared one (one pass over the 100 MB English corpus on 2 threads:

@@ -47,6 +47,9 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 #endif
     ;
 
+/* The CPUs this process may use (its affinity mask), at least 1. */
+int simdbpe__ds_cpus(void);
+
 /* Names of the formats, EOT modes and dtypes as the CLI and markers spell
  * them. */
 extern const char *const simdbpe__ds_format_names[];

@@ -68,12 +68,18 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
     return ds->marker_path ? write_marker(ds, err) : SIMDBPE_OK;
 }
 
-/* No more threads than the input has batches for: each costs an encoder
- * and two batches in flight (--threads 1000 took 4.2 GB for 36 bytes).
- * The bound allows for the small first batches (64 KB) and for inputs that
- * decompress to 16 times their size; unknown sizes (stdin) bound nothing. */
+/* No more workers than the CPUs the process may use, nor than the input
+ * has batches for: each costs an encoder (its tables: 6 MB, growing to
+ * the cache size) and two batches in flight, and more than the CPUs run
+ * no faster (--threads 1000 took 4.2 GB for 36 bytes; --threads 64, 751 MB
+ * for 12 MB on 2 CPUs). The batch bound allows for the small first batches
+ * (64 KB) and for inputs that decompress to 16 times their size; unknown
+ * sizes (stdin) bound nothing. A caller's pool has the threads it has. */
 static void limit_threads(simdbpe_dataset *ds)
 {
+    int cpus = simdbpe__ds_cpus();
+    if (!ds->opts.pool && ds->j.threads > cpus)
+        ds->j.threads = cpus;
     uint64_t total = files_total_size(&ds->mine);
     uint64_t unit = ds->j.batch_bytes < (64u << 10) ? ds->j.batch_bytes : 64u << 10;
     if (!total || total > UINT64_MAX / 16)
@@ -81,6 +87,15 @@ static void limit_threads(simdbpe_dataset *ds)
     uint64_t batches = total * 16 / unit + 1;
     if ((uint64_t)ds->j.threads > batches)
         ds->j.threads = (int)batches;
+}
+
+/* The threads and, unless the caller chose it, the cache each encoder
+ * gets for them (dataset.c's rule). */
+static void size_workers(simdbpe_dataset *ds)
+{
+    limit_threads(ds);
+    if (!ds->opts.cache_mb)
+        ds->j.cache_mb = ds->j.threads > 1 ? 12 : 0;
 }
 
 /* Takes the lock of every final file the run writes or removes (and of
@@ -205,7 +220,7 @@ simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err)
     ds->ran = 1;
     ds->j.files = ds->mine.paths;
     ds->j.n_files = ds->mine.n;
-    limit_threads(ds);
+    size_workers(ds);
     ds->cfg.files = ds->mine.paths;
     ds->res.output_format = (simdbpe_output_format)ds->cfg.format;
     ds->res.dtype_bytes = ds->cfg.width;

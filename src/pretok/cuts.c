@@ -15,7 +15,10 @@
  *          one that is not; Y is not \r or \n except for GPT-2's regex
  *          (the other families put line breaks after a run of punctuation
  *          into its piece: ".\n", and o200k "./");
- *   digit  X neither White_Space nor \p{N}, Y an ASCII digit;
+ *   digit  X not White_Space, Y an ASCII digit; X not \p{N} either, but
+ *          in Qwen2's family (which makes each \p{N} a piece) and, at a
+ *          multiple of three characters from the start of their run, in
+ *          cl100k's, o200k's and DeepSeek-V3's (\p{N}{1,3});
  *   punct  X a letter (\p{L}), Y ASCII punctuation or a symbol, not '.
  *
  * A piece starts at p in the whole text:
@@ -26,7 +29,15 @@
  *   digit  a piece that holds a \p{N} holds nothing else, except GPT-2's
  *          " ?\p{N}+" (X is no space); DeepSeek-V3 isolates digit runs
  *          first; the run starts at p in both texts, so cl100k's and
- *          o200k's groups of three fall alike;
+ *          o200k's groups of three fall alike. Inside a run (X \p{N}):
+ *          Qwen2's pieces are single characters; the others' groups of
+ *          three start where the run does, so a group ends at p exactly
+ *          when a multiple of three characters of the run lie before it,
+ *          and the part from p is a run that starts on a group. The run's
+ *          start is looked for in s[0..p): s must start where a piece
+ *          does (the text, or the part after a cut), and a run longer than
+ *          RUN_LOOKBACK characters before p is not cut (bounded work; the
+ *          search for a cut finds one nearer the run's start);
  *   punct  no piece goes on from a letter to punctuation except o200k's
  *          contraction suffix ('s, 't, ...), and Y is not an apostrophe.
  * The piece holding X ends at p in the truncated text too: every
@@ -36,7 +47,8 @@
  * whitespace, and X is not whitespace.
  *
  * NFC (Qwen): Y is ASCII or White_Space, a starter that never composes
- * with what precedes it, so NFC of the whole is NFC of the parts.
+ * with what precedes it, so NFC of the whole is NFC of the parts (inside
+ * a run of digits too: 50 MB of them were one part, held whole).
  * Ill-formed UTF-8 is never straddled: X, Y and the character after a
  * White_Space Y must be well-formed, so the bytes that "replace" mode
  * turns into U+FFFD stay whole on one side.
@@ -90,16 +102,52 @@ static unsigned props_before(const uint8_t *s, size_t p, int *ok)
     return *ok ? simdbpe__ucd_props(simdbpe__utf8_decode(s, p - back, &len)) : 0;
 }
 
+#define RUN_LOOKBACK (1u << 16)
+
+/* How the family splits a run of \p{N}: into single characters (1), into
+ * groups of three from its start (3), or not at all (0: GPT-2). */
+static unsigned digit_group(unsigned family)
+{
+    switch (family) {
+    case SIMDBPE__PRETOK_QWEN2:
+        return 1;
+    case SIMDBPE__PRETOK_CL100K:
+    case SIMDBPE__PRETOK_O200K:
+    case SIMDBPE__PRETOK_DEEPSEEK_V3:
+        return 3;
+    default:
+        return 0;
+    }
+}
+
+/* Whether a multiple of three \p{N} characters lie between the start of
+ * the run that ends at p and p (see the header: 0 past RUN_LOOKBACK). */
+static int run_on_group(const uint8_t *s, size_t p)
+{
+    size_t chars = 0;
+    while (p > 0 && chars <= RUN_LOOKBACK) {
+        int ok;
+        if (!(props_before(s, p, &ok) & SIMDBPE__UCD_N))
+            return ok && chars % 3 == 0;
+        while ((s[--p] & 0xC0) == 0x80)
+            ;
+        chars++;
+    }
+    return p == 0 && chars % 3 == 0;
+}
+
 /* Whether the character shapes around p are one of the three above. */
-static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
+static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int line_breaks)
 {
     unsigned kind = candidate(s[p]);
     int ok;
     unsigned x = props_before(s, p, &ok);
     if (!ok || (x & SIMDBPE__UCD_WS))
         return 0;
-    if (kind == CAND_DIGIT)
-        return !(x & SIMDBPE__UCD_N);
+    if (kind == CAND_DIGIT) {
+        unsigned group = digit_group(family);
+        return !(x & SIMDBPE__UCD_N) || group == 1 || (group == 3 && run_on_group(s, p));
+    }
     if (kind == CAND_PUNCT)
         return (x & SIMDBPE__UCD_L) != 0;
     size_t wl = simdbpe__utf8_sequence_len(s + p, n - p), zl;
@@ -115,7 +163,7 @@ static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p)
 {
     return p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
-           shape_ok(s, n, p, kind == SIMDBPE__PRETOK_GPT2);
+           shape_ok(kind, s, n, p, kind == SIMDBPE__PRETOK_GPT2);
 }
 
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi)
@@ -138,7 +186,7 @@ size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_
             else
                 break;
         }
-        if (candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, line_breaks))
+        if (candidate(s[p]) != CAND_NONE && shape_ok(kind, s, n, p, line_breaks))
             return p;
     }
     return SIZE_MAX;

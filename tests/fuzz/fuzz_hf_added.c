@@ -218,6 +218,8 @@ FUZZ_NO_COVERAGE static void ref_pp(ref *rf, const json_t *pp)
         const json_t *p;
         json_array_foreach(json_object_get(pp, "processors"), i, p)
         {
+            if (json_is_null(p))
+                rf->unmodelled = 1; /* HF refuses the file */
             ref_pp(rf, p);
         }
         return;
