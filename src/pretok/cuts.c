@@ -160,6 +160,35 @@ static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int l
     return zl && !(simdbpe__ucd_props(simdbpe__utf8_decode(s, p + wl, &zl)) & SIMDBPE__UCD_WS);
 }
 
+/* For the families of groups of three: the last cut in [lo, p] inside
+ * the run of \p{N} that ends at p (whose character before p is \p{N}),
+ * or SIZE_MAX; *start gets where the run starts. One walk back over the
+ * run, then back from p to the last group boundary with an ASCII digit
+ * after it (candidate()'s digits), three characters at a time. */
+static size_t cut_in_run(const uint8_t *s, size_t p, size_t lo, size_t *start)
+{
+    size_t r = p, chars = 0;
+    for (;;) {
+        int ok;
+        if (r == 0 || !(props_before(s, r, &ok) & SIMDBPE__UCD_N))
+            break;
+        while ((s[--r] & 0xC0) == 0x80)
+            ;
+        chars++;
+    }
+    *start = r;
+    size_t q = p;
+    for (size_t back = chars % 3;; back = 3) {
+        for (; back && q > r; back--)
+            while ((s[--q] & 0xC0) == 0x80)
+                ;
+        if (back || q <= r || q < lo)
+            return SIZE_MAX;
+        if (s[q] >= '0' && s[q] <= '9')
+            return q;
+    }
+}
+
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p)
 {
     return p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
@@ -186,7 +215,18 @@ size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_
             else
                 break;
         }
-        if (candidate(s[p]) != CAND_NONE && shape_ok(kind, s, n, p, line_breaks))
+        unsigned c = candidate(s[p]);
+        if (c == CAND_DIGIT && digit_group(kind) == 3) {
+            int ok;
+            if (props_before(s, p, &ok) & SIMDBPE__UCD_N) {
+                size_t start, q = cut_in_run(s, p, lo, &start);
+                if (q != SIZE_MAX)
+                    return q;
+                p = start + 1; /* the run's start is tried next */
+                continue;
+            }
+        }
+        if (c != CAND_NONE && shape_ok(kind, s, n, p, line_breaks))
             return p;
     }
     return SIZE_MAX;
