@@ -34,10 +34,11 @@
  *          three start where the run does, so a group ends at p exactly
  *          when a multiple of three characters of the run lie before it,
  *          and the part from p is a run that starts on a group. The run's
- *          start is looked for in s[0..p): s must start where a piece
- *          does (the text, or the part after a cut), and a run longer than
- *          RUN_LOOKBACK characters before p is not cut (bounded work; the
- *          search for a cut finds one nearer the run's start);
+ *          start is looked for in s[0..p), so s must start where a piece
+ *          does (the text, or the part after a cut), and only the search
+ *          for the last cut (simdbpe__pretok_cut_last) makes such cuts,
+ *          walking each run once (simdbpe__pretok_cut_ok, asked at one
+ *          place after another, would walk it again each time);
  *   punct  no piece goes on from a letter to punctuation except o200k's
  *          contraction suffix ('s, 't, ...), and Y is not an apostrophe.
  * The piece holding X ends at p in the truncated text too: every
@@ -102,8 +103,6 @@ static unsigned props_before(const uint8_t *s, size_t p, int *ok)
     return *ok ? simdbpe__ucd_props(simdbpe__utf8_decode(s, p - back, &len)) : 0;
 }
 
-#define RUN_LOOKBACK (1u << 16)
-
 /* How the family splits a run of \p{N}: into single characters (1), into
  * groups of three from its start (3), or not at all (0: GPT-2). */
 static unsigned digit_group(unsigned family)
@@ -120,22 +119,6 @@ static unsigned digit_group(unsigned family)
     }
 }
 
-/* Whether a multiple of three \p{N} characters lie between the start of
- * the run that ends at p and p (see the header: 0 past RUN_LOOKBACK). */
-static int run_on_group(const uint8_t *s, size_t p)
-{
-    size_t chars = 0;
-    while (p > 0 && chars <= RUN_LOOKBACK) {
-        int ok;
-        if (!(props_before(s, p, &ok) & SIMDBPE__UCD_N))
-            return ok && chars % 3 == 0;
-        while ((s[--p] & 0xC0) == 0x80)
-            ;
-        chars++;
-    }
-    return p == 0 && chars % 3 == 0;
-}
-
 /* Whether the character shapes around p are one of the three above. */
 static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int line_breaks)
 {
@@ -144,10 +127,8 @@ static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int l
     unsigned x = props_before(s, p, &ok);
     if (!ok || (x & SIMDBPE__UCD_WS))
         return 0;
-    if (kind == CAND_DIGIT) {
-        unsigned group = digit_group(family);
-        return !(x & SIMDBPE__UCD_N) || group == 1 || (group == 3 && run_on_group(s, p));
-    }
+    if (kind == CAND_DIGIT) /* inside a run of groups of three: cut_in_run */
+        return !(x & SIMDBPE__UCD_N) || digit_group(family) == 1;
     if (kind == CAND_PUNCT)
         return (x & SIMDBPE__UCD_L) != 0;
     size_t wl = simdbpe__utf8_sequence_len(s + p, n - p), zl;

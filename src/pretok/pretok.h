@@ -68,7 +68,9 @@ int simdbpe__pretok_kind_of(const char *name);
 /* Whether family `kind`'s pieces certainly end at p (0 < p < n) whatever
  * follows s[0..n), and the part from p is pre-tokenized alone as in the
  * whole text (cuts.c: a space, a digit or punctuation after a non-space).
- * And the largest such p in [lo, hi], or SIZE_MAX. */
+ * And the largest such p in [lo, hi], or SIZE_MAX; that one also inside
+ * runs of digits that the family splits in groups of three, for which s
+ * must begin where a piece does (the text, or the part after a cut). */
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p);
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi);
 
