@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """test_memory.py - the dataset engine's memory bound.
 
-Peak RSS <= 64 MB + the model + workers x (4 MB + the cache: 12 MB each
+Peak RSS <= 64 MB + the model + workers x (6 MB + the cache: 12 MB each
 with several workers) + 5 x the longest pre-token (README, "Memory"); a
 document is cut wherever its family's pieces certainly end, so only a
 single pre-token is held whole. Here: no more workers than CPUs whatever
@@ -51,7 +51,7 @@ def workers_never_exceed_the_cpus():
               % (threads, s["threads"], cpus))
         workers = s["threads"]
         cache = 24 if workers == 1 else 12
-        check_rss(s, 64 + workers * (4 + cache), "--threads %s, %d workers" % (threads, workers))
+        check_rss(s, 64 + workers * (6 + cache), "--threads %s, %d workers" % (threads, workers))
         with open(out, "rb") as f:
             outs.append(f.read())
     check(outs[0] == outs[1], "the ids depend on the thread count")
