@@ -147,6 +147,32 @@ static const char *const atoms[] = {
     "'", "'s", "'ll", "'RE", "\"", ".", "!?", "-", "\xCC\x81", "\xE4\xB8\xAD",
     "\xF0\x9F\x98\x80", "\xEF\xBB\xBF", "\xE2\x80\x8B", "\xFF", "\xE2\x82", "<|endoftext|>"};
 
+/* `iters` random strings of up to `most` atoms: every cut point of each
+ * that m accepts keeps its ids (counted in c->cuts). */
+static void check_random_splits(ctx *c, const char *const *atoms_of, size_t n_atoms, int most,
+                                int iters, unsigned seed)
+{
+    char buf[512];
+    for (int iter = 0; iter < iters; iter++) {
+        size_t len = 0;
+        int k = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % most;
+        for (int i = 0; i < k; i++) {
+            const char *a = atoms_of[((seed = seed * 1103515245u + 12345u) >> 16) % n_atoms];
+            size_t l = strlen(a);
+            if (len + l >= sizeof buf)
+                break;
+            memcpy(buf + len, a, l);
+            len += l;
+        }
+        size_t n_whole;
+        uint32_t *whole = encode_copy(c, buf, len, &n_whole);
+        for (size_t p = 0; p < len; p++)
+            if (simdbpe_cut_find(c->m, &c->opts, buf, len, p, p) == p)
+                check_cut(c, buf, len, p, whole, n_whole, (size_t)iter);
+        free(whole);
+    }
+}
+
 Test(cut, split_never_changes_ids)
 {
     simdbpe_model *m = tu_gpt2();
@@ -155,27 +181,7 @@ Test(cut, split_never_changes_ids)
     c.m = m;
     c.enc = enc;
     c.opts.errors = SIMDBPE_UTF8_REPLACE;
-    unsigned seed = 12345;
-    char buf[512];
-    size_t n_atoms = sizeof atoms / sizeof atoms[0];
-    for (int iter = 0; iter < 3000; iter++) {
-        size_t len = 0;
-        int k = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 24;
-        for (int i = 0; i < k; i++) {
-            const char *a = atoms[((seed = seed * 1103515245u + 12345u) >> 16) % n_atoms];
-            size_t l = strlen(a);
-            if (len + l >= sizeof buf)
-                break;
-            memcpy(buf + len, a, l);
-            len += l;
-        }
-        size_t n_whole;
-        uint32_t *whole = encode_copy(&c, buf, len, &n_whole);
-        for (size_t p = 0; p < len; p++)
-            if (simdbpe_cut_find(m, &c.opts, buf, len, p, p) == p)
-                check_cut(&c, buf, len, p, whole, n_whole, (size_t)iter);
-        free(whole);
-    }
+    check_random_splits(&c, atoms, sizeof atoms / sizeof atoms[0], 24, 3000, 12345);
     cr_assert_gt(c.cuts, 3000);
     simdbpe_encoder_free(enc);
     simdbpe_model_free(m);
@@ -295,28 +301,11 @@ Test(cut, digit_runs_are_cut_where_the_family_ends_a_piece)
         ctx c = {0};
         c.m = m;
         c.enc = enc;
-        unsigned seed = 4242u + (unsigned)k;
+        c.opts = o;
         static const char *const parts[] = {"1", "2", "3", "4", "56", "789", "\xD9\xA3",
                                             "\xC2\xB2", "a", "Q", " ", "  ", ",", "\xC3\x85"};
-        char buf[256];
-        for (int iter = 0; iter < 1500; iter++) {
-            size_t len = 0;
-            int count = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 40;
-            for (int i = 0; i < count; i++) {
-                const char *a = parts[((seed = seed * 1103515245u + 12345u) >> 16) % 14];
-                size_t l = strlen(a);
-                if (len + l >= sizeof buf)
-                    break;
-                memcpy(buf + len, a, l);
-                len += l;
-            }
-            size_t n_whole;
-            uint32_t *whole = encode_copy(&c, buf, len, &n_whole);
-            for (size_t p = 0; p < len; p++)
-                if (simdbpe_cut_find(m, &o, buf, len, p, p) == p)
-                    check_cut(&c, buf, len, p, whole, n_whole, (size_t)iter);
-            free(whole);
-        }
+        check_random_splits(&c, parts, sizeof parts / sizeof parts[0], 40, 1500,
+                            4242u + (unsigned)k);
         cr_assert_gt(c.cuts, 1000, "%s: %zu cuts", models[k], c.cuts);
         simdbpe_encoder_free(enc);
         simdbpe_model_free(m);

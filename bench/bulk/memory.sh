@@ -30,9 +30,9 @@ cli=$build/simdbpe
 work=$(mktemp -d "${TMPDIR:-/tmp}/simdbpe-memory.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-python3 - "$work" "$scale" <<'EOF'
+python3 - "$work" "$scale" "$piece" <<'EOF'
 import json, random, sys
-work, mb = sys.argv[1], int(sys.argv[2])
+work, mb, piece = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 n = mb << 20
 rng = random.Random(1)
 block = bytes(rng.choice(b"abcdefghij,.;-+=0123456789ABC") for _ in range(1 << 20))
@@ -44,6 +44,18 @@ open(work + "/record.jsonl", "w").write(json.dumps({"id": 1, "text": text}) + "\
 open(work + "/one_piece.txt", "wb").write(b"a" * (n // 4))
 letters = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 20))
 open(work + "/letters_piece.txt", "wb").write((letters * (n // 4 // len(letters) + 1))[: n // 4])
+# Single pieces: digits, random letters, CJK (PIECE_MB), spaces and digits
+# (twice that).
+n = piece << 20
+rng = random.Random(2)
+digits = bytes(rng.choice(b"0123456789") for _ in range(1 << 20))
+open(work + "/digits.txt", "wb").write((digits * (n // len(digits) + 1))[:n])
+open(work + "/digits2x.txt", "wb").write((digits * (2 * n // len(digits) + 1))[:2 * n])
+letters = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 20))
+open(work + "/letters.txt", "wb").write((letters * (n // len(letters) + 1))[:n])
+cjk = "".join(chr(0x4E00 + rng.randrange(0x5000)) for _ in range(1 << 18)).encode()
+open(work + "/cjk.txt", "wb").write((cjk * (n // len(cjk) + 1))[:n // 3 * 3])
+open(work + "/spaces2x.txt", "wb").write(b" " * (2 * n))
 EOF
 
 # The peak RSS in MB of one encode of FILE (more arguments before it).
@@ -77,22 +89,6 @@ row record gpt2 $((64 + m + 2 * (scale / 2))) --input-format jsonl
 row one_piece gpt2 $((64 + m + 5 * (scale / 4)))
 row letters_piece gpt2 $((64 + m + 5 * (scale / 4)))
 
-# Single pieces: digits, random letters, CJK (PIECE_MB), spaces and digits
-# (twice that), with each model.
-python3 - "$work" "$piece" <<'EOF2'
-import random, sys
-work, mb = sys.argv[1], int(sys.argv[2])
-n = mb << 20
-rng = random.Random(2)
-digits = bytes(rng.choice(b"0123456789") for _ in range(1 << 20))
-open(work + "/digits.txt", "wb").write((digits * (n // len(digits) + 1))[:n])
-open(work + "/digits2x.txt", "wb").write((digits * (2 * n // len(digits) + 1))[:2 * n])
-letters = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz") for _ in range(1 << 20))
-open(work + "/letters.txt", "wb").write((letters * (n // len(letters) + 1))[:n])
-cjk = "".join(chr(0x4E00 + rng.randrange(0x5000)) for _ in range(1 << 18)).encode()
-open(work + "/cjk.txt", "wb").write((cjk * (n // len(cjk) + 1))[:n // 3 * 3])
-open(work + "/spaces2x.txt", "wb").write(b" " * (2 * n))
-EOF2
 models=${SIMDBPE_CORPUS_DIR:-$here/../../../shared}/models
 qwen3=
 if [ -f "$models/qwen3/tokenizer.json.zst" ]; then
