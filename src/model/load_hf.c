@@ -330,7 +330,9 @@ static simdbpe_status read_post(const json_t *pp, simdbpe__build_spec *spec, int
         json_array_foreach(list, i, p)
         {
             if (!json_is_object(p)) /* HF refuses a null one too */
-                return UNSUPPORTED("post_processor Sequence: processor %zu is not one", i);
+                return UNSUPPORTED("post_processor Sequence: processor %zu is not a "
+                                   "post-processor object (HF refuses the file)",
+                                   i);
             simdbpe_status st = read_post(p, spec, adders, err);
             if (st != SIMDBPE_OK)
                 return st;

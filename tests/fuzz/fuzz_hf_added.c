@@ -3,8 +3,9 @@
  * normalizer and post-processor are mutated either is refused with a
  * message, or encodes every text to the ids HF tokenizers gives.
  *
- * The file is Qwen3's, its vocabulary cut to 2,256 tokens
- * (tests/data/hf/qwen3_2k.json). Each input builds, from fragments, up to
+ * The file is Qwen3's, its vocabulary cut to the byte tokens and the first
+ * 400 merges' (tests/data/hf/qwen3_2k.json, cut further here: loading the
+ * file is most of an input's time). Each input builds, from fragments, up to
  * five added tokens (content, special, normalized; now and then lstrip), a
  * normalizer (NFC or none), a post-processor (null, ByteLevel,
  * TemplateProcessing, RobertaProcessing, BertProcessing, an unknown type,
@@ -44,7 +45,8 @@
 
 #include "fuzz.h"
 
-#define BASE_SIZE 2256 /* model.vocab's entries in qwen3_2k.json */
+#define MERGES 400
+#define BASE_SIZE (256 + MERGES) /* model.vocab's entries: ids 0 .. BASE_SIZE - 1 */
 #define MAX_ADDED 5   /* made by an input, after Qwen3's 26 if it keeps them */
 #define MAX_REF_TOKENS 32
 #define MAX_TEXT 512
@@ -63,8 +65,8 @@ static const char *const fragments[] = {
 
 /* Ids a post-processor may name: tokens, added ids, past the vocabulary,
  * past 2^24 (the library's limit), past 32 bits, negative. */
-static const json_int_t pp_ids[] = {1, 64, 65, 129, 2256, 2257, 2261, 2300, 16777216,
-                                    4294967295LL, 4294967303LL, -1};
+static const json_int_t pp_ids[] = {1,  64, 65, 129, BASE_SIZE, BASE_SIZE + 1, BASE_SIZE + 5,
+                                    BASE_SIZE + 44, 16777216, 4294967295LL, 4294967303LL, -1};
 #define N_PP_IDS (sizeof pp_ids / sizeof pp_ids[0])
 
 /* ------------------------------------------------------------- the input */
@@ -422,6 +424,26 @@ static void load_base(void)
     json_error_t je;
     base_json = json_load_file(SIMDBPE_QWEN3_2K, 0, &je);
     FUZZ_CHECK(base_json, "%s: %s", SIMDBPE_QWEN3_2K, je.text);
+    /* The byte tokens and the first MERGES merges' (Qwen3's ids are 256 +
+     * the merge's rank); Qwen3's added tokens numbered after them. */
+    json_t *model = json_object_get(base_json, "model");
+    json_t *vocab = json_object_get(model, "vocab");
+    const char *key;
+    json_t *v, *tmp;
+    json_object_foreach_safe(vocab, tmp, key, v)
+    {
+        if (json_integer_value(v) >= BASE_SIZE)
+            json_object_del(vocab, key);
+    }
+    FUZZ_CHECK(json_object_size(vocab) == BASE_SIZE, "vocabulary of %zu", json_object_size(vocab));
+    json_t *merges = json_object_get(model, "merges");
+    while (json_array_size(merges) > MERGES)
+        json_array_remove(merges, json_array_size(merges) - 1);
+    size_t i;
+    json_array_foreach(json_object_get(base_json, "added_tokens"), i, v)
+    {
+        json_object_set_new(v, "id", json_integer(BASE_SIZE + (json_int_t)i));
+    }
     original = json_deep_copy(base_json);
     json_t *plain = json_deep_copy(base_json);
     json_object_set_new(plain, "added_tokens", json_array());
