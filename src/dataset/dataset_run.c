@@ -71,8 +71,8 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
 /* No more workers than the CPUs the process may use, nor than the input
  * has batches for: each costs an encoder (its tables: 6 MB, growing to
  * the cache size) and two batches in flight, and more than the CPUs run
- * no faster (--threads 1000 took 4.2 GB for 36 bytes; --threads 64, 751 MB
- * for 12 MB on 2 CPUs). The batch bound allows for the small first batches
+ * no faster (--threads 1000 took 4.2 GB for 36 bytes; 64 workers, 751 MB
+ * for 12 MB). The batch bound allows for the small first batches
  * (64 KB) and for inputs that decompress to 16 times their size; unknown
  * sizes (stdin) bound nothing. A caller's pool has the threads it has. */
 static void limit_threads(simdbpe_dataset *ds)
