@@ -51,6 +51,9 @@ class BuildWithLibrary(build_ext):
         flags = pkg_config("jansson", "libxxhash", "libutf8proc", "libzstd", "zlib")
         for ext in self.extensions:
             ext.extra_objects = [os.path.join(lib_dir, "libsimdbpe.a")]
+            # Relinked when the library changes, not only its own source (a
+            # stale extension kept the library it was first linked with).
+            ext.depends = ext.depends + ext.extra_objects
             ext.extra_compile_args += [f for f in flags if f.startswith("-I")]
             ext.extra_link_args += [f for f in flags if not f.startswith("-I")]
             ext.extra_link_args += ["-pthread", "-lm"]
