@@ -156,7 +156,7 @@ static simdbpe_status ensure_encoder(simdbpe_batch *b, worker *w)
         return SIMDBPE_OK;
     simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
     eo.cache_mb = b->cache_mb;
-    return simdbpe_encoder_new_with(b->model, &eo, &w->enc);
+    return simdbpe_encoder_new_with(b->model, &eo, &w->enc, NULL);
 }
 
 /* Appends n ids to the worker's arena; -1 when out of memory. */

@@ -3,47 +3,32 @@
  * complete.
  *
  * A file is written under a temporary name next to its final one
- * ("PATH.tmp.XXXXXX"); outfile_commit() renames it into place. Until then
- * the temporary name is in a process-wide registry, and the handler that
- * outfile_signals_install() sets for SIGINT, SIGTERM, SIGHUP and SIGPIPE
- * unlinks every registered file before the process dies of the signal. So a
- * failed or interrupted run never leaves a file under a final name: it
- * either calls outfile_discard() or dies with the temporaries removed.
+ * ("PATH.tmp.XXXXXX"); simdbpe__outfile_commit() renames it into place. Until then
+ * the temporary name is in a process-wide registry, and
+ * simdbpe__outfile_remove_all() (simdbpe_dataset_remove_temporaries(), which a
+ * program calls from its handler of SIGINT, SIGTERM, ...) unlinks every
+ * registered file. So a failed or interrupted run never leaves a file under
+ * a final name: it either calls simdbpe__outfile_discard() or dies with the
+ * temporaries removed.
  *
  * Writes are buffered; the first error is remembered (o->err, an errno)
- * and reported by outfile_close(). Standard output is an outfile too
+ * and reported by simdbpe__outfile_close(). Standard output is an outfile too
  * (path NULL or "-"), written in place, and so is a path that exists and
  * is not a regular file (/dev/null, a FIFO): those cannot be replaced.
  *
  * Committing several files (e.g. Megatron's .bin and .idx) should happen
- * between outfile_commit_begin() and outfile_commit_end(), which hold back
- * SIGINT/SIGTERM so that a signal cannot leave half of a set renamed.
+ * between simdbpe__outfile_commit_begin() and simdbpe__outfile_commit_end(), which hold back
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE in the committing thread so that a
+ * handler cannot leave half of a set renamed.
  */
 #ifndef SIMDBPE_OUTFILE_H
 #define SIMDBPE_OUTFILE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "simdbpe_dataset.h"
-
-/* Internal names of the library: prefixed for the linker, short here. */
-#define outfile_canonical simdbpe__outfile_canonical
-#define outfile_close simdbpe__outfile_close
-#define outfile_commit simdbpe__outfile_commit
-#define outfile_commit_begin simdbpe__outfile_commit_begin
-#define outfile_commit_end simdbpe__outfile_commit_end
-#define outfile_discard simdbpe__outfile_discard
-#define outfile_free simdbpe__outfile_free
-#define outfile_open simdbpe__outfile_open
-#define outfile_pwrite simdbpe__outfile_pwrite
-#define outfile_signals_install simdbpe__outfile_signals_install
-#define outfile_write simdbpe__outfile_write
-#define outfile_write_whole simdbpe__outfile_write_whole
-#define outlock_holds simdbpe__outlock_holds
-#define outlock_release simdbpe__outlock_release
-#define outlock_remove_stale simdbpe__outlock_remove_stale
-#define outlock_take simdbpe__outlock_take
 
 typedef struct outfile {
     int fd;             /* -1 once closed */
@@ -59,42 +44,45 @@ typedef struct outfile {
 
 /* Opens `path` (NULL or "-": standard output) for writing. Returns 0 or an
  * errno value. */
-int outfile_open(outfile *o, const char *path);
+int simdbpe__outfile_open(outfile *o, const char *path);
 
-void outfile_write(outfile *o, const void *data, size_t len);
+void simdbpe__outfile_write(outfile *o, const void *data, size_t len);
 
 /* Overwrites bytes at `offset` (< o->pos), e.g. a header whose counts are
  * known only at the end. Not for standard output. */
-void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len);
+void simdbpe__outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len);
 
 /* Flushes and closes; the file keeps its temporary name. Returns 0 or the
  * errno of the first failure. */
-int outfile_close(outfile *o);
+int simdbpe__outfile_close(outfile *o);
 
 /* Renames a closed file to its final name. Returns 0 or an errno. */
-int outfile_commit(outfile *o);
+int simdbpe__outfile_commit(outfile *o);
 
 /* Closes (if open) and removes the temporary file; frees everything. Safe
  * on a committed, discarded or zeroed outfile. */
-void outfile_discard(outfile *o);
+void simdbpe__outfile_discard(outfile *o);
 
-/* Frees the names of a committed outfile (outfile_discard does this too). */
-void outfile_free(outfile *o);
+/* Frees the names of a committed outfile (simdbpe__outfile_discard does this too). */
+void simdbpe__outfile_free(outfile *o);
 
-void outfile_commit_begin(void);
-void outfile_commit_end(void);
+/* Holds back the signals above in this thread, saving its mask in *saved;
+ * then puts the mask back. */
+void simdbpe__outfile_commit_begin(sigset_t *saved);
+void simdbpe__outfile_commit_end(const sigset_t *saved);
 
-void outfile_signals_install(void);
+/* Unlinks every registered temporary file and lock; async-signal-safe. */
+void simdbpe__outfile_remove_all(void);
 
 /* `path` made canonical, malloc'd: a symbolic link's target, else the real
  * path of its directory and its name (the file need not exist). NULL when
  * its directory does not exist (or out of memory). Two names of one file
  * (./x and x, a link and its target) have one canonical name. */
-char *outfile_canonical(const char *path);
+char *simdbpe__outfile_canonical(const char *path);
 
 /* Writes `len` bytes to `path` atomically (temporary name, then rename).
  * Returns 0 or an errno. */
-int outfile_write_whole(const char *path, const void *data, size_t len);
+int simdbpe__outfile_write_whole(const char *path, const void *data, size_t len);
 
 /*
  * A run's claim on its output files. Outputs made of several files
@@ -110,9 +98,9 @@ int outfile_write_whole(const char *path, const void *data, size_t len);
  *
  * A killed run (SIGKILL, power loss) leaves its temporaries,
  * NAME.tmp.XXXXXX for an output name NAME of any format under the same
- * base (NAME = BASE[SUFFIX]). outlock_remove_stale removes those whose
- * NAME no live run holds (it takes NAME's lock for the moment it takes to
- * remove them, unless it holds it already) and says which.
+ * base (NAME = BASE[SUFFIX]). simdbpe__outlock_remove_stale removes those
+ * whose NAME no live run holds (it takes NAME's lock for the moment it
+ * takes to remove them, unless it holds it already) and says which.
  */
 typedef struct outlock_file {
     int fd, slot;
@@ -130,18 +118,19 @@ typedef struct outlock {
 /* Takes the lock of the final file `final` (nothing to take for standard
  * output or an existing path that is not a regular file; a lock held
  * already is held). Returns 0, EBUSY (another run holds it) or an errno. */
-int outlock_take(outlock *l, const char *final);
+int simdbpe__outlock_take(outlock *l, const char *final);
 
-/* Whether `l` holds the lock of `final` (as it was given to outlock_take). */
-int outlock_holds(const outlock *l, const char *final);
+/* Whether `l` holds the lock of `final` (as it was given to
+ * simdbpe__outlock_take). */
+int simdbpe__outlock_holds(const outlock *l, const char *final);
 
 /* Removes the temporaries a killed run left for the output names of
  * `base` (see above); tells `notice` (SIMDBPE_DATASET_NOTICE), unless
  * NULL. */
-void outlock_remove_stale(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
-                          void *user);
+void simdbpe__outlock_remove_stale(outlock *l, const char *base,
+                                   simdbpe_dataset_message_fn notice, void *user);
 
 /* Removes the lock files and releases the locks; safe on an unheld set. */
-void outlock_release(outlock *l);
+void simdbpe__outlock_release(outlock *l);
 
 #endif

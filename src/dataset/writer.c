@@ -19,22 +19,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t cap)
+int simdbpe__writer_open(writer **out, const writer_config *cfg, char *err_path, size_t cap)
 {
     writer *w;
     switch (cfg->format) {
-    case FMT_LLMC:
-        w = writer_llmc_new(cfg);
-        break;
-    case FMT_MEGATRON:
-        w = writer_megatron_new(cfg);
-        break;
-    case FMT_DATATROVE:
-        w = writer_datatrove_new(cfg);
-        break;
-    default:
-        w = writer_text_new(cfg);
-        break;
+    case SIMDBPE_OUTPUT_LLMC: w = simdbpe__writer_llmc_new(cfg); break;
+    case SIMDBPE_OUTPUT_MEGATRON: w = simdbpe__writer_megatron_new(cfg); break;
+    case SIMDBPE_OUTPUT_DATATROVE: w = simdbpe__writer_datatrove_new(cfg); break;
+    default: w = simdbpe__writer_text_new(cfg); break;
     }
     *out = NULL;
     if (!w) {
@@ -44,8 +36,8 @@ int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t c
     if (w->open_err) {
         int e = w->open_err;
         snprintf(err_path, cap, "%s", w->err_path);
-        writer_discard(w);
-        writer_free(w);
+        simdbpe__writer_discard(w);
+        simdbpe__writer_free(w);
         return e;
     }
     *out = w;
@@ -62,59 +54,60 @@ static int named(writer *w, int e)
     return e;
 }
 
-int writer_begin_doc(writer *w)
+int simdbpe__writer_begin_doc(writer *w)
 {
     w->doc_tokens = 0;
     int e = w->ops->begin_doc(w);
-    if (!e && w->cfg.eot == EOT_PREPEND)
-        e = writer_ids(w, &w->cfg.eot_id, 1);
+    if (!e && w->cfg.eot == SIMDBPE_EOT_PREPEND)
+        e = simdbpe__writer_ids(w, &w->cfg.eot_id, 1);
     return named(w, e);
 }
 
-int writer_ids(writer *w, const uint32_t *ids, size_t n)
+int simdbpe__writer_ids(writer *w, const uint32_t *ids, size_t n)
 {
     w->doc_tokens += n;
     return named(w, n ? w->ops->ids(w, ids, n) : 0);
 }
 
-int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens)
+int simdbpe__writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens)
 {
     int e = 0;
-    int megatron_empty = w->cfg.format == FMT_MEGATRON && w->doc_tokens == 0;
-    if (w->cfg.eot == EOT_APPEND && !megatron_empty)
-        e = writer_ids(w, &w->cfg.eot_id, 1);
+    int megatron_empty = w->cfg.format == SIMDBPE_OUTPUT_MEGATRON && w->doc_tokens == 0;
+    if (w->cfg.eot == SIMDBPE_EOT_APPEND && !megatron_empty)
+        e = simdbpe__writer_ids(w, &w->cfg.eot_id, 1);
     if (!e)
         e = w->ops->end_doc(w, w->doc_tokens, file, line);
     *tokens = w->doc_tokens;
     return named(w, e);
 }
 
-int writer_finish(writer *w)
+int simdbpe__writer_finish(writer *w)
 {
     return named(w, w->ops->finish(w));
 }
 
-int writer_commit(writer *w)
+int simdbpe__writer_commit(writer *w)
 {
-    outfile_commit_begin();
+    sigset_t saved;
+    simdbpe__outfile_commit_begin(&saved);
     int e = w->ops->commit(w);
-    outfile_commit_end();
+    simdbpe__outfile_commit_end(&saved);
     return e;
 }
 
-void writer_discard(writer *w)
+void simdbpe__writer_discard(writer *w)
 {
     if (w)
         w->ops->discard(w);
 }
 
-void writer_free(writer *w)
+void simdbpe__writer_free(writer *w)
 {
     if (w)
         w->ops->destroy(w);
 }
 
-void writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n)
+void simdbpe__writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n)
 {
     unsigned char buf[8192];
     size_t per = sizeof buf / width;
@@ -134,25 +127,25 @@ void writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n)
                 p[3] = (unsigned char)(ids[i] >> 24);
             }
         }
-        outfile_write(o, buf, k * width);
+        simdbpe__outfile_write(o, buf, k * width);
         ids += k;
         n -= k;
     }
 }
 
-int writer_fail(writer *w, const char *path, int e)
+int simdbpe__writer_fail(writer *w, const char *path, int e)
 {
     snprintf(w->err_path, sizeof w->err_path, "%s", path ? path : "<stdout>");
     return e;
 }
 
-int writer_open_file(writer *w, outfile *o, const char *path)
+int simdbpe__writer_open_file(writer *w, outfile *o, const char *path)
 {
-    int e = outfile_open(o, path);
-    return e ? writer_fail(w, path, e) : 0;
+    int e = simdbpe__outfile_open(o, path);
+    return e ? simdbpe__writer_fail(w, path, e) : 0;
 }
 
-char *writer_path(const char *prefix, const char *suffix)
+char *simdbpe__writer_path(const char *prefix, const char *suffix)
 {
     size_t a = strlen(prefix), b = strlen(suffix);
     char *p = malloc(a + b + 1);
@@ -163,7 +156,7 @@ char *writer_path(const char *prefix, const char *suffix)
     return p;
 }
 
-int writer_llmc_is_shard(const char *prefix, const char *name)
+int simdbpe__writer_llmc_is_shard(const char *prefix, const char *name)
 {
     size_t p = strlen(prefix), n = strlen(name);
     if (n < p || memcmp(name, prefix, p))
@@ -193,7 +186,7 @@ static int by_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-int writer_final_names(const writer_config *cfg, char ***names, size_t *n)
+int simdbpe__writer_final_names(const writer_config *cfg, char ***names, size_t *n)
 {
     *names = NULL;
     *n = 0;
@@ -204,27 +197,27 @@ int writer_final_names(const writer_config *cfg, char ***names, size_t *n)
     size_t len = strlen(out);
     int e = 0;
     switch (cfg->format) {
-    case FMT_MEGATRON:
-        e = add_name(names, n, &cap, writer_path(out, ".bin"));
+    case SIMDBPE_OUTPUT_MEGATRON:
+        e = add_name(names, n, &cap, simdbpe__writer_path(out, ".bin"));
         if (!e)
-            e = add_name(names, n, &cap, writer_path(out, ".idx"));
+            e = add_name(names, n, &cap, simdbpe__writer_path(out, ".idx"));
         break;
-    case FMT_DATATROVE: {
+    case SIMDBPE_OUTPUT_DATATROVE: {
         int ext = len > 3 && !strcmp(out + len - 3, ".ds");
         static const char *const sfx[3] = {".ds", ".ds.index", ".ds.metadata"};
         for (int i = 0; i < 3 && !e; i++)
-            e = add_name(names, n, &cap, writer_path(out, sfx[i] + (ext ? 3 : 0)));
+            e = add_name(names, n, &cap, simdbpe__writer_path(out, sfx[i] + (ext ? 3 : 0)));
         break;
     }
-    case FMT_LLMC: {
-        e = add_name(names, n, &cap, writer_path(out, "_val_000000.bin"));
+    case SIMDBPE_OUTPUT_LLMC: {
+        e = add_name(names, n, &cap, simdbpe__writer_path(out, "_val_000000.bin"));
         const char *slash = strrchr(out, '/');
         char *dir = slash ? strndup(out, (size_t)(slash - out) + 1) : strdup(".");
         DIR *d = dir ? opendir(dir) : NULL;
         struct dirent *ent;
         while (!e && d && (ent = readdir(d)) != NULL) {
-            char *full = writer_path(slash ? dir : "", ent->d_name);
-            if (full && writer_llmc_is_shard(out, full) && strcmp(full, (*names)[0]))
+            char *full = simdbpe__writer_path(slash ? dir : "", ent->d_name);
+            if (full && simdbpe__writer_llmc_is_shard(out, full) && strcmp(full, (*names)[0]))
                 e = add_name(names, n, &cap, full);
             else
                 free(full);

@@ -58,18 +58,19 @@ static char *shard_name(const char *prefix, size_t i)
 {
     char suffix[64];
     snprintf(suffix, sizeof suffix, "_%s_%06zu.bin", i == 0 ? "val" : "train", i);
-    return writer_path(prefix, suffix);
+    return simdbpe__writer_path(prefix, suffix);
 }
 
 static int open_shard(llmc_writer *l)
 {
     if (simdbpe__grow((void **)&l->shards, &l->cap, l->n + 1, sizeof *l->shards))
-        return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
+        return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
     char *path = shard_name(l->base.cfg.output, l->n);
     if (!path)
-        return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
-    int e = l->base.cfg.lock ? outlock_take(l->base.cfg.lock, path) : 0;
-    e = e ? writer_fail(&l->base, path, e) : writer_open_file(&l->base, &l->shards[l->n], path);
+        return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
+    int e = l->base.cfg.lock ? simdbpe__outlock_take(l->base.cfg.lock, path) : 0;
+    e = e ? simdbpe__writer_fail(&l->base, path, e)
+          : simdbpe__writer_open_file(&l->base, &l->shards[l->n], path);
     free(path);
     if (e)
         return e;
@@ -78,7 +79,7 @@ static int open_shard(llmc_writer *l)
     l->in_shard = 0;
     unsigned char h[HEADER_INTS * 4];
     header_bytes(l, 0, h); /* the count is filled in when the shard closes */
-    outfile_write(&l->shards[l->n - 1], h, sizeof h);
+    simdbpe__outfile_write(&l->shards[l->n - 1], h, sizeof h);
     return 0;
 }
 
@@ -87,10 +88,10 @@ static int close_shard(llmc_writer *l)
     outfile *o = &l->shards[l->n - 1];
     unsigned char h[HEADER_INTS * 4];
     header_bytes(l, l->in_shard, h);
-    outfile_pwrite(o, 0, h, sizeof h);
+    simdbpe__outfile_pwrite(o, 0, h, sizeof h);
     l->open = 0;
-    int e = outfile_close(o);
-    return e ? writer_fail(&l->base, o->final_path, e) : 0;
+    int e = simdbpe__outfile_close(o);
+    return e ? simdbpe__writer_fail(&l->base, o->final_path, e) : 0;
 }
 
 static int lw_begin(writer *w)
@@ -110,7 +111,7 @@ static int lw_ids(writer *w, const uint32_t *ids, size_t n)
         }
         uint64_t room = w->cfg.shard_tokens - l->in_shard;
         size_t k = n < room ? n : (size_t)room;
-        writer_put_ids(&l->shards[l->n - 1], w->cfg.width, ids, k);
+        simdbpe__writer_put_ids(&l->shards[l->n - 1], w->cfg.width, ids, k);
         l->in_shard += k;
         ids += k;
         n -= k;
@@ -122,7 +123,7 @@ static int lw_ids(writer *w, const uint32_t *ids, size_t n)
     }
     /* A write that failed names its shard, not the prefix. */
     const outfile *o = l->open ? &l->shards[l->n - 1] : NULL;
-    return o && o->err ? writer_fail(w, o->final_path, o->err) : 0;
+    return o && o->err ? simdbpe__writer_fail(w, o->final_path, o->err) : 0;
 }
 
 static int lw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
@@ -153,9 +154,9 @@ static int lw_commit(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++) {
-        int e = outfile_commit(&l->shards[i]);
+        int e = simdbpe__outfile_commit(&l->shards[i]);
         if (e)
-            return writer_fail(w, l->shards[i].final_path, e);
+            return simdbpe__writer_fail(w, l->shards[i].final_path, e);
     }
     /* The shards an earlier run left under this prefix (their locks are
      * this run's): gone, and said. */
@@ -164,13 +165,13 @@ static int lw_commit(writer *w)
     const char *first = NULL;
     for (size_t i = 0; lock && i < lock->n; i++) {
         const char *name = lock->held[i].final;
-        if (!writer_llmc_is_shard(w->cfg.output, name) || written(l, name))
+        if (!simdbpe__writer_llmc_is_shard(w->cfg.output, name) || written(l, name))
             continue;
         if (unlink(name) == 0) {
             if (!removed++)
                 first = name;
         } else if (errno != ENOENT) {
-            return writer_fail(w, name, errno);
+            return simdbpe__writer_fail(w, name, errno);
         }
     }
     if (removed)
@@ -185,7 +186,7 @@ static void lw_discard(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++)
-        outfile_discard(&l->shards[i]);
+        simdbpe__outfile_discard(&l->shards[i]);
     l->open = 0;
 }
 
@@ -193,7 +194,7 @@ static void lw_destroy(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++)
-        outfile_free(&l->shards[i]);
+        simdbpe__outfile_free(&l->shards[i]);
     free(l->shards);
     free(l);
 }
@@ -201,7 +202,7 @@ static void lw_destroy(writer *w)
 static const writer_ops llmc_ops = {lw_begin, lw_ids, lw_end, lw_finish,
                                     lw_commit, lw_discard, lw_destroy};
 
-writer *writer_llmc_new(const writer_config *cfg)
+writer *simdbpe__writer_llmc_new(const writer_config *cfg)
 {
     llmc_writer *l = calloc(1, sizeof *l);
     if (!l)

@@ -30,6 +30,7 @@
 #endif
 
 #include "encoder.h"
+#include "../common/nfc.h"
 
 /*
  * The tables live in two zeroed regions, touched at random: 7.4 MB for
@@ -159,14 +160,35 @@ static unsigned warm_bits_for(unsigned cache_mb)
     return b;
 }
 
-simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out)
+static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
+                                  simdbpe_encoder **out);
+
+simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out,
+                                   simdbpe_error *err)
 {
-    return simdbpe_encoder_new_with(model, NULL, out);
+    return simdbpe_encoder_new_with(model, NULL, out, err);
 }
 
 simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
                                         const simdbpe_encoder_options *opts,
-                                        simdbpe_encoder **out)
+                                        simdbpe_encoder **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    simdbpe_status st = encoder_new(model, opts, out);
+    if (st == SIMDBPE_ERR_INVALID_ARG && model && out)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
+                             "encoder: cache_mb %u is outside 3-96", opts->cache_mb);
+    if (st == SIMDBPE_ERR_UNSUPPORTED)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
+                             "encoder: SIMDBPE_KERNEL names an unknown or unsupported kernel set");
+    if (st != SIMDBPE_OK)
+        return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "encoder: %s",
+                             st == SIMDBPE_ERR_NOMEM ? "out of memory" : "NULL argument");
+    return st;
+}
+
+static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
+                                  simdbpe_encoder **out)
 {
     if (!model || !out)
         return SIMDBPE_ERR_INVALID_ARG;
@@ -451,4 +473,9 @@ simdbpe_status simdbpe_encode_append(simdbpe_encoder *e, const char *text, size_
     if (st == SIMDBPE_OK)
         *n_ids = n;
     return st;
+}
+
+simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len)
+{
+    return simdbpe__nfc_into(&e->norm, &e->norm_cap, text, len);
 }

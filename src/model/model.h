@@ -27,6 +27,7 @@
 #ifndef SIMDBPE_MODEL_H
 #define SIMDBPE_MODEL_H
 
+#include "../common/bytelevel.h"
 #include "../common/common.h"
 #include "../pretok/pretok.h"
 
@@ -59,6 +60,10 @@ typedef struct simdbpe__whole_slot {
  * after the normalizer, the others in the raw text (HF's two passes). */
 #define SIMDBPE__ADDED_SPECIAL 1u
 #define SIMDBPE__ADDED_NORMALIZED 2u
+/* Also a token of the BPE vocabulary (tokenizer.json's model.vocab,
+ * vocab.json): what HF counts in get_vocab_size(with_added_tokens=False).
+ * Reported only (simdbpe_model_special_flags); encoding ignores it. */
+#define SIMDBPE__ADDED_IN_VOCAB 4u
 
 /* `text` is what the token is matched by (HF: its content; for a
  * NORMALIZED one of a model with a normalizer, the normalized content).
@@ -73,9 +78,6 @@ typedef struct simdbpe__special {
     const uint8_t *text; /* points into the model's blob */
     uint32_t flags;      /* SIMDBPE__ADDED_* */
 } simdbpe__special;
-
-/* Normalizers a model may have (stored in model files: never renumber). */
-enum { SIMDBPE__NORM_NONE = 0, SIMDBPE__NORM_NFC = 1 };
 
 /* Post-processor ids added around a document on request (HF
  * TemplateProcessing's single-sequence template), at most this many each. */
@@ -435,13 +437,6 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
  * fault (dear on virtual machines). Free with free(). */
 void *simdbpe__model_alloc(size_t bytes);
 void *simdbpe__model_calloc(size_t n, size_t size);
-
-/* ---- byte-level alphabet (bytelevel.c) ---- */
-
-/* The code point that stands for byte b in vocab.json / merges.txt. */
-uint32_t simdbpe__bytelevel_cp(uint8_t b);
-/* The byte a code point stands for, or -1 if it is not in the alphabet. */
-int simdbpe__bytelevel_byte(uint32_t cp);
 
 /* ---- added tokens (added.c) ---- */
 

@@ -13,12 +13,14 @@
  *
  *   space  X not White_Space, Y one White_Space character followed by
  *          one that is not; Y is not \r or \n except for GPT-2's regex
- *          (the other families put line breaks after a run of punctuation
- *          into its piece: ".\n", and o200k "./");
+ *          (SIMDBPE__CUTS_SHAPES_AT_BREAKS; the other families put line
+ *          breaks after a run of punctuation into its piece: ".\n", and
+ *          o200k "./");
  *   digit  X not White_Space, Y an ASCII digit; X not \p{N} either, but
- *          in Qwen2's family (which makes each \p{N} a piece) and, at a
+ *          in a family that makes each \p{N} a piece (Qwen2's) and, at a
  *          multiple of three characters from the start of their run, in
- *          cl100k's, o200k's and DeepSeek-V3's (\p{N}{1,3});
+ *          one that splits runs in groups of three (cl100k's, o200k's and
+ *          DeepSeek-V3's \p{N}{1,3}): the family's digit_run;
  *   punct  X a letter (\p{L}), Y ASCII punctuation or a symbol, not '.
  *
  * A piece starts at p in the whole text:
@@ -103,24 +105,9 @@ static unsigned props_before(const uint8_t *s, size_t p, int *ok)
     return *ok ? simdbpe__ucd_props(simdbpe__utf8_decode(s, p - back, &len)) : 0;
 }
 
-/* How the family splits a run of \p{N}: into single characters (1), into
- * groups of three from its start (3), or not at all (0: GPT-2). */
-static unsigned digit_group(unsigned family)
-{
-    switch (family) {
-    case SIMDBPE__PRETOK_QWEN2:
-        return 1;
-    case SIMDBPE__PRETOK_CL100K:
-    case SIMDBPE__PRETOK_O200K:
-    case SIMDBPE__PRETOK_DEEPSEEK_V3:
-        return 3;
-    default:
-        return 0;
-    }
-}
-
-/* Whether the character shapes around p are one of the three above. */
-static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int line_breaks)
+/* Whether the character shapes around p are one of the three above;
+ * `digit_run` is the family's (pretok.h), 0 for the shapes alone. */
+static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks, unsigned digit_run)
 {
     unsigned kind = candidate(s[p]);
     int ok;
@@ -128,7 +115,7 @@ static int shape_ok(unsigned family, const uint8_t *s, size_t n, size_t p, int l
     if (!ok || (x & SIMDBPE__UCD_WS))
         return 0;
     if (kind == CAND_DIGIT) /* inside a run of groups of three: cut_in_run */
-        return !(x & SIMDBPE__UCD_N) || digit_group(family) == 1;
+        return !(x & SIMDBPE__UCD_N) || digit_run == 1;
     if (kind == CAND_PUNCT)
         return (x & SIMDBPE__UCD_L) != 0;
     size_t wl = simdbpe__utf8_sequence_len(s + p, n - p), zl;
@@ -170,16 +157,23 @@ static size_t cut_in_run(const uint8_t *s, size_t p, size_t lo, size_t *start)
     }
 }
 
+int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p)
+{
+    return p > 0 && p < n && candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, 0, 0);
+}
+
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p)
 {
-    return p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
-           shape_ok(kind, s, n, p, kind == SIMDBPE__PRETOK_GPT2);
+    const simdbpe__pretok_family *f = simdbpe__pretok_family_of(kind);
+    return f->cuts != SIMDBPE__CUTS_NONE && p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
+           shape_ok(s, n, p, f->cuts == SIMDBPE__CUTS_SHAPES_AT_BREAKS, f->digit_run);
 }
 
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi)
 {
-    int line_breaks = kind == SIMDBPE__PRETOK_GPT2;
-    if (n < 2)
+    const simdbpe__pretok_family *f = simdbpe__pretok_family_of(kind);
+    int line_breaks = f->cuts == SIMDBPE__CUTS_SHAPES_AT_BREAKS;
+    if (n < 2 || f->cuts == SIMDBPE__CUTS_NONE)
         return SIZE_MAX;
     if (hi > n - 1)
         hi = n - 1;
@@ -197,7 +191,7 @@ size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_
                 break;
         }
         unsigned c = candidate(s[p]);
-        if (c == CAND_DIGIT && digit_group(kind) == 3) {
+        if (c == CAND_DIGIT && f->digit_run == 3) {
             int ok;
             if (props_before(s, p, &ok) & SIMDBPE__UCD_N) {
                 size_t start, q = cut_in_run(s, p, lo, &start);
@@ -207,7 +201,7 @@ size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_
                 continue;
             }
         }
-        if (c != CAND_NONE && shape_ok(kind, s, n, p, line_breaks))
+        if (c != CAND_NONE && shape_ok(s, n, p, line_breaks, f->digit_run))
             return p;
     }
     return SIZE_MAX;

@@ -453,7 +453,8 @@ static void load_base(void)
     simdbpe_error err;
     FUZZ_CHECK(simdbpe_model_load_hf_json(text, strlen(text), &base_model, &err) == SIMDBPE_OK,
                "%s", err.message);
-    FUZZ_CHECK(simdbpe_encoder_new(base_model, &base_enc) == SIMDBPE_OK, "encoder");
+    FUZZ_CHECK(simdbpe_encoder_new(base_model, &base_enc, &err) == SIMDBPE_OK, "encoder: %s",
+               err.message);
     free(text);
     json_decref(plain);
 }
@@ -560,7 +561,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                       "added_tokens %s, post_processor %s", tokens, what);
     }
     simdbpe_encoder *e;
-    FUZZ_CHECK(simdbpe_encoder_new(m, &e) == SIMDBPE_OK, "encoder");
+    FUZZ_CHECK(simdbpe_encoder_new(m, &e, &err) == SIMDBPE_OK, "encoder: %s", err.message);
     for (int specials = 0; specials < 2; specials++) {
         for (int add = 0; add < 2; add++) {
             const ids *w = &want[specials][add];
