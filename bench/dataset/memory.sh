@@ -8,8 +8,10 @@
 # size, the process's peak RSS (`peak_rss_kb` of the summary: VmHWM), the
 # bound the project states for it and whether it holds. Bounds (tools/
 # DATASET.md, "Memory"), with M what loading the model alone costs (measured
-# here on one byte of text) and T = 2 x (6 + 12) MB, the tables of the two
-# workers every run here has:
+# here on one byte of text) and T = 2 x (6 + 16) + 16 MB: the two workers
+# every run here has, each with its tables' budget (--cache-mb 16, not less
+# than the model's table of whole tokens: at most 16 MB for these models),
+# and that table, shared, once built:
 #   a document with cut points   64 MB + M + T
 #   a JSON record                64 MB + M + T + 2 x the record
 #   a single pre-token           64 MB + M + T + 5 x the pre-token (its text,
@@ -60,7 +62,8 @@ EOF
 
 # The peak RSS in MB of one encode of FILE (more arguments before it).
 peak_mb() {
-    "$cli" encode --threads 2 --output-format u32 -o "$work/out.u32" "$@" 2>&1 >/dev/null | grep '^{' |
+    "$cli" encode --summary - --threads 2 --cache-mb 16 --output-format u32 -o "$work/out.u32" "$@" \
+        2>&1 >/dev/null | grep '^{' |
         tail -1 | python3 -c 'import json,sys; print(json.load(sys.stdin)["peak_rss_kb"] // 1024)'
 }
 printf x >"$work/x.txt"
@@ -73,15 +76,15 @@ row() {
     local file=$work/$name size summary rss mbs
     file=$(ls "$work"/"$name".* | head -1)
     size=$(stat -c %s "$file")
-    summary=$("$cli" encode --summary - --threads 2 -m "$model" --output-format u32 -o "$work/out.u32" "$@" \
-        "$file" 2>&1 >/dev/null | grep '^{' | tail -1)
+    summary=$("$cli" encode --summary - --threads 2 --cache-mb 16 -m "$model" --output-format u32 \
+        -o "$work/out.u32" "$@" "$file" 2>&1 >/dev/null | grep '^{' | tail -1)
     rss=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["peak_rss_kb"] // 1024)' "$summary")
     mbs=$(python3 -c 'import json,sys; print("%.1f" % json.loads(sys.argv[1])["mb_per_s"])' "$summary")
     local holds=-
     [ "$bound" = - ] || holds=$([ "$rss" -le "$bound" ] && echo yes || echo NO)
     echo "| $name | $(basename "$model") | $((size >> 20)) | $rss | $mbs | $bound | $holds |"
 }
-t=$((2 * (6 + 12)))
+t=$((2 * (6 + 16) + 16))
 m=$(($(peak_mb -m gpt2 "$work/x.txt") + t))
 row no_space gpt2 $((64 + m))
 row english_like gpt2 $((64 + m))
