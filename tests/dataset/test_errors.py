@@ -342,7 +342,12 @@ def killed_run_leftovers_removed():
     with open_fifo_writer(fifo, proc) as w:
         w.write(jsonl_bytes([t for t, _ in STRESS]))
         w.flush()
-        time.sleep(0.5)
+        # Killed once it has a temporary file (the FIFO stays open, so the
+        # run waits for more input): under ASan on a loaded machine a fixed
+        # half second was not always enough to reach the first shard.
+        deadline = time.time() + 60
+        while not any(".tmp." in n for n in entries(d)) and time.time() < deadline:
+            time.sleep(0.05)
         proc.kill()
         proc.wait(timeout=30)
     check(any(".tmp." in n for n in entries(d)), "nothing left by SIGKILL: %s" % entries(d))
