@@ -288,6 +288,14 @@ static int stale_temporary(const char *name, const char *file)
     return output_suffix(name + f, n - 11 - f);
 }
 
+/* Whether `name` is NAME.lock for one of `file`'s output names. */
+static int stale_lock(const char *name, const char *file)
+{
+    size_t n = strlen(name), f = strlen(file);
+    return n >= f + 5 && !memcmp(name, file, f) && !strcmp(name + n - 5, ".lock") &&
+           output_suffix(name + f, n - 5 - f);
+}
+
 char *simdbpe__outfile_canonical(const char *path)
 {
     struct stat st;
@@ -395,12 +403,16 @@ void simdbpe__outlock_remove_stale(outlock *l, const char *base, simdbpe_dataset
     char first[512] = "";
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
-        if (!stale_temporary(e->d_name, file))
+        /* NAME.tmp.XXXXXX, or NAME.lock itself: a run killed between taking
+         * the lock of an llm.c shard and creating the shard left only that. */
+        int is_lock = !stale_temporary(e->d_name, file);
+        if (is_lock && !stale_lock(e->d_name, file))
             continue;
         /* NAME's lock: ours, or taken for the moment of the removal; held
          * by a live run, NAME.tmp.XXXXXX is that run's. */
         char name[NAME_MAX + 1], *final = NULL, *canon = NULL, *lock = NULL;
-        snprintf(name, sizeof name, "%.*s", (int)(strlen(e->d_name) - 11), e->d_name);
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(e->d_name) - (is_lock ? 5 : 11)),
+                 e->d_name);
         if (asprintf(&final, "%s%s", slash ? dir : "", name) < 0)
             final = NULL;
         canon = final ? simdbpe__outfile_canonical(final) : NULL;
@@ -409,7 +421,8 @@ void simdbpe__outlock_remove_stale(outlock *l, const char *base, simdbpe_dataset
         int fd = -1, ours = lock && held_index(l, lock) >= 0;
         if (lock && !ours)
             fd = lock_file(lock);
-        if ((ours || fd >= 0) && unlinkat(dirfd(d), e->d_name, 0) == 0 && !removed++)
+        if (!is_lock && (ours || fd >= 0) && unlinkat(dirfd(d), e->d_name, 0) == 0 &&
+            !removed++)
             snprintf(first, sizeof first, "%s%s", slash ? dir : "", e->d_name);
         if (fd >= 0) {
             unlink(lock);

@@ -100,7 +100,9 @@ int simdbpe__outfile_write_whole(const char *path, const void *data, size_t len)
  * NAME.tmp.XXXXXX for an output name NAME of any format under the same
  * base (NAME = BASE[SUFFIX]). simdbpe__outlock_remove_stale removes those
  * whose NAME no live run holds (it takes NAME's lock for the moment it
- * takes to remove them, unless it holds it already) and says which.
+ * takes to remove them, unless it holds it already) and says which; and
+ * the lock files of those names that no live run holds (a run killed
+ * between locking an llm.c shard and creating it left only the lock).
  */
 typedef struct outlock_file {
     int fd, slot;
