@@ -103,24 +103,38 @@ static const char *did_you_mean(const char *name)
     return best_d <= (len > 6 ? 3 : 2) ? best : NULL;
 }
 
+/* Opens the model at `name` (a built-in name or a path that exists), a
+ * compressed file by its contents. */
+static simdbpe_status open_located(const char *name, simdbpe_model **out, simdbpe_error *err)
+{
+    struct stat sb;
+    if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode) && compressed(name)) {
+        size_t len = 0;
+        char *data = read_all(name, &len, err);
+        /* a tokenizer.json is told by its contents, whatever the name */
+        simdbpe_status st =
+            data ? simdbpe_model_load_buffer(data, len, name, out, err) : SIMDBPE_ERR_IO;
+        free(data);
+        return st;
+    }
+    return simdbpe_model_open(name, out, err);
+}
+
 int cli_model_open(const char *name, simdbpe_model **out)
 {
     simdbpe_error err;
-    simdbpe_status st;
-    struct stat sb;
-    int exists = stat(name, &sb) == 0;
-    if (exists && S_ISREG(sb.st_mode) && compressed(name)) {
-        size_t len = 0;
-        char *data = read_all(name, &len, &err);
-        /* a tokenizer.json is told by its contents, whatever the name */
-        st = data ? simdbpe_model_load_buffer(data, len, name, out, &err) : SIMDBPE_ERR_IO;
-        free(data);
-    } else {
-        st = simdbpe_model_open(name, out, &err);
-    }
+    char *found = NULL;
+    /* What the library reads for -m: the name itself if it is a path or a
+     * built-in model, else ORG/NAME's tokenizer.json in the Hugging Face
+     * cache (or the error that says where it looked). */
+    simdbpe_status st = simdbpe_model_locate(name, &found, &err);
+    if (st == SIMDBPE_OK)
+        st = open_located(found ? found : name, out, &err);
+    simdbpe_free(found);
     if (st == SIMDBPE_OK)
         return 0;
-    const char *near = !exists && !strchr(name, '/') ? did_you_mean(name) : NULL;
+    struct stat sb;
+    const char *near = stat(name, &sb) != 0 && !strchr(name, '/') ? did_you_mean(name) : NULL;
     if (near)
         cli_error("cannot load model: %s; did you mean '%s'?", err.message, near);
     else
