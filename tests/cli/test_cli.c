@@ -662,7 +662,7 @@ Test(cli, a_cached_model_with_truncation_gets_the_notice)
     expect_ok(&r);
     run_free(&r);
     char *summary = tu_read(at("summary.json"), &len);
-    cr_assert(strstr(summary, "sets truncation or padding"), "%s", summary);
+    cr_assert(strstr(summary, "its truncation is not applied"), "%s", summary);
     free(summary);
 }
 
