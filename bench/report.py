@@ -56,18 +56,18 @@ def mbs(v, col=2):
     return int(v[0]) / float(v[col]) / 1e6 if float(v[col]) > 0 else None
 
 
-def median_mbs(runs):
-    return statistics.median(mbs(v) for v in runs)
+def median_mbs(runs, col=2):
+    return statistics.median(mbs(v, col) for v in runs)
 
 
-def speed_cell(runs):
-    """Median MB/s, or why there is none."""
+def speed_cell(runs, col=2):
+    """Median MB/s (col 2 wall clock, 3 CPU time), or why there is none."""
     if runs is None:
         return "-"
     bad = crashed(runs)
     if bad:
         return "timeout" if "within" in (bad[1] if len(bad) > 1 else "") else "crashed"
-    return f"{median_mbs(runs):.1f}"
+    return f"{median_mbs(runs, col):.1f}"
 
 
 def ratios(r, a, b, col):
@@ -163,10 +163,10 @@ def ids_cell(r):
 
 def gigatoken_table(lines):
     print("| model | input | MB | simdbpe one pass MB/s | GigaToken 1st pass MB/s | "
-          "one pass / GT 1st | (CPU) | `simdbpe encode` MB/s | encode / GT 1st | "
+          "one pass / GT 1st | (CPU) | `simdbpe encode` MB/s | encode / GT 1st | (CPU) | "
           "simdbpe re-encode MB/s | GigaToken 2nd pass MB/s | re-encode / GT 2nd | (CPU) | "
           "peak RSS MB encode / GT | ids | load |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     mismatch = []
     for inp, r in lines.items():
         model, name = split(inp)
@@ -182,6 +182,7 @@ def gigatoken_table(lines):
               f"{ratio_cell(ratios(r, 'simdbpe', 'gigatoken', 2), 2)} | "
               f"{ratio_cell(ratios(r, 'simdbpe', 'gigatoken', 3), 2)} | "
               f"{speed_cell(r.get(cli))} | {ratio_cell(ratios(r, cli, 'gigatoken', 2), 2)} | "
+              f"{ratio_cell(ratios(r, cli, 'gigatoken', 3), 2)} | "
               f"{speed_cell(r.get('simdbpe-reencode'))} | {speed_cell(r.get('gigatoken-2nd'))} | "
               f"{ratio_cell(ratios(r, 'simdbpe-reencode', 'gigatoken-2nd', 2), 2)} | "
               f"{ratio_cell(ratios(r, 'simdbpe-reencode', 'gigatoken-2nd', 3), 2)} | "
@@ -191,22 +192,23 @@ def gigatoken_table(lines):
 
 
 def dataset_table(lines):
-    print("| model | MB | `simdbpe encode` 1 thread MB/s | peak RSS MB | 2 threads MB/s | "
-          "peak RSS MB | 2 / 1 | one pass MB/s | re-encode MB/s | one pass / re-encode | "
-          "encode 1 thread / re-encode | load |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    print("| model | MB | `simdbpe encode` 1 thread MB/s | (CPU) | peak RSS MB | 2 threads MB/s | "
+          "peak RSS MB | 2 / 1 | one pass MB/s | (CPU) | re-encode MB/s | (CPU) | "
+          "encode 1 thread / re-encode | (CPU) | one pass / re-encode | (CPU) | load |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for inp, r in lines.items():
         model, _ = split(inp)
         one = timed(r.get("simdbpe-cli"))
         mb = f"{int(one[0][0]) / 1e6:.1f}" if one else ""
-        print(f"| {model} | {mb} | {speed_cell(r.get('simdbpe-cli'))} | "
-              f"{rss_cell(r.get('simdbpe-cli'))} | {speed_cell(r.get('simdbpe-cli-2'))} | "
-              f"{rss_cell(r.get('simdbpe-cli-2'))} | "
-              f"{ratio_cell(ratios(r, 'simdbpe-cli-2', 'simdbpe-cli', 2), 2)} | "
-              f"{speed_cell(r.get('simdbpe'))} | {speed_cell(r.get('simdbpe-reencode'))} | "
-              f"{ratio_cell(ratios(r, 'simdbpe', 'simdbpe-reencode', 2), 2)} | "
-              f"{ratio_cell(ratios(r, 'simdbpe-cli', 'simdbpe-reencode', 2), 2)} | "
-              f"{load_cell(r)} |")
+        cells = [speed_cell(r.get("simdbpe-cli")), speed_cell(r.get("simdbpe-cli"), 3),
+                 rss_cell(r.get("simdbpe-cli")), speed_cell(r.get("simdbpe-cli-2")),
+                 rss_cell(r.get("simdbpe-cli-2")),
+                 ratio_cell(ratios(r, "simdbpe-cli-2", "simdbpe-cli", 2), 2),
+                 speed_cell(r.get("simdbpe")), speed_cell(r.get("simdbpe"), 3),
+                 speed_cell(r.get("simdbpe-reencode")), speed_cell(r.get("simdbpe-reencode"), 3)]
+        for a in ("simdbpe-cli", "simdbpe"):
+            cells += [ratio_cell(ratios(r, a, "simdbpe-reencode", col), 2) for col in (2, 3)]
+        print(f"| {model} | {mb} | " + " | ".join(cells) + f" | {load_cell(r)} |")
 
 
 BARS = [  # (file, implementation, legend, colour)

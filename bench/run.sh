@@ -3,6 +3,7 @@
 #
 #   bench/run.sh [--full] [--rounds N] [--hf-rounds N] [--reencode-runs N] [--model NAME]...
 #                [--sample-mb MB] [--adversarial-mb MB] [--peers LIST | --no-peers]
+#                [--inputs LIST]
 #
 # 1. builds simdbpe (Release, into build-bench/ or $SIMDBPE_BENCH_BUILD) and checks that it
 #    opens every --model (default gpt2; repeat the option or give a comma list, e.g.
@@ -14,7 +15,8 @@
 # 3. writes the inputs (bench/gen_inputs.py): documents of the english, code and
 #    multilingual corpora from $SIMDBPE_CORPUS_DIR or ../shared/corpus (a sample of
 #    --sample-mb MB each, default 8, spread over the corpus; --full for all of it), and
-#    the adversarial single pieces (--adversarial-mb MB each, default 5);
+#    the adversarial single pieces (--adversarial-mb MB each, default 5); --inputs takes a
+#    comma list of english, code, multilingual and adversarial (default all) to time;
 # 4. for each model and input, --rounds rounds (default 5). A round times, each as a fresh
 #    process on one thread, one pass over every document of the input:
 #      simdbpe      bench_encode -r 1: model opened, a fresh encoder, then the pass timed;
@@ -48,16 +50,17 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=${SIMDBPE_BENCH_BUILD:-$root/build-bench}
 rounds=5 hf_rounds="" reencode=3 sample=8 adv=5 full="" peers=1 models=()
+inputs=(english code multilingual adversarial)
 peer_list=(tiktoken-rs tiktoken hf)
 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 usage() {
-  sed -n '2,45p' "$0" >&2
+  sed -n '2,47p' "$0" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
   case "$1" in
     --full) full=--full ;;
-    --rounds | --hf-rounds | --reencode-runs | --model | --peers | --sample-mb | --adversarial-mb)
+    --rounds | --hf-rounds | --reencode-runs | --model | --peers | --sample-mb | --adversarial-mb | --inputs)
       [ $# -ge 2 ] || { echo "run.sh: $1 needs a value" >&2; exit 2; }
       case "$1" in
         --rounds) rounds=$2 ;;
@@ -68,6 +71,7 @@ while [ $# -gt 0 ]; do
           [ ${#more[@]} -gt 0 ] || more=("")
           models+=("${more[@]}") ;;
         --peers) IFS=, read -r -a peer_list <<<"$2," ;;
+        --inputs) IFS=, read -r -a inputs <<<"$2," ;;
         --sample-mb) sample=$2 ;;
         --adversarial-mb) adv=$2 ;;
       esac
@@ -101,6 +105,15 @@ for p in "${peer_list[@]}"; do
   esac
 done
 [ ${#peer_list[@]} -gt 0 ] || peers=0
+for i in "${inputs[@]}"; do
+  case "$i" in
+    english | code | multilingual | adversarial) ;;
+    *)
+      echo "run.sh: --inputs takes a comma list of english, code, multilingual and adversarial, got '$i'" >&2
+      exit 2
+      ;;
+  esac
+done
 for m in "${models[@]}"; do
   if [[ ! $m =~ ^[A-Za-z0-9_.-]+$ ]]; then
     echo "run.sh: --model takes encoding names such as gpt2 or cl100k_base, got '$m'" >&2
@@ -151,11 +164,13 @@ results=$work/results.tsv gt_results=$work/results-gigatoken.tsv
 : >"$gt_results"
 sets=()
 for name in english code multilingual; do
-  [ -d "$work/$name" ] && sets+=("$name")
+  [[ " ${inputs[*]} " == *" $name "* ]] && [ -d "$work/$name" ] && sets+=("$name")
 done
-for kind in one_letter random_letters digits spaces punctuation one_emoji; do
-  sets+=("adversarial/$kind")
-done
+if [[ " ${inputs[*]} " == *" adversarial "* ]]; then
+  for kind in one_letter random_letters digits spaces punctuation one_emoji; do
+    sets+=("adversarial/$kind")
+  done
+fi
 
 # run_peer LABEL PEER MODEL FILE...: one pass of a fresh peer process, as a results line
 # (or a "crashed" line, returning 1).
@@ -247,12 +262,12 @@ echo
 echo "simdbpe, one pass of a fresh encoder by stage (this thread's CPU time; validate and"
 echo "pre-tokenize have no caches, the rest is merge, caches and output):"
 for model in "${models[@]}"; do
-  for set in english code multilingual; do
+  for set in "${sets[@]}"; do
     [ -d "$work/$set" ] || continue
     "$build/bench/bench_encode" --cpu -r 1 -m "$model" --stages "$model-$set" "$work/$set"/*
   done
 done
-if [ -d "$work/english" ]; then
+if [[ " ${sets[*]} " == *" english "* ]]; then
   "$build/bench/bench_encode" --cpu -r 3 --kernels english "$work/english"/* | grep kernels
 fi
 echo

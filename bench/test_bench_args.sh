@@ -47,6 +47,8 @@ expect "--model takes encoding names such as gpt2 or cl100k_base, got 'a b'" \
   bash "$here/run.sh" --model 'gpt2,a b'
 expect "--peers takes a comma list of tiktoken-rs, tiktoken, hf and gigatoken, got 'tiktok'" \
   bash "$here/run.sh" --peers tiktoken-rs,tiktok
+expect "--inputs takes a comma list of english, code, multilingual and adversarial, got 'bible'" \
+  bash "$here/run.sh" --inputs code,bible
 expect "GigaToken runs gpt2, cl100k_base and o200k_base, not 'p50k_base'" \
   bash "$here/run.sh" --peers gigatoken --model gpt2,p50k_base
 expect "$tmp/none/r50k_base.tiktoken not found (set SIMDBPE_TIKTOKEN_DIR)" \
