@@ -23,7 +23,7 @@ GT.tsv (each input as one file, one document) gives the table against GigaToken:
 one pass against GigaToken's first pass (both a fresh tokenizer's, timed inside the process),
 the whole `simdbpe encode` process against the same, simdbpe's re-encode against GigaToken's
 second pass, ratios within rounds, whether the ids were equal in every round, peak RSS.
---svg draws the corpora's MB/s of both files as a bar chart.
+--svg draws the corpora's MB/s of both files, by CPU time, as a bar chart.
 
 --dataset: bench/dataset.sh's file, the `simdbpe encode` process on one thread and on two
 (simdbpe-cli, simdbpe-cli-2) with peak RSS, one pass against re-encode, then the GigaToken
@@ -227,7 +227,9 @@ def esc(s):
 
 
 def svg_chart(main, gt, path, title):
-    """Grouped bars: one panel a model, one group a corpus, one bar an implementation."""
+    """Grouped bars: one panel a model, one group a corpus, one bar an implementation; MB/s
+    by CPU time (the process's, or the timed thread's for a pass inside a process), which a
+    busy shared machine changes less than the wall clock."""
     models = list(OrderedDict.fromkeys(split(i)[0] for i in list(gt) + list(main)
                                        if split(i)[1] in CORPORA))
     files = {"gt": gt, "main": main}
@@ -238,7 +240,7 @@ def svg_chart(main, gt, path, title):
             for f, impl, _, _ in bars:
                 runs = timed(files[f].get(f"{m} {c}", {}).get(impl))
                 if runs:
-                    value[m, c, impl] = median_mbs(runs)
+                    value[m, c, impl] = median_mbs(runs, 3)
     if not value:
         return
     top = max(value.values())
@@ -263,7 +265,7 @@ def svg_chart(main, gt, path, title):
                    f'stroke="#ddd"/>')
         out.append(f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end">{k}</text>')
     out.append(f'<text transform="translate(16,{y0 - plot_h / 2:.0f}) rotate(-90)" '
-               f'text-anchor="middle">MB/s (one thread)</text>')
+               f'text-anchor="middle">MB per second of CPU time (one thread)</text>')
     for pi, m in enumerate(models):
         px = left + 15 + pi * panel_w
         out.append(f'<text x="{px + panel_w / 2 - 15:.0f}" y="{y0 + 38}" text-anchor="middle" '
@@ -313,7 +315,10 @@ def main():
         print()
         gigatoken_table(gt)
     if a.svg:
-        svg_chart(lines, gt, a.svg, (a.title.split("|", 1) + [""])[:2])
+        title, _, sub = a.title.partition("|")
+        every = OrderedDict((f"{n} {inp} {i}", runs) for n, f in enumerate((lines, gt))
+                            for inp, r in f.items() for i, runs in r.items())
+        svg_chart(lines, gt, a.svg, (title, f"{sub}, load average {load_cell(every)}"))
 
 
 if __name__ == "__main__":

@@ -38,10 +38,11 @@
 #    on an input is reported as crashed, with the reason, and not run again on that input;
 # 5. prints the table (bench/report.py): MB/s of each (medians over the rounds), and the
 #    ratios to tiktoken-rs as the median of the ratios within each round, whose two runs
-#    were made seconds apart; the table against GigaToken likewise, and writes the corpora's
-#    MB/s as a bar chart to $SIMDBPE_BENCH_CHART (default WORK/speed.svg); then the ratios
-#    round by round, simdbpe's stages on one pass (validate, pre-tokenize, the rest),
-#    kernel GB/s, and model load times (bench_load). WORK is ${TMPDIR:-/tmp}/simdbpe-bench.
+#    were made seconds apart; the table against GigaToken likewise; writes the corpora's
+#    MB/s by CPU time as a bar chart to $SIMDBPE_BENCH_CHART (default WORK/speed.svg,
+#    WORK being ${TMPDIR:-/tmp}/simdbpe-bench); then the ratios round by round, simdbpe's
+#    stages on one pass (validate, pre-tokenize, the rest), kernel GB/s, and model load
+#    times (bench_load).
 #
 # The machine is shared and noisy: read the per-round ratios, and the load average printed
 # with the table.
@@ -54,7 +55,7 @@ inputs=(english code multilingual adversarial)
 peer_list=(tiktoken-rs tiktoken hf)
 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 usage() {
-  sed -n '2,47p' "$0" >&2
+  sed -n '2,48p' "$0" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -253,7 +254,7 @@ echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(
 echo
 chart=${SIMDBPE_BENCH_CHART:-$work/speed.svg}
 python3 "$here/report.py" "$results" --gigatoken "$gt_results" --svg "$chart" \
-  --title "simdbpe, GigaToken and tiktoken-rs: MB/s on one thread|simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), medians of $rounds rounds, load average $(cut -d' ' -f1 /proc/loadavg)"
+  --title "simdbpe, GigaToken and tiktoken-rs: MB/s by CPU time, one thread|simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), medians of $rounds rounds"
 echo
 echo "chart: $chart"
 echo
