@@ -144,7 +144,8 @@ for m in "${models[@]}"; do
   fi
 done
 
-if [ "$peers" = 1 ] && [ ! -d "$here/node_modules/tiktoken-rs-node-linux-x64-gnu" ]; then
+if [ "$peers" = 1 ] && [[ " ${peer_list[*]} " == *" tiktoken"* || " ${peer_list[*]} " == *" hf "* ]] &&
+  [ ! -d "$here/node_modules/tiktoken-rs-node-linux-x64-gnu" ]; then
   echo "# installing the peers (npm ci in bench/)" >&2
   (cd "$here" && npm ci --no-audit --no-fund >/dev/null)
 fi
