@@ -148,7 +148,7 @@ int main(int argc, char **argv)
     }
     double load_ms = (now() - t0) * 1e3;
     simdbpe_encoder *enc;
-    if (simdbpe_encoder_new(model, &enc) != SIMDBPE_OK) {
+    if (simdbpe_encoder_new(model, &enc, NULL) != SIMDBPE_OK) {
         fprintf(stderr, "cannot create an encoder\n");
         return 1;
     }

@@ -45,7 +45,7 @@ int main(int argc, char **argv)
             simdbpe_encoder *e;
             const uint32_t *ids;
             size_t n;
-            if (simdbpe_encoder_new(m, &e) != SIMDBPE_OK ||
+            if (simdbpe_encoder_new(m, &e, NULL) != SIMDBPE_OK ||
                 simdbpe_encode(e, sentence, sizeof sentence - 1, NULL, &ids, &n, NULL) !=
                     SIMDBPE_OK) {
                 fprintf(stderr, "%s: cannot encode\n", argv[a]);

@@ -34,7 +34,8 @@
 #include "timing.h"
 
 typedef simdbpe_status (*model_open_fn)(const char *, simdbpe_model **, simdbpe_error *);
-typedef simdbpe_status (*encoder_new_fn)(const simdbpe_model *, simdbpe_encoder **);
+typedef simdbpe_status (*encoder_new_fn)(const simdbpe_model *, simdbpe_encoder **,
+                                         simdbpe_error *);
 typedef simdbpe_status (*encode_fn)(simdbpe_encoder *, const char *, size_t,
                                     const simdbpe_encode_options *, const uint32_t **, size_t *,
                                     simdbpe_error *);
@@ -68,8 +69,8 @@ static int open_build(build *b, const char *path)
         fprintf(stderr, "bench_pair: %s: %s\n", path, err.message);
         return -1;
     }
-    if (encoder_new(m, &b->enc) != SIMDBPE_OK) {
-        fprintf(stderr, "bench_pair: %s: cannot make an encoder\n", path);
+    if (encoder_new(m, &b->enc, &err) != SIMDBPE_OK) {
+        fprintf(stderr, "bench_pair: %s: %s\n", path, err.message);
         return -1;
     }
     return 0;

@@ -7,9 +7,9 @@
 # ${TMPDIR:-/tmp}/simdbpe-bench/SET (english, code or multilingual), each time with both
 # builds' libsimdbpe.so loaded side by side, PAIRS pairs of passes (default 12), each build
 # loaded first in every other process; prints new/base speed of each process and their
-# median. A BUILD is a shared build of the tree to compare:
+# median. A BUILD is a build directory of the tree to compare (it has libsimdbpe.so):
 #   cmake -S . -B /tmp/b1 -G Ninja -DCMAKE_BUILD_TYPE=Release -DSIMDBPE_BUILD_TESTS=OFF \
-#     -DBUILD_SHARED_LIBS=ON -DCMAKE_POSITION_INDEPENDENT_CODE=ON && ninja -C /tmp/b1
+#     && ninja -C /tmp/b1
 # On this project's 2-core VM a build against a copy of itself gives 0.97-1.02 a process:
 # eight processes tell about 1.5%, where bench/ab.sh needs dozens of rounds (see
 # bench_pair.c).

@@ -29,13 +29,33 @@
 extern "C" {
 #endif
 
+/* The version, defined here only: CMake and python/setup.py read these
+ * three lines. */
 #define SIMDBPE_VERSION_MAJOR 0
 #define SIMDBPE_VERSION_MINOR 1
 #define SIMDBPE_VERSION_PATCH 0
-#define SIMDBPE_VERSION_STRING "0.1.0"
+#define SIMDBPE__STRINGIFY(x) #x
+#define SIMDBPE__VERSION_TEXT(a, b, c) \
+    SIMDBPE__STRINGIFY(a) "." SIMDBPE__STRINGIFY(b) "." SIMDBPE__STRINGIFY(c)
+#define SIMDBPE_VERSION_STRING \
+    SIMDBPE__VERSION_TEXT(SIMDBPE_VERSION_MAJOR, SIMDBPE_VERSION_MINOR, SIMDBPE_VERSION_PATCH)
+
+/* Marks the functions of the public API: the only symbols the shared
+ * library exports (the library is built with hidden visibility). */
+#ifndef SIMDBPE_API
+#if defined(__GNUC__) || defined(__clang__)
+#define SIMDBPE_API __attribute__((visibility("default")))
+#else
+#define SIMDBPE_API
+#endif
+#endif
 
 /* Returns SIMDBPE_VERSION_STRING of the library actually linked. */
-const char *simdbpe_version(void);
+SIMDBPE_API const char *simdbpe_version(void);
+
+/* Releases memory the library handed to the caller (batch ids and offsets,
+ * a merge's message); NULL is a no-op. */
+SIMDBPE_API void simdbpe_free(void *p);
 
 /*
  * Status codes, generated from one list so the enum, simdbpe_strerror() and
@@ -66,9 +86,9 @@ typedef enum simdbpe_status {
 } simdbpe_status;
 
 /* A static, human-readable description of a status ("invalid UTF-8 ..."). */
-const char *simdbpe_strerror(simdbpe_status status);
+SIMDBPE_API const char *simdbpe_strerror(simdbpe_status status);
 /* The status' name without prefix ("ERR_INVALID_UTF8"). */
-const char *simdbpe_status_name(simdbpe_status status);
+SIMDBPE_API const char *simdbpe_status_name(simdbpe_status status);
 
 #define SIMDBPE_NO_POSITION UINT64_MAX
 
@@ -90,7 +110,7 @@ typedef struct simdbpe_error {
 typedef struct simdbpe_model simdbpe_model;
 
 /* The GPT-2 model embedded in the library (no files needed). */
-simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from the contents of vocab.json and merges.txt (GPT-2 layout: keys
@@ -102,10 +122,10 @@ simdbpe_status simdbpe_model_load_gpt2(simdbpe_model **out, simdbpe_error *err);
  * literal text of the token; each must be in vocab.json) or NULL. With NULL,
  * "<|endoftext|>" is the special token if vocab.json has it.
  */
-simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
-                                         const char *merges_txt, size_t merges_len,
-                                         const char *specials, size_t specials_len,
-                                         simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_len,
+                                                     const char *merges_txt, size_t merges_len,
+                                                     const char *specials, size_t specials_len,
+                                                     simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from the contents of an HF tokenizers `tokenizer.json` (a
@@ -117,8 +137,8 @@ simdbpe_status simdbpe_model_load_memory(const char *vocab_json, size_t vocab_le
  * simdbpe_encode), the post-processor's ids (encode option
  * add_special_tokens).
  */
-simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_model **out,
-                                          simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len,
+                                                      simdbpe_model **out, simdbpe_error *err);
 
 /*
  * A model from a tiktoken rank file (`NAME.tiktoken`: base64 token, rank).
@@ -126,8 +146,45 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
  * "cl100k_base", "o200k_base"), which gives its pre-tokenizer and special
  * tokens; NULL recognises OpenAI's files by their contents.
  */
-simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const char *encoding,
-                                           simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len,
+                                                       const char *encoding, simdbpe_model **out,
+                                                       simdbpe_error *err);
+
+/*
+ * A model from a rank file with what tiktoken's Encoding(name, pat_str,
+ * mergeable_ranks, special_tokens) takes besides the ranks:
+ *   encoding     as above (its pre-tokenizer and special tokens), or NULL;
+ *   pat_str      the pre-tokenizer's regex, instead of the encoding's: the
+ *                pattern of one of the families this library implements,
+ *                as tiktoken spells it (r50k_base/gpt2, cl100k_base,
+ *                o200k_base; older spellings too) or as tokenizer.json's
+ *                Split does (simdbpe_model_pattern); any other is
+ *                SIMDBPE_ERR_UNSUPPORTED with the pattern quoted. (tiktoken
+ *                0.14's cl100k_base pattern keeps whitespace that ends a
+ *                text whole, where the family cuts it after its last line
+ *                break: it is accepted with ranks that cannot tell the
+ *                two apart, i.e. without a token that holds a line break
+ *                followed by other whitespace.)
+ *   special_*    the special tokens (texts, UTF-8, and ids; n_specials of
+ *                them), instead of the encoding's; special_texts NULL and
+ *                n_specials 0: the encoding's, or none.
+ */
+typedef struct simdbpe_tiktoken_options {
+    const char *encoding;
+    const char *pat_str;
+    const char *const *special_texts;
+    const uint32_t *special_ids;
+    size_t n_specials;
+} simdbpe_tiktoken_options;
+
+/* The defaults (see SIMDBPE_ENCODE_OPTIONS_INIT): nothing given, as
+ * simdbpe_model_load_tiktoken(data, len, NULL, ...). */
+#define SIMDBPE_TIKTOKEN_OPTIONS_INIT {NULL, NULL, NULL, NULL, 0}
+
+SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken_with(const char *data, size_t len,
+                                                            const simdbpe_tiktoken_options *opts,
+                                                            simdbpe_model **out,
+                                                            simdbpe_error *err);
 
 /*
  * Opens a model by name or path:
@@ -143,10 +200,20 @@ simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const c
  *                          DIR/special_tokens (one token per line).
  * Errors name the file in err->message.
  */
-simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
-                                  simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
+                                              simdbpe_error *err);
 
-void simdbpe_model_free(simdbpe_model *model);
+/*
+ * A model from a model file's contents held in memory (e.g. decompressed
+ * by the caller): a tokenizer.json (a JSON object), one of OpenAI's
+ * .tiktoken rank files, or a compiled model image (copied). `name` (may
+ * be NULL) names the contents in messages; a name ending in .json or
+ * .tiktoken says which it is, as simdbpe_model_open reads names.
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_load_buffer(const char *data, size_t len, const char *name,
+                                                     simdbpe_model **out, simdbpe_error *err);
+
+SIMDBPE_API void simdbpe_model_free(simdbpe_model *model);
 
 /*
  * Compiled models (.sbpe): one versioned little-endian image holding the
@@ -164,46 +231,98 @@ void simdbpe_model_free(simdbpe_model *model);
  * check the magic, version, sizes, checksum and every table entry: a
  * corrupted or truncated image is SIMDBPE_ERR_MODEL_FILE, never a crash.
  */
-size_t simdbpe_model_compiled_size(const simdbpe_model *model);
-simdbpe_status simdbpe_model_compile(const simdbpe_model *model, void *out, size_t cap,
-                                     size_t *out_len, simdbpe_error *err);
-simdbpe_status simdbpe_model_save(const simdbpe_model *model, const char *path,
-                                  simdbpe_error *err);
-simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len, simdbpe_model **out,
-                                           simdbpe_error *err);
-simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
-                                       simdbpe_error *err);
+SIMDBPE_API size_t simdbpe_model_compiled_size(const simdbpe_model *model);
+SIMDBPE_API simdbpe_status simdbpe_model_compile(const simdbpe_model *model, void *out, size_t cap,
+                                                 size_t *out_len, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_save(const simdbpe_model *model, const char *path,
+                                              simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_compiled(const void *data, size_t len,
+                                                       simdbpe_model **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_model **out,
+                                                   simdbpe_error *err);
 
 /* The i-th name simdbpe_model_open knows without a file, or NULL past the
  * last. */
-const char *simdbpe_model_name_at(size_t i);
+SIMDBPE_API const char *simdbpe_model_name_at(size_t i);
 
-/* The model's pre-tokenizer family: "gpt2", "cl100k", "qwen2", "o200k" or
- * "deepseek_v3". */
-const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
+/* The model's pre-tokenizer family: one of simdbpe_pretokenizer_name_at's
+ * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"). */
+SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
+
+/* The i-th pre-tokenizer family this library implements (i from 0), or
+ * NULL past the last: the names simdbpe_model_pretokenizer returns and the
+ * trainer's pre_tokenizer option takes. */
+SIMDBPE_API const char *simdbpe_pretokenizer_name_at(size_t i);
+
+/* The regex of the model's pre-tokenizer: the Split pattern of its
+ * family as tokenizer.json spells it (what the family's scanner does
+ * exactly; tiktoken's regex module runs it too), or NULL for a family of
+ * several Splits (DeepSeek-V3). */
+SIMDBPE_API const char *simdbpe_model_pattern(const simdbpe_model *model);
 
 /* Number of ids: one more than the largest id. */
-uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
+SIMDBPE_API uint32_t simdbpe_model_vocab_size(const simdbpe_model *model);
 
 /* The bytes of token `id`; SIMDBPE_ERR_TOKEN_ID when it has none. */
-simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id,
-                                         const uint8_t **bytes, size_t *len);
+SIMDBPE_API simdbpe_status simdbpe_model_token_bytes(const simdbpe_model *model, uint32_t id,
+                                                     const uint8_t **bytes, size_t *len);
 
 /* The id of the special token with this exact text; ERR_INVALID_ARG if none. */
-simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
-                                        size_t len, uint32_t *id);
+SIMDBPE_API simdbpe_status simdbpe_model_special_id(const simdbpe_model *model, const char *text,
+                                                    size_t len, uint32_t *id);
 
-/* How many special tokens the model has, and the i-th one's id and text. */
-size_t simdbpe_model_special_count(const simdbpe_model *model);
-simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
-                                        uint32_t *id, const char **text, size_t *len);
+/*
+ * The model's end-of-text token, the one a dataset puts between documents:
+ * <|endoftext|> if the model has it; else the last id its post-processor
+ * adds after a document (an EOS of a TemplateProcessing); else the first
+ * special token among <|end_of_text|> (Llama-3), <｜end▁of▁sentence｜>
+ * (DeepSeek-V3), </s> and <eos>. SIMDBPE_ERR_UNSUPPORTED if none of these.
+ * (A tokenizer.json does not name its EOS; tokenizer_config.json does.)
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_eot(const simdbpe_model *model, uint32_t *id);
+
+/* How many added tokens the model has (special tokens and HF's other
+ * added_tokens alike), and the i-th one's id and text. */
+SIMDBPE_API size_t simdbpe_model_special_count(const simdbpe_model *model);
+SIMDBPE_API simdbpe_status simdbpe_model_special_at(const simdbpe_model *model, size_t i,
+                                                    uint32_t *id, const char **text, size_t *len);
+
+/* What the i-th added token is (0 past the last): */
+#define SIMDBPE_ADDED_SPECIAL 1u    /* special: matched in text as the encode options'
+                                     * `special` says, skipped by HF's decode with
+                                     * skip_special_tokens; the others are always matched */
+#define SIMDBPE_ADDED_NORMALIZED 2u /* matched in the normalized text (HF "normalized") */
+#define SIMDBPE_ADDED_IN_VOCAB 4u   /* also a token of the BPE vocabulary (tokenizer.json's
+                                     * model.vocab, vocab.json), not only added */
+SIMDBPE_API unsigned simdbpe_model_special_flags(const simdbpe_model *model, size_t i);
+
+/*
+ * A copy of `model` with more added tokens, as HF tokenizers'
+ * Tokenizer.add_tokens (flags 0 or SIMDBPE_ADDED_NORMALIZED) and
+ * add_special_tokens (SIMDBPE_ADDED_SPECIAL) give them: a text that is an
+ * added token or a vocabulary token keeps its id, a new one gets the next
+ * id after the vocabulary and the added tokens; a token given again with
+ * the same flags is not counted. *n_added (may be NULL) is HF's count.
+ * The new model is built as a loaded one is (as long), and `model` stays
+ * as it was.
+ */
+typedef struct simdbpe_added_token {
+    const char *text; /* UTF-8, `len` bytes */
+    size_t len;
+    unsigned flags; /* SIMDBPE_ADDED_SPECIAL, SIMDBPE_ADDED_NORMALIZED */
+} simdbpe_added_token;
+
+SIMDBPE_API simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *model,
+                                                    const simdbpe_added_token *tokens, size_t n,
+                                                    simdbpe_model **out, size_t *n_added,
+                                                    simdbpe_error *err);
 
 /*
  * Whether encoding a pre-token that is itself a token may emit that token
  * directly. The model decides this when it is built, by encoding every token
  * on its own bytes; 1 for GPT-2.
  */
-int simdbpe_model_whole_token_exact(const simdbpe_model *model);
+SIMDBPE_API int simdbpe_model_whole_token_exact(const simdbpe_model *model);
 
 /* ---------------------------------------------------------------- encoder */
 
@@ -243,22 +362,25 @@ typedef struct simdbpe_encode_options {
 typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
- * thread at a time. It keeps lookup tables of the pieces it has seen:
- * about 6 MB at first, about 28 MB once it has seen tens of MB of text
- * (with the default options; see simdbpe_encoder_new_with). */
-simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out);
+ * thread at a time. It finds pieces among the model's whole tokens and
+ * keeps those it encodes; after a few thousand of them, in a copy of the
+ * model's table of its whole tokens (built once, when an encoder first
+ * needs it, and shared: 4 MB for GPT-2, 16 MB for o200k_base), which grows
+ * as it keeps more (see simdbpe_encoder_new_with). Fails with
+ * SIMDBPE_ERR_UNSUPPORTED when the environment variable SIMDBPE_KERNEL
+ * names a kernel set this CPU lacks. */
+SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out,
+                                               simdbpe_error *err);
 
 typedef struct simdbpe_encoder_options {
-    /* The size in MB that the encoder's cache of pieces it has already
-     * encoded grows to (on top of about 4 MB of fixed tables): 3, 6, 12,
-     * 24, 48 or 96; a value in between is rounded down to one of these,
-     * 0 means 24, and one below 3 or above 96 is SIMDBPE_ERR_INVALID_ARG.
-     * A larger cache gives text the encoder sees again (a corpus encoded
-     * more than once, text that repeats) fewer pieces to encode from
-     * scratch; but several encoders running at once compete
-     * for the CPU's shared cache, and there a smaller one can be faster
-     * (the command-line tool uses 12 MB per thread when it runs more than
-     * one). */
+    /* The most MB the encoder's tables of the pieces it has encoded grow
+     * to (0: 128; at most 65536): two thirds for its piece table (whole
+     * powers of two, never smaller than the model's), the rest for longer
+     * pieces. It forgets nothing: once the budget is spent, pieces it
+     * has not kept are encoded from scratch each time they come. A larger
+     * budget makes text it sees again faster (over a large corpus nearly
+     * every piece has been seen before); the tables grow as they fill, so
+     * a short job never pays for the budget. */
     unsigned cache_mb;
 } simdbpe_encoder_options;
 
@@ -266,10 +388,10 @@ typedef struct simdbpe_encoder_options {
 #define SIMDBPE_ENCODER_OPTIONS_INIT {0}
 
 /* simdbpe_encoder_new with options; `opts` may be NULL (the defaults). */
-simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
-                                        const simdbpe_encoder_options *opts,
-                                        simdbpe_encoder **out);
-void simdbpe_encoder_free(simdbpe_encoder *enc);
+SIMDBPE_API simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
+                                                    const simdbpe_encoder_options *opts,
+                                                    simdbpe_encoder **out, simdbpe_error *err);
+SIMDBPE_API void simdbpe_encoder_free(simdbpe_encoder *enc);
 
 /*
  * Encodes one document. On success *ids points at *n_ids ids owned by the
@@ -277,9 +399,9 @@ void simdbpe_encoder_free(simdbpe_encoder *enc);
  * specials, strict UTF-8). On ERR_INVALID_UTF8 and ERR_SPECIAL_TOKEN,
  * err->byte_offset is the offset in `text` of the first offending byte.
  */
-simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
-                              const simdbpe_encode_options *opts, const uint32_t **ids,
-                              size_t *n_ids, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len,
+                                          const simdbpe_encode_options *opts, const uint32_t **ids,
+                                          size_t *n_ids, simdbpe_error *err);
 
 /*
  * simdbpe_encode, appending the ids to an array the caller owns: they go
@@ -292,9 +414,47 @@ simdbpe_status simdbpe_encode(simdbpe_encoder *enc, const char *text, size_t len
  * of the document's longest pre-token may be reserved past the ids
  * (allocated, mostly never touched).
  */
-simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
-                                     const simdbpe_encode_options *opts, uint32_t **ids,
-                                     size_t *cap, size_t *n_ids, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, size_t len,
+                                                 const simdbpe_encode_options *opts, uint32_t **ids,
+                                                 size_t *cap, size_t *n_ids, simdbpe_error *err);
+
+/* Where a token came from: the bytes text[start..end) of the text given,
+ * and the piece of it the token is part of: the text's added tokens and
+ * pre-tokens, in order, are pieces 0, 1, ... (HF tokenizers' word ids);
+ * SIMDBPE_NO_PIECE for an id the post-processor adds. */
+typedef struct simdbpe_span {
+    size_t start, end;
+    size_t piece;
+} simdbpe_span;
+
+#define SIMDBPE_NO_PIECE ((size_t)-1)
+
+/*
+ * simdbpe_encode, and where each id comes from in `text`: (*spans)[i] is
+ * the span of (*ids)[i]. *ids is as simdbpe_encode's (the encoder's); the
+ * spans are malloc'd: release them with free(). They are HF tokenizers'
+ * offsets (its Rust API's, in bytes; its Python API gives the same spans
+ * counted in characters):
+ *   - A token's span covers whole characters: where a token starts or
+ *     ends inside a multi-byte character (byte-level BPE cuts some, e.g.
+ *     an emoji into two tokens), its span takes in that whole character,
+ *     so the spans of the tokens that share a character overlap (both
+ *     cover it). The exact byte boundaries are the running sum of the
+ *     token lengths (simdbpe_model_token_bytes) where the text is not
+ *     normalized.
+ *   - With the NFC normalizer the spans are in the text as given, not as
+ *     normalized: a character that NFC composed from several is aligned
+ *     to the first of them, one it decomposed into several (and did not
+ *     compose again) to the character it came from, as HF aligns them.
+ *   - Ids the post-processor adds (add_special_tokens) have the empty
+ *     span [0, 0) and no piece; an added token in the text, its text.
+ *   - With SIMDBPE_UTF8_REPLACE, a U+FFFD that replaced an ill-formed
+ *     sequence spans that sequence.
+ */
+SIMDBPE_API simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *enc, const char *text,
+                                                  size_t len, const simdbpe_encode_options *opts,
+                                                  const uint32_t **ids, simdbpe_span **spans,
+                                                  size_t *n_ids, simdbpe_error *err);
 
 /*
  * Where a long document may be cut so that encoding its parts one after the
@@ -309,11 +469,11 @@ simdbpe_status simdbpe_encode_append(simdbpe_encoder *enc, const char *text, siz
  * (the others with 0), so that the ids around the document appear once.
  */
 #define SIMDBPE_NO_CUT ((size_t)-1)
-size_t simdbpe_cut_find(const simdbpe_model *model, const simdbpe_encode_options *opts,
-                        const char *text, size_t len, size_t lo, size_t hi);
+SIMDBPE_API size_t simdbpe_cut_find(const simdbpe_model *model, const simdbpe_encode_options *opts,
+                                    const char *text, size_t len, size_t lo, size_t hi);
 
 /* The name of the kernel set the encoder uses ("scalar", "sse42", "avx2"). */
-const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
+SIMDBPE_API const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
 
 /* ---------------------------------------------------------------- decoder */
 
@@ -324,9 +484,9 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *enc);
  * SIMDBPE_ERR_TOKEN_ID with err->index its position. The output may end
  * inside a multi-byte character: decoding gives bytes, not text.
  */
-simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids, size_t n_ids,
-                              uint8_t *out, size_t cap, size_t *out_len,
-                              simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_decode(const simdbpe_model *model, const uint32_t *ids,
+                                          size_t n_ids, uint8_t *out, size_t cap, size_t *out_len,
+                                          simdbpe_error *err);
 
 #ifdef __cplusplus
 }

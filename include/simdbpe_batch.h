@@ -39,13 +39,14 @@ typedef struct simdbpe_pool simdbpe_pool;
 
 /* A pool of `threads` workers (0: the number of online CPUs); starts
  * threads - 1 threads, which sleep until there is work. */
-simdbpe_status simdbpe_pool_new(unsigned threads, simdbpe_pool **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_pool_new(unsigned threads, simdbpe_pool **out,
+                                            simdbpe_error *err);
 
 /* The number of workers, the calling thread included. */
-unsigned simdbpe_pool_threads(const simdbpe_pool *pool);
+SIMDBPE_API unsigned simdbpe_pool_threads(const simdbpe_pool *pool);
 
 /* Stops and joins the threads. The pool must be idle. */
-void simdbpe_pool_free(simdbpe_pool *pool);
+SIMDBPE_API void simdbpe_pool_free(simdbpe_pool *pool);
 
 /* A task: `task` is its number, `worker` (0 .. workers-1) the worker running
  * it, so callers can keep state per worker without locks. */
@@ -60,8 +61,8 @@ typedef void (*simdbpe_pool_task_fn)(void *user, size_t task, unsigned worker);
  * One run at a time per pool: a second caller waits until the first run
  * is over. `fn` must not run the same pool (it would wait for itself).
  */
-void simdbpe_pool_run(simdbpe_pool *pool, size_t n_tasks, unsigned workers,
-                      simdbpe_pool_task_fn fn, void *user);
+SIMDBPE_API void simdbpe_pool_run(simdbpe_pool *pool, size_t n_tasks, unsigned workers,
+                                  simdbpe_pool_task_fn fn, void *user);
 
 /* ---------------------------------------------------------------- batch */
 
@@ -73,9 +74,8 @@ typedef struct simdbpe_batch_options {
     unsigned threads;
     /* A pool to run on instead of an own one; it must outlive the batch. */
     simdbpe_pool *pool;
-    /* Each encoder's cache_mb (see simdbpe_encoder_options); 0 means 12 if
-     * the pool has several workers (several encoders share the CPU's
-     * cache), else the encoder's default. */
+    /* Each encoder's cache_mb (see simdbpe_encoder_options); 0: the
+     * encoder's default. */
     unsigned cache_mb;
 } simdbpe_batch_options;
 
@@ -84,13 +84,14 @@ typedef struct simdbpe_batch_options {
 
 /* A batch encoder for `model`, which must outlive it; `opts` may be NULL
  * (own pool on every CPU, default caches). Encoders are made on first use. */
-simdbpe_status simdbpe_batch_new(const simdbpe_model *model, const simdbpe_batch_options *opts,
-                                 simdbpe_batch **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_batch_new(const simdbpe_model *model,
+                                             const simdbpe_batch_options *opts, simdbpe_batch **out,
+                                             simdbpe_error *err);
 
 /* The number of workers of the batch's pool. */
-unsigned simdbpe_batch_threads(const simdbpe_batch *batch);
+SIMDBPE_API unsigned simdbpe_batch_threads(const simdbpe_batch *batch);
 
-void simdbpe_batch_free(simdbpe_batch *batch);
+SIMDBPE_API void simdbpe_batch_free(simdbpe_batch *batch);
 
 /*
  * Encodes texts[0 .. n_docs), each of lens[i] bytes, on up to `threads`
@@ -105,14 +106,11 @@ void simdbpe_batch_free(simdbpe_batch *batch);
  *
  * Calls on one batch from several threads are safe: they take turns.
  */
-simdbpe_status simdbpe_batch_encode(simdbpe_batch *batch, const char *const *texts,
-                                    const size_t *lens, size_t n_docs,
-                                    const simdbpe_encode_options *opts, unsigned threads,
-                                    uint32_t **ids, size_t *n_ids, size_t **offsets,
-                                    simdbpe_error *err);
-
-/* Releases an array the library handed to the caller; NULL is a no-op. */
-void simdbpe_free(void *p);
+SIMDBPE_API simdbpe_status simdbpe_batch_encode(simdbpe_batch *batch, const char *const *texts,
+                                                const size_t *lens, size_t n_docs,
+                                                const simdbpe_encode_options *opts,
+                                                unsigned threads, uint32_t **ids, size_t *n_ids,
+                                                size_t **offsets, simdbpe_error *err);
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,7 @@
  * (recognised by their first bytes), read as streams. Documents are whole
  * files, the parts between a separator, lines, or one JSON object per line
  * (the string at a key). Outputs: text ids, raw u16/u32, llm.c shards,
- * Megatron .bin/.idx, datatrove .ds (tools/BULK.md has the layouts).
+ * Megatron .bin/.idx, datatrove .ds (tools/DATASET.md has the layouts).
  *
  * Use: simdbpe_dataset_new (options) -> simdbpe_dataset_prepare (inputs)
  * -> simdbpe_dataset_run -> simdbpe_dataset_result_of -> simdbpe_dataset_free,
@@ -38,9 +38,10 @@
  * apply. Misused options are SIMDBPE_ERR_INVALID_ARG, unreadable inputs and
  * unwritable outputs SIMDBPE_ERR_IO, bad documents the encoder's status (or
  * SIMDBPE_ERR_INVALID_ARG for a malformed JSON record; a damaged .gz/.zst
- * stream is SIMDBPE_ERR_IO). Messages are the words `simdbpe encode` and
- * `simdbpe merge` print after "simdbpe: ", which is why they name the
- * command's options (--json-key, -o, ...).
+ * stream is SIMDBPE_ERR_IO). Messages name options by their fields here,
+ * in backquotes (`json_key`, `output_format`, `output`, ...), which the
+ * command-line tool and the Python package turn into their own spellings
+ * (--json-key; json_key=).
  *
  * Sharding: with world_size > 0 the run is rank `rank` of `world_size`: it
  * encodes input files i with i % world_size == rank into
@@ -84,6 +85,27 @@ typedef enum simdbpe_eot {
     SIMDBPE_EOT_PREPEND = 3  /* <|endoftext|> before each document */
 } simdbpe_eot;
 
+/*
+ * The names of the input formats, output formats and end-of-text modes, as
+ * `simdbpe encode` and `simdbpe merge` take them, the Python package's
+ * encode_files takes them and completion markers record them:
+ *
+ *   input formats   text lines jsonl
+ *   output formats  text u16 u32 llmc megatron datatrove count
+ *   eot             default none append prepend
+ *
+ * The *_name functions give a value's name, or NULL for a value that is
+ * none (the values count up from 0, so a loop from 0 lists them all); the
+ * *_of functions the value of a name, or SIMDBPE_ERR_INVALID_ARG for a name
+ * that is none.
+ */
+SIMDBPE_API const char *simdbpe_input_format_name(simdbpe_input_format format);
+SIMDBPE_API simdbpe_status simdbpe_input_format_of(const char *name, simdbpe_input_format *out);
+SIMDBPE_API const char *simdbpe_output_format_name(simdbpe_output_format format);
+SIMDBPE_API simdbpe_status simdbpe_output_format_of(const char *name, simdbpe_output_format *out);
+SIMDBPE_API const char *simdbpe_eot_name(simdbpe_eot eot);
+SIMDBPE_API simdbpe_status simdbpe_eot_of(const char *name, simdbpe_eot *out);
+
 /* What a run reports besides its result. */
 typedef enum simdbpe_dataset_event {
     /* A document skipped (skip_errors): "FILE: line L: reason". */
@@ -116,6 +138,9 @@ typedef struct simdbpe_dataset_options {
     const char *output;      /* a file or a prefix; NULL or "-": standard output
                               * (text, u16, u32 and count only) */
     simdbpe_eot eot;
+    const char *eot_token;   /* the end-of-text token: the text of one of the model's
+                              * added tokens, or an id in decimal; NULL: the model's
+                              * own (simdbpe_model_eot: <|endoftext|>, else its EOS) */
     unsigned dtype_bytes;    /* 2 or 4; 0: u16 when the vocabulary fits (megatron:
                               * fewer than 65,500 ids) */
     uint64_t shard_tokens;   /* llmc: tokens per shard (0: 100,000,000) */
@@ -125,7 +150,7 @@ typedef struct simdbpe_dataset_options {
                               * more than the input (when its size is known) has
                               * batches for */
     simdbpe_pool *pool;      /* run on this pool instead of an own one */
-    unsigned cache_mb;       /* each encoder's (0: 24 with one thread, else 12) */
+    unsigned cache_mb;       /* each encoder's (simdbpe_encoder_options; 0: its default) */
     size_t batch_bytes;      /* input bytes per batch, 16 .. 1 GiB (0: 128 KiB) */
     long rank, world_size;   /* world_size 0: not sharded */
 
@@ -135,7 +160,7 @@ typedef struct simdbpe_dataset_options {
 } simdbpe_dataset_options;
 
 /* Fills `o` with the defaults (all zero but rank/world_size). */
-void simdbpe_dataset_options_init(simdbpe_dataset_options *o);
+SIMDBPE_API void simdbpe_dataset_options_init(simdbpe_dataset_options *o);
 
 /* One input file's share of the result. */
 typedef struct simdbpe_dataset_file {
@@ -159,6 +184,7 @@ typedef struct simdbpe_dataset_result {
     simdbpe_output_format output_format;
     unsigned dtype_bytes;
     simdbpe_eot eot;     /* as applied (never DEFAULT) */
+    uint32_t eot_id;     /* the end-of-text id, when eot is not NONE */
     uint64_t input_size; /* known total size of this run's inputs, 0 if unknown */
 } simdbpe_dataset_result;
 
@@ -171,8 +197,9 @@ typedef struct simdbpe_dataset simdbpe_dataset;
  * model cannot serve (u16 ids for a large vocabulary, an end-of-text id it
  * lacks) SIMDBPE_ERR_UNSUPPORTED. Nothing is read or written.
  */
-simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dataset_options *opts,
-                                   simdbpe_dataset **out, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_new(const simdbpe_model *model,
+                                               const simdbpe_dataset_options *opts,
+                                               simdbpe_dataset **out, simdbpe_error *err);
 
 /*
  * Gives the run its inputs, paths[0 .. n_paths) (copied; every rank gets
@@ -182,42 +209,43 @@ simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dat
  * would overwrite an input (SIMDBPE_ERR_INVALID_ARG), selects the rank's
  * files and, for a sharded run, reads its marker. Nothing is written.
  */
-simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *paths,
-                                       size_t n_paths, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *paths,
+                                                   size_t n_paths, simdbpe_error *err);
 
 /* 1 when this rank's marker says it is finished: run does nothing. */
-int simdbpe_dataset_already_done(const simdbpe_dataset *ds);
+SIMDBPE_API int simdbpe_dataset_already_done(const simdbpe_dataset *ds);
 
 /* The marker path of a sharded run, else NULL. */
-const char *simdbpe_dataset_marker_path(const simdbpe_dataset *ds);
+SIMDBPE_API const char *simdbpe_dataset_marker_path(const simdbpe_dataset *ds);
 
 /* The input (of the full list) that is the same file as `path` (by device
  * and inode), or NULL: for callers with outputs of their own. */
-const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path);
+SIMDBPE_API const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path);
 
 /*
  * Encodes the prepared run: takes the output lock, writes everything under
  * temporary names, renames it into place, then writes the marker. Once per
  * object; nothing when the rank is already done.
  */
-simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err);
 
 /* new + prepare + run + free: the whole run in one call. `result` (may be
  * NULL) gets the totals but for the pointers, which die with the run. On
  * failure err->message holds the first 255 bytes of the message. */
-simdbpe_status simdbpe_dataset_encode_files(const simdbpe_model *model,
-                                            const simdbpe_dataset_options *opts,
-                                            const char *const *paths, size_t n_paths,
-                                            simdbpe_dataset_result *result, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_encode_files(const simdbpe_model *model,
+                                                        const simdbpe_dataset_options *opts,
+                                                        const char *const *paths, size_t n_paths,
+                                                        simdbpe_dataset_result *result,
+                                                        simdbpe_error *err);
 
 /* The totals (after a successful run; zero before). */
-const simdbpe_dataset_result *simdbpe_dataset_result_of(const simdbpe_dataset *ds);
+SIMDBPE_API const simdbpe_dataset_result *simdbpe_dataset_result_of(const simdbpe_dataset *ds);
 
 /* The whole message of the last failure (err->message holds at most 255
  * bytes of it); "" when there was none. */
-const char *simdbpe_dataset_message(const simdbpe_dataset *ds);
+SIMDBPE_API const char *simdbpe_dataset_message(const simdbpe_dataset *ds);
 
-void simdbpe_dataset_free(simdbpe_dataset *ds);
+SIMDBPE_API void simdbpe_dataset_free(simdbpe_dataset *ds);
 
 /* ------------------------------------------------------------------ merge */
 
@@ -249,11 +277,26 @@ typedef struct simdbpe_merge_result {
  * output that is a part's file is SIMDBPE_ERR_INVALID_ARG, a bad or missing
  * part SIMDBPE_ERR_IO. `result` may be NULL.
  */
-simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const char *const *parts,
-                                     size_t n_parts, simdbpe_merge_result *result,
-                                     simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts,
+                                                 const char *const *parts, size_t n_parts,
+                                                 simdbpe_merge_result *result, simdbpe_error *err);
 
 /* -------------------------------------------------------------- utilities */
+
+/*
+ * Input arguments as `simdbpe encode` takes them, into paths: "-" is
+ * standard input; "@LIST" the paths LIST names, one a line (blank lines
+ * ignored); an argument with *, ? or [ that is no file's name a glob
+ * pattern, its matches in sorted order; anything else a path. No argument
+ * at all is standard input. A list naming no file and a pattern matching
+ * none are errors (a typo never means "no input"): SIMDBPE_ERR_INVALID_ARG
+ * or SIMDBPE_ERR_IO, the argument in the message. *paths (malloc'd, with
+ * its strings) is released with simdbpe_dataset_inputs_free.
+ */
+SIMDBPE_API simdbpe_status simdbpe_dataset_expand_inputs(const char *const *args, size_t n_args,
+                                                         char ***paths, size_t *n_paths,
+                                                         simdbpe_error *err);
+SIMDBPE_API void simdbpe_dataset_inputs_free(char **paths, size_t n);
 
 /*
  * One input read as the engine reads it: "-" is standard input, gzip and
@@ -263,15 +306,15 @@ simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const ch
 typedef struct simdbpe_dataset_input simdbpe_dataset_input;
 
 /* SIMDBPE_ERR_IO (err->message: strerror's words) when it cannot be opened. */
-simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
-                                          simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
+                                                      simdbpe_error *err);
 /* Up to `cap` decompressed bytes into buf: their count, 0 at the end, or -1
  * with the reason in err (e.g. "truncated gzip stream: unexpected end of
  * file"; the bytes decoded before it were delivered). */
-long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
-                                simdbpe_error *err);
+SIMDBPE_API long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap,
+                                            simdbpe_error *err);
 /* NULL is a no-op. */
-void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
+SIMDBPE_API void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
 
 /*
  * A file of the caller's that appears under its name only when complete,
@@ -285,21 +328,27 @@ void simdbpe_dataset_input_close(simdbpe_dataset_input *in);
  */
 typedef struct simdbpe_dataset_file_out simdbpe_dataset_file_out;
 
-simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_out **out,
-                                         simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_dataset_file_open(const char *path,
+                                                     simdbpe_dataset_file_out **out,
+                                                     simdbpe_error *err);
 /* Buffered; the first failure is reported by commit. */
-void simdbpe_dataset_file_write(simdbpe_dataset_file_out *f, const void *data, size_t len);
-simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f, simdbpe_error *err);
+SIMDBPE_API void simdbpe_dataset_file_write(simdbpe_dataset_file_out *f, const void *data,
+                                            size_t len);
+SIMDBPE_API simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f,
+                                                       simdbpe_error *err);
 /* Removes the file unless it was committed, and frees; NULL is a no-op. */
-void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
+SIMDBPE_API void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f);
 
 /*
- * On SIGINT, SIGTERM, SIGHUP and SIGPIPE, remove every temporary output and
- * lock of the running processes' runs, then die of the signal. For
- * programs (the CLI); a library user with its own signal handling leaves
- * it alone.
+ * Removes every temporary output and lock of the runs and merges in
+ * progress in this process, so that none is left behind when it dies:
+ * async-signal-safe, for a program's handler of SIGINT, SIGTERM, SIGHUP
+ * and SIGPIPE, which then ends the program (the CLI's does). The library
+ * installs no handler; while it renames a set of outputs into place it
+ * holds those four signals back in the renaming thread, so that such a
+ * handler never sees a set half in place.
  */
-void simdbpe_dataset_cleanup_on_signals(void);
+SIMDBPE_API void simdbpe_dataset_remove_temporaries(void);
 
 #ifdef __cplusplus
 }

@@ -106,7 +106,7 @@ typedef struct simdbpe_train_options {
 
 /* Defaults: vocab_size 30000, no minimum frequency, no specials, lines
  * mode, no separator, one thread per CPU, strict UTF-8, no progress. */
-void simdbpe_train_options_init(simdbpe_train_options *opts);
+SIMDBPE_API void simdbpe_train_options_init(simdbpe_train_options *opts);
 
 typedef struct simdbpe_trainer simdbpe_trainer;
 
@@ -116,9 +116,9 @@ typedef struct simdbpe_trainer simdbpe_trainer;
  * the number of distinct special tokens, or a special token is empty, has
  * '\n' or is not valid UTF-8.
  */
-simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *opts, simdbpe_trainer **out,
-                                   simdbpe_error *err);
-void simdbpe_trainer_free(simdbpe_trainer *t);
+SIMDBPE_API simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *opts,
+                                               simdbpe_trainer **out, simdbpe_error *err);
+SIMDBPE_API void simdbpe_trainer_free(simdbpe_trainer *t);
 
 /*
  * Feeds the next `len` bytes of the current stream (typically a file). The
@@ -128,36 +128,37 @@ void simdbpe_trainer_free(simdbpe_trainer *t);
  * of the stream and err->line its 1-based line. After an error the trainer
  * accepts nothing more but can still be freed.
  */
-simdbpe_status simdbpe_trainer_feed(simdbpe_trainer *t, const void *data, size_t len,
-                                    simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_trainer_feed(simdbpe_trainer *t, const void *data, size_t len,
+                                                simdbpe_error *err);
 
 /* Ends the current stream: its last line or document is complete. The next
  * feed() starts a new stream at offset 0, line 1. */
-simdbpe_status simdbpe_trainer_end_stream(simdbpe_trainer *t, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_trainer_end_stream(simdbpe_trainer *t, simdbpe_error *err);
 
 /*
  * Computes the merges (ends the current stream first). Fails with
  * SIMDBPE_ERR_INVALID_ARG ("empty corpus") if no text was fed. Called once.
  */
-simdbpe_status simdbpe_trainer_train(simdbpe_trainer *t, simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_trainer_train(simdbpe_trainer *t, simdbpe_error *err);
 
 /* ---- results, valid after simdbpe_trainer_train() ---- */
 
 /* Number of ids: 256 + merged tokens + specials that are not already tokens. */
-uint32_t simdbpe_trainer_vocab_size(const simdbpe_trainer *t);
+SIMDBPE_API uint32_t simdbpe_trainer_vocab_size(const simdbpe_trainer *t);
 /* Number of merges (one more line each in merges.txt). */
-size_t simdbpe_trainer_merge_count(const simdbpe_trainer *t);
+SIMDBPE_API size_t simdbpe_trainer_merge_count(const simdbpe_trainer *t);
 /* Unique words counted (after train()). */
-uint64_t simdbpe_trainer_unique_words(const simdbpe_trainer *t);
+SIMDBPE_API uint64_t simdbpe_trainer_unique_words(const simdbpe_trainer *t);
 
 /* The i-th merge: its pair, the id of the token it makes and the pair's
  * count when it was chosen. */
-simdbpe_status simdbpe_trainer_merge_at(const simdbpe_trainer *t, size_t i, uint32_t *left,
-                                        uint32_t *right, uint32_t *id, uint64_t *count);
+SIMDBPE_API simdbpe_status simdbpe_trainer_merge_at(const simdbpe_trainer *t, size_t i,
+                                                    uint32_t *left, uint32_t *right, uint32_t *id,
+                                                    uint64_t *count);
 
 /* The bytes of token `id` (for a special token, its text). */
-simdbpe_status simdbpe_trainer_token_bytes(const simdbpe_trainer *t, uint32_t id,
-                                           const uint8_t **bytes, size_t *len);
+SIMDBPE_API simdbpe_status simdbpe_trainer_token_bytes(const simdbpe_trainer *t, uint32_t id,
+                                                       const uint8_t **bytes, size_t *len);
 
 /*
  * The files, in memory: vocab.json (compact JSON object, byte-level keys;
@@ -167,18 +168,18 @@ simdbpe_status simdbpe_trainer_token_bytes(const simdbpe_trainer *t, uint32_t id
  * `out` (capacity `cap`) and the size into *out_len; if `cap` is too small
  * returns SIMDBPE_ERR_BUFFER_TOO_SMALL with the size needed in *out_len.
  */
-simdbpe_status simdbpe_trainer_vocab_json(const simdbpe_trainer *t, char *out, size_t cap,
-                                          size_t *out_len);
-simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, size_t cap,
-                                          size_t *out_len);
+SIMDBPE_API simdbpe_status simdbpe_trainer_vocab_json(const simdbpe_trainer *t, char *out,
+                                                      size_t cap, size_t *out_len);
+SIMDBPE_API simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out,
+                                                      size_t cap, size_t *out_len);
 
 /* The trained vocabulary as an HF tokenizers `tokenizer.json`: the same
  * vocabulary and merges, the trainer's pre-tokenizer (a ByteLevel with
  * GPT-2's regex, or the family's Split patterns then ByteLevel), the
  * specials as special added tokens; HF tokenizers loads it and encodes as
  * simdbpe does. Same buffer contract as simdbpe_trainer_vocab_json. */
-simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *out, size_t cap,
-                                              size_t *out_len);
+SIMDBPE_API simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *out,
+                                                          size_t cap, size_t *out_len);
 
 /*
  * Writes DIR/vocab.json, DIR/merges.txt, DIR/tokenizer.json and, when
@@ -189,8 +190,8 @@ simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *ou
  * not exist (not its parents). The result loads with
  * simdbpe_model_open(DIR).
  */
-simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
-                                    simdbpe_error *err);
+SIMDBPE_API simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
+                                                simdbpe_error *err);
 
 #ifdef __cplusplus
 }

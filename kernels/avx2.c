@@ -9,9 +9,9 @@
 #include "body.inc.h"
 
 /* Byte -> id with plain loads, eight bytes per step. AVX2's vpgatherdd
- * was measured slower than scalar loads on this AMD EPYC (Zen) machine
- * (1.0-1.3 GB/s against 1.6-3.3), so the AVX2 set does not use it; the
- * explicit shifts also keep the compiler from vectorising into gathers. */
+ * was measured slower than these loads on Zen (bench/README.md), so the
+ * AVX2 set does not use it; the explicit shifts also keep the compiler
+ * from vectorising into gathers. */
 static void map_bytes_avx2(const uint8_t *s, size_t len, const uint32_t table[256],
                            uint32_t *out)
 {
@@ -75,7 +75,7 @@ static void classes8(const uint8_t *p, const uint32_t *bmp2, unsigned *letter, u
  * gather is one instruction for eight table words, where the scalar loop
  * pays a dependent load and a poorly predicted branch per character:
  * multilingual text alternates letters and marks); groups without a lead
- * are skipped. Pre-tokenizing the multilingual corpus: 28.0 -> 23.0 ms. */
+ * are skipped (bench/README.md has the gain). */
 static int lead_classes_avx2(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
                              simdbpe__lead_classes *out)
 {

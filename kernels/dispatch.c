@@ -6,19 +6,17 @@
  * only if the CPU reports its instruction set, so a forced but unsupported
  * set is refused rather than run.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "kernels.h"
 
 static const simdbpe__kernels *available[4];
-static int available_ready;
+static pthread_once_t available_once = PTHREAD_ONCE_INIT;
 
-/* Fills `available` once. Racing threads compute the same list, so the
- * race is harmless; the flag is written last. */
-static void detect(void)
+/* Fills `available` (once: pthread_once). */
+static void fill(void)
 {
-    if (__atomic_load_n(&available_ready, __ATOMIC_ACQUIRE))
-        return;
     const simdbpe__kernels *list[4];
     size_t n = 0;
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
@@ -34,7 +32,11 @@ static void detect(void)
     list[n++] = &simdbpe__kernels_scalar;
     list[n] = NULL;
     memcpy(available, list, sizeof list);
-    __atomic_store_n(&available_ready, 1, __ATOMIC_RELEASE);
+}
+
+static void detect(void)
+{
+    pthread_once(&available_once, fill);
 }
 
 const simdbpe__kernels *const *simdbpe__kernels_available(void)

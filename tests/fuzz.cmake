@@ -61,15 +61,15 @@ simdbpe_fuzz_target(roundtrip)
 simdbpe_fuzz_target(replace)
 simdbpe_fuzz_target(model_load)
 simdbpe_fuzz_target(kernels)
-simdbpe_fuzz_target(model_compiled LIBS PkgConfig::XXHASH)
+simdbpe_fuzz_target(model_compiled LIBS PkgConfig::SIMDBPE_DEPS)
 simdbpe_fuzz_target(jsonl SOURCES ${PROJECT_SOURCE_DIR}/src/dataset/reader_jsonl.c
-                    INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::JANSSON m)
+                    INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::SIMDBPE_DEPS m)
 simdbpe_fuzz_target(train SOURCES ${SIMDBPE_FUZZ_DIR}/train_ref.c)
 simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::TESTS_PCRE2)
 simdbpe_fuzz_target(hf_json)
 simdbpe_fuzz_target(tiktoken)
 simdbpe_fuzz_target(exact SOURCES ${SIMDBPE_FUZZ_DIR}/exact_ref.c
-                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::JANSSON)
+                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::SIMDBPE_DEPS)
 # The references of fuzz_exact and fuzz_train without coverage
 # instrumentation: their loops are not what the fuzzer should explore, and
 # instrumented they took most (exact) or half (train) of each input's time.
@@ -107,10 +107,10 @@ endforeach()
 add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)
 target_link_libraries(fuzz_make_sbpe_seeds PRIVATE simdbpe)
 
-# ---- adversarial inputs (tests/test_adversarial.c, data in tests/adversarial/)
+# ---- adversarial inputs (tests/adversarial/test_adversarial.c, data in tests/adversarial/)
 # One ctest per long kind so `ctest -j` spreads them over the cores.
 pkg_check_modules(ADV_DEPS REQUIRED IMPORTED_TARGET jansson libcrypto)
-add_executable(test_adversarial test_adversarial.c)
+add_executable(test_adversarial adversarial/test_adversarial.c)
 target_include_directories(test_adversarial PRIVATE
   ${CMAKE_CURRENT_SOURCE_DIR}/adversarial ${PROJECT_SOURCE_DIR}/kernels)
 target_compile_definitions(test_adversarial PRIVATE
@@ -123,7 +123,7 @@ foreach(kind one_letter letters digits punctuation spaces whitespace cjk emoji l
 endforeach()
 
 # JSON Lines records that are huge or escaped everywhere, through the CLI.
-add_executable(test_adversarial_jsonl test_adversarial_jsonl.c)
+add_executable(test_adversarial_jsonl adversarial/test_adversarial_jsonl.c)
 target_include_directories(test_adversarial_jsonl PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/adversarial)
 target_compile_definitions(test_adversarial_jsonl PRIVATE
   SIMDBPE_ADV_DIR="${CMAKE_CURRENT_SOURCE_DIR}/adversarial")
@@ -132,4 +132,4 @@ add_test(NAME adversarial_jsonl COMMAND test_adversarial_jsonl)
 set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
 simdbpe_fuzz_target(dataset)
-simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::ZSTD ZLIB::ZLIB)
+simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::SIMDBPE_DEPS)

@@ -1,6 +1,6 @@
 /*
  * pretok_ref.h - a slow, independent reference for the pre-tokenizer
- * families: the families' own regexes (simdbpe__pretok_patterns, the
+ * families: the families' own regexes (their records' patterns, the
  * texts of their tokenizer.json files) run by PCRE2, a backtracking
  * engine with the same leftmost-first alternation as Oniguruma (HF) and
  * fancy-regex (tiktoken), applied as HF applies Split(Isolated): matches
@@ -55,7 +55,11 @@ static inline void ref_die(const char *what)
 
 static inline void ref_open(ref_family *f, unsigned kind)
 {
-    const char *const *pats = simdbpe__pretok_patterns(kind, &f->n);
+    const simdbpe__pretok_family *fam = simdbpe__pretok_family_of(kind);
+    const char *const *pats = fam->patterns;
+    f->n = fam->n_patterns;
+    if (f->n > sizeof f->re / sizeof f->re[0])
+        ref_die("a family has more patterns than ref_family holds");
     for (size_t i = 0; i < f->n; i++) {
         int code;
         PCRE2_SIZE off;

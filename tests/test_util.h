@@ -203,7 +203,7 @@ static inline simdbpe_model *tu_gpt2(void)
 static inline simdbpe_encoder *tu_encoder(const simdbpe_model *m)
 {
     simdbpe_encoder *e = NULL;
-    cr_assert_eq(simdbpe_encoder_new(m, &e), SIMDBPE_OK, "simdbpe_encoder_new failed");
+    cr_assert_eq(simdbpe_encoder_new(m, &e, NULL), SIMDBPE_OK, "simdbpe_encoder_new failed");
     return e;
 }
 

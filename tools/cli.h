@@ -27,8 +27,10 @@ int cmd_encode(const char *name, int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 
-/* The top-level usage text (simdbpe --help). */
+/* The top-level usage text (simdbpe --help), and encode's and count's. */
 extern const char cli_usage_text[];
+extern const char cli_encode_help[];
+extern const char cli_count_help[];
 
 /* What a usage error of these commands ends with. */
 #define CLI_USAGE_HINT "Try 'simdbpe --help'.\n"
@@ -38,6 +40,19 @@ int cli_usage_error(const char *fmt, ...) CLI_PRINTF(1, 2);
 
 /* "simdbpe: <message>" on stderr. */
 void cli_error(const char *fmt, ...) CLI_PRINTF(1, 2);
+
+/* On SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove the library's temporary
+ * outputs and locks (simdbpe_dataset_remove_temporaries), then die of the
+ * signal, so that an interrupted command leaves no partial file. */
+void cli_cleanup_on_signals(void);
+
+/* A library message with the options it names in its words (`json_key`)
+ * turned into the flags that set them (--json-key): malloc'd, or NULL when
+ * out of memory. */
+char *cli_flags(const char *msg);
+/* cli_error and cli_usage_error of a library message, in flags. */
+void cli_library_error(const char *msg);
+int cli_library_usage_error(const char *msg);
 
 /* "<stdin>" for "-", else the path itself. */
 const char *cli_display_name(const char *path);

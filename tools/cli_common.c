@@ -1,13 +1,35 @@
 /*
  * cli_common.c - argument and message helpers shared by the commands.
  */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "simdbpe_dataset.h"
+
 #include "cli.h"
+
+static void on_fatal_signal(int sig)
+{
+    simdbpe_dataset_remove_temporaries();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_cleanup_on_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_fatal_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
 
 int cli_usage_error(const char *fmt, ...)
 {
@@ -28,6 +50,63 @@ void cli_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
+}
+
+/* The library's option fields (simdbpe_dataset.h) and the flags that set
+ * them. */
+static const char *const FLAGS[][2] = {
+    {"input_format", "--input-format"}, {"json_key", "--json-key"},
+    {"doc_separator", "--doc-separator"}, {"output_format", "--output-format"},
+    {"output", "-o"}, {"eot_token", "--eot-token"}, {"eot", "--eot"}, {"dtype", "--dtype"},
+    {"shard_tokens", "--shard-tokens"}, {"threads", "--threads"}, {"cache_mb", "--cache-mb"},
+    {"batch_bytes", "--batch-bytes"}, {"errors", "--errors"}, {"skip_errors", "--on-error skip"},
+    {"special", "--special"}, {"add_special_tokens", "--add-special-tokens"},
+    {"format", "--output-format"}};
+
+char *cli_flags(const char *msg)
+{
+    size_t n = strlen(msg);
+    char *out = malloc(3 * n + 64);
+    if (!out)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n;) {
+        const char *close = msg[i] == '`' ? strchr(msg + i + 1, '`') : NULL;
+        if (!close) {
+            out[k++] = msg[i++];
+            continue;
+        }
+        size_t len = (size_t)(close - (msg + i + 1));
+        const char *flag = NULL;
+        for (size_t f = 0; f < sizeof FLAGS / sizeof *FLAGS && !flag; f++)
+            if (strlen(FLAGS[f][0]) == len && !memcmp(FLAGS[f][0], msg + i + 1, len))
+                flag = FLAGS[f][1];
+        if (flag) {
+            memcpy(out + k, flag, strlen(flag));
+            k += strlen(flag);
+        } else {
+            memcpy(out + k, msg + i + 1, len);
+            k += len;
+        }
+        i += len + 2;
+    }
+    out[k] = '\0';
+    return out;
+}
+
+void cli_library_error(const char *msg)
+{
+    char *m = cli_flags(msg);
+    cli_error("%s", m ? m : msg);
+    free(m);
+}
+
+int cli_library_usage_error(const char *msg)
+{
+    char *m = cli_flags(msg);
+    int rc = cli_usage_error("%s", m ? m : msg);
+    free(m);
+    return rc;
 }
 
 const char *cli_display_name(const char *path)

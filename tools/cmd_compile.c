@@ -15,6 +15,7 @@
 #include "simdbpe.h"
 
 #include "cmd_compile.h"
+#include "model_open.h"
 #include "options.h"
 
 static const char compile_usage[] =
@@ -71,10 +72,8 @@ int simdbpe_cmd_compile(int argc, char **argv)
     simdbpe_model *m;
     simdbpe_error err;
     double t0 = seconds();
-    if (simdbpe_model_open(a.model, &m, &err) != SIMDBPE_OK) {
-        fprintf(stderr, "simdbpe compile: cannot load model: %s\n", err.message);
+    if (cli_model_open(a.model, &m, NULL))
         return 1;
-    }
     double t1 = seconds();
     simdbpe_status st = simdbpe_model_save(m, a.output, &err);
     if (st != SIMDBPE_OK) {

@@ -20,6 +20,7 @@
 #include "simdbpe_dataset.h"
 
 #include "cli.h"
+#include "model_open.h"
 #include "options.h"
 
 typedef enum { DEC_TEXT, DEC_U16, DEC_U32 } dec_format;
@@ -323,12 +324,11 @@ int cmd_decode(int argc, char **argv)
     }
     simdbpe_model *model;
     simdbpe_error err;
-    if (simdbpe_model_open(o.model, &model, &err) != SIMDBPE_OK) {
-        cli_error("cannot load model: %s", err.message);
+    if (cli_model_open(o.model, &model, NULL)) {
         free(o.files);
         return EXIT_FAIL;
     }
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_dataset_file_out *out;
     if (simdbpe_dataset_file_open(o.output, &out, &err) != SIMDBPE_OK) {
         cli_error("%s: %s", o.output, err.message);
@@ -346,7 +346,7 @@ int cmd_decode(int argc, char **argv)
         rc = EXIT_FAIL;
     }
     simdbpe_dataset_file_discard(out); /* only frees a committed file */
-    if (rc == 0 && !o.quiet)
+    if (rc == 0 && !o.quiet && isatty(STDERR_FILENO)) /* else nothing on success */
         cli_error("decoded %llu document%s, %llu bytes, %llu tokens in %.3f s (%.1f MB/s)",
                   (unsigned long long)t.docs, t.docs == 1 ? "" : "s", (unsigned long long)t.bytes,
                   (unsigned long long)t.tokens, secs,

@@ -6,7 +6,7 @@
  * The issue-2 contract is the default: each FILE (stdin when none) is one
  * document, text output is one line of decimal ids per document, u16/u32
  * are bare little-endian ids, errors name the file, line and byte offset
- * and exit 1. Everything bulk (JSON Lines, compressed input, shards,
+ * and exit 1. Everything about datasets (JSON Lines, compressed input, shards,
  * Megatron/llm.c/datatrove outputs, threads, ranks) is opt-in.
  * Per-format defaults (--eot, --dtype) are the library's.
  */
@@ -22,6 +22,7 @@
 
 #include "cli.h"
 #include "inputs.h"
+#include "model_open.h"
 #include "options.h"
 #include "progress.h"
 #include "ranks.h"
@@ -29,12 +30,13 @@
 typedef struct encode_opts {
     int count; /* `simdbpe count` */
     const char *model;
-    int in_mode;
+    simdbpe_input_format in_mode;
     const char *json_key; /* NULL: not given */
     const char *sep_arg;
-    int format; /* simdbpe_output_format (format_names), or -1 = text */
+    simdbpe_output_format format; /* SIMDBPE_OUTPUT_TEXT unless given */
     const char *output;
-    int eot;   /* index in eot_names, or -1 = the format's default */
+    simdbpe_eot eot; /* SIMDBPE_EOT_DEFAULT unless given */
+    const char *eot_token; /* --eot-token, or NULL */
     int width; /* --dtype: 2, 4, or 0 = the format's default */
     uint64_t shard_tokens;
     int shard_tokens_set;
@@ -50,10 +52,6 @@ typedef struct encode_opts {
     int n_args;
 } encode_opts;
 
-static const char *const format_names[] = {"text",     "u16",       "u32", "llmc",
-                                           "megatron", "datatrove", NULL};
-static const char *const eot_names[] = {"none", "append", "prepend", NULL};
-
 /* ------------------------------------------------------------- options */
 
 /* The ranges of the count options, for their checks and messages.
@@ -64,7 +62,7 @@ static const char *const eot_names[] = {"none", "append", "prepend", NULL};
 static const struct {
     const char *name;
     uint64_t lo, hi;
-} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 3, 96},
+} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 1, 65536},
               {"--rank", 0, 1000000},               {"--world-size", 1, 1000000},
               {"--batch-bytes", 16, MAX_BATCH_BYTES}, {"--shard-tokens", 1, INT32_MAX},
               {NULL, 0, 0}};
@@ -82,7 +80,6 @@ static int choice(const char *val, const char *const *names, int *out)
     return *out < 0 ? -1 : 0;
 }
 
-static const char *const in_names[] = {"text", "lines", "jsonl", NULL};
 static const char *const special_names[] = {"text", "allow", "error", NULL};
 static const char *const error_names[] = {"strict", "replace", NULL};
 static const char *const on_error_names[] = {"stop", "skip", NULL};
@@ -96,7 +93,8 @@ static const opt_spec encode_options[] = {
     {"--input-format", 0, 1},  {"--special", 0, 1},        {"--errors", 0, 1},
     {"--on-error", 0, 1},      {"--threads", 0, 1},        {"--rank", 0, 1},
     {"--world-size", 0, 1},    {"--batch-bytes", 0, 1},    {"--output-format", 0, 1},
-    {"--eot", 0, 1},           {"--dtype", 0, 1},          {"--shard-tokens", 0, 1},
+    {"--eot", 0, 1},           {"--eot-token", 0, 1},      {"--dtype", 0, 1},
+    {"--shard-tokens", 0, 1},
     {"--cache-mb", 0, 1},      {"--add-special-tokens", 0, 0}, {NULL, 0, 0}};
 
 /* Options of encode and count. Returns 0 (set), -1 (bad value) or 1 (not
@@ -118,7 +116,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
     else if (!strcmp(name, "--summary"))
         o->summary = val;
     else if (!strcmp(name, "--input-format"))
-        bad = choice(val, in_names, &o->in_mode);
+        bad = simdbpe_input_format_of(val, &o->in_mode) ? -1 : 0;
     else if (!strcmp(name, "--special") && !(bad = choice(val, special_names, &v)))
         o->enc.special = (simdbpe_special_policy)v;
     else if (!strcmp(name, "--errors") && !(bad = choice(val, error_names, &v)))
@@ -129,7 +127,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
         bad = choice(val, on_error_names, &o->skip_errors);
     else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, MAX_THREADS, &n)))
         o->threads = (long)n;
-    else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 3, 96, &n)))
+    else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 1, 65536, &n)))
         o->cache_mb = (unsigned)n;
     else if (!strcmp(name, "--rank") && !(bad = count_in(val, 0, 1000000, &n)))
         o->rank = (long)n;
@@ -147,9 +145,11 @@ static int set_encode_only(encode_opts *o, const char *name, const char *val)
 {
     int v = 0, bad = 0;
     if (!strcmp(name, "--output-format"))
-        bad = choice(val, format_names, &o->format);
-    else if (!strcmp(name, "--eot") && !(bad = choice(val, eot_names, &v)))
-        o->eot = v; /* eot_names order: none, append, prepend */
+        bad = simdbpe_output_format_of(val, &o->format) ? -1 : 0;
+    else if (!strcmp(name, "--eot"))
+        bad = simdbpe_eot_of(val, &o->eot) ? -1 : 0;
+    else if (!strcmp(name, "--eot-token"))
+        o->eot_token = val;
     else if (!strcmp(name, "--dtype") && !(bad = choice(val, dtype_names, &v)))
         o->width = v == 0 ? 2 : 4;
     else if (!strcmp(name, "--shard-tokens")) {
@@ -186,14 +186,15 @@ static int set_option(void *ctx, const char *name, const char *val)
 /* Returns 0, OPT_HELP (the help was printed) or an exit code. */
 static int parse_args(encode_opts *o, int is_count, int argc, char **argv)
 {
-    opt_command cmd = {is_count ? "count" : "encode", encode_options, cli_usage_text, "simdbpe",
-                       CLI_USAGE_HINT};
+    opt_command cmd = {is_count ? "count" : "encode", encode_options,
+                       is_count ? cli_count_help : cli_encode_help, "simdbpe", CLI_USAGE_HINT};
     static const simdbpe_encode_options enc = SIMDBPE_ENCODE_OPTIONS_INIT;
     memset(o, 0, sizeof *o);
     o->enc = enc;
     o->count = is_count;
     o->model = "gpt2";
-    o->format = o->eot = -1;
+    o->format = SIMDBPE_OUTPUT_TEXT;
+    o->eot = SIMDBPE_EOT_DEFAULT;
     o->rank = o->world = -1;
     o->args = calloc((size_t)argc + 1, sizeof *o->args);
     if (!o->args)
@@ -209,15 +210,14 @@ static int dataset_options(const encode_opts *o, const rank_info *rank, simdbpe_
                            char **sep)
 {
     simdbpe_dataset_options_init(d);
-    d->input_format = (simdbpe_input_format)o->in_mode;
+    d->input_format = o->in_mode;
     d->json_key = o->json_key;
     d->encode = o->enc;
     d->skip_errors = o->skip_errors;
-    d->output_format = o->count ? SIMDBPE_OUTPUT_COUNT
-                       : o->format < 0 ? SIMDBPE_OUTPUT_TEXT
-                                       : (simdbpe_output_format)o->format;
+    d->output_format = o->count ? SIMDBPE_OUTPUT_COUNT : o->format;
     d->output = o->output;
-    d->eot = o->eot < 0 ? SIMDBPE_EOT_DEFAULT : (simdbpe_eot)(o->eot + 1);
+    d->eot = o->eot;
+    d->eot_token = o->eot_token;
     d->dtype_bytes = (unsigned)o->width;
     d->shard_tokens = o->shard_tokens_set ? o->shard_tokens : 0;
     d->model_name = o->model;
@@ -279,15 +279,30 @@ static json_t *message_json(const char *msg)
     return j;
 }
 
-static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
-                         const rank_info *r, simdbpe_dataset_file_out *out)
+/* The one line a terminal gets at the end. */
+static void print_summary_line(const encode_opts *o, const simdbpe_dataset_result *t)
 {
+    double mbs = t->seconds > 0 ? (double)t->bytes / t->seconds / 1e6 : 0;
+    cli_error("%s %llu document%s, %llu tokens, %.1f MB in %.2f s (%.1f MB/s, %u thread%s)%s",
+              o->count ? "counted" : "encoded", (unsigned long long)t->documents,
+              t->documents == 1 ? "" : "s", (unsigned long long)t->tokens,
+              (double)t->bytes / 1e6, t->seconds, mbs, t->threads, t->threads == 1 ? "" : "s",
+              t->skipped ? "; some skipped (--summary FILE lists them)" : "");
+}
+
+static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
+                         const rank_info *r, simdbpe_dataset_file_out *out, json_t *notices)
+{
+    if (!o->summary) {
+        if (!o->quiet && isatty(STDERR_FILENO))
+            print_summary_line(o, t);
+        return 0;
+    }
     json_t *skips = json_array();
     for (size_t i = 0; skips && i < t->n_skipped_documents; i++)
         json_array_append_new(skips, message_json(t->skipped_documents[i]));
     double mbs = t->seconds > 0 ? (double)t->bytes / t->seconds / 1e6 : 0;
-    const char *format =
-        t->output_format == SIMDBPE_OUTPUT_COUNT ? "count" : format_names[t->output_format];
+    const char *format = simdbpe_output_format_name(t->output_format);
     json_t *s = json_pack("{sssIsIsIsIsfsfsIsosbsisssssi}", "command", o->count ? "count" : "encode",
                           "documents", (json_int_t)t->documents, "tokens", (json_int_t)t->tokens,
                           "bytes", (json_int_t)t->bytes, "text_bytes",
@@ -299,6 +314,10 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
     long rss = cli_peak_rss_kb();
     if (s)
         json_object_set_new(s, "cuts", json_integer((json_int_t)t->cuts));
+    if (s && t->eot != SIMDBPE_EOT_NONE && t->output_format != SIMDBPE_OUTPUT_COUNT)
+        json_object_set_new(s, "eot_token", json_integer((json_int_t)t->eot_id));
+    if (s)
+        json_object_set(s, "notices", notices);
     if (s && rss >= 0)
         json_object_set_new(s, "peak_rss_kb", json_integer(rss));
     if (s && r->active) {
@@ -312,7 +331,9 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
         return EXIT_FAIL;
     }
     int rc = 0;
-    if (o->summary) {
+    if (!strcmp(o->summary, "-")) {
+        fprintf(stderr, "%s\n", text);
+    } else {
         /* `out` was opened before the encode, so that a summary path that
          * cannot be written fails before any work. */
         simdbpe_error err;
@@ -322,13 +343,8 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
             cli_error("%s: %s", o->summary, err.message);
             rc = EXIT_FAIL;
         }
-    } else if (!o->quiet) {
-        fprintf(stderr, "%s\n", text);
     }
     free(text);
-    if (t->skipped)
-        cli_error("%llu document%s skipped (listed in the summary)",
-                  (unsigned long long)t->skipped, t->skipped == 1 ? "" : "s");
     return rc;
 }
 
@@ -343,6 +359,8 @@ typedef struct run {
     simdbpe_dataset *ds;
     simdbpe_dataset_file_out *summary; /* --summary FILE, opened before the encode */
     progress *prog;
+    int on_tty; /* standard error is a terminal (and not --quiet) */
+    json_t *notices; /* what the run said on the way (in the summary) */
 } run;
 
 static void run_free(run *r)
@@ -352,19 +370,30 @@ static void run_free(run *r)
     inputs_free(&r->files);
     free(r->sep);
     simdbpe_model_free(r->model);
+    json_decref(r->notices);
     free(r->o.args);
 }
 
-/* Skipped documents and notices, unless --quiet. */
+/* A notice: in the summary, and on a terminal. */
+static void notice(run *r, const char *text)
+{
+    char *m = cli_flags(text);
+    json_array_append_new(r->notices, json_string(m ? m : text));
+    if (r->on_tty)
+        cli_error("%s", m ? m : text);
+    free(m);
+}
+
+/* Skipped documents (listed in the summary) and notices: on a terminal. */
 static void on_message(void *user, simdbpe_dataset_event event, const char *text)
 {
-    const run *r = user;
-    if (r->o.quiet)
-        return;
-    if (event == SIMDBPE_DATASET_SKIPPED)
-        cli_error("skipping %s", text);
-    else
-        cli_error("%s", text);
+    run *r = user;
+    if (event == SIMDBPE_DATASET_SKIPPED) {
+        if (r->on_tty)
+            cli_error("skipping %s", text);
+    } else {
+        notice(r, text);
+    }
 }
 
 static int on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
@@ -377,7 +406,7 @@ static int on_progress(void *user, uint64_t raw, uint64_t bytes, uint64_t docs)
 /* The exit code for a failure of the library (after printing it). */
 static int failed(const run *r, simdbpe_status st, const simdbpe_error *err)
 {
-    cli_error("%s", r->ds ? simdbpe_dataset_message(r->ds) : err->message);
+    cli_library_error(r->ds ? simdbpe_dataset_message(r->ds) : err->message);
     return st == SIMDBPE_ERR_INVALID_ARG || st == SIMDBPE_ERR_UNSUPPORTED ? EXIT_USAGE : EXIT_FAIL;
 }
 
@@ -396,7 +425,7 @@ static int configure(run *r)
     simdbpe_error err;
     simdbpe_status st = simdbpe_dataset_new(r->model, &d, &r->ds, &err);
     if (st == SIMDBPE_ERR_INVALID_ARG)
-        return cli_usage_error("%s", err.message);
+        return cli_library_usage_error(err.message);
     return st ? failed(r, st, &err) : 0;
 }
 
@@ -428,7 +457,7 @@ static int prepare(run *r)
     }
     if (!simdbpe_dataset_already_done(r->ds))
         return 0;
-    if (!r->o.quiet)
+    if (r->on_tty) /* success: said on a terminal only */
         cli_error("rank %ld of %ld is already done (%s): nothing to do", r->rank.rank,
                   r->rank.world, simdbpe_dataset_marker_path(r->ds));
     return -1;
@@ -436,9 +465,9 @@ static int prepare(run *r)
 
 static int execute(run *r)
 {
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_error err;
-    if (r->o.summary &&
+    if (r->o.summary && strcmp(r->o.summary, "-") &&
         simdbpe_dataset_file_open(r->o.summary, &r->summary, &err) != SIMDBPE_OK) {
         cli_error("%s: %s", r->o.summary, err.message);
         return EXIT_FAIL;
@@ -451,10 +480,10 @@ static int execute(run *r)
     progress_end(r->prog);
     r->prog = NULL;
     if (st) {
-        cli_error("%s", simdbpe_dataset_message(r->ds));
+        cli_library_error(simdbpe_dataset_message(r->ds));
         return EXIT_FAIL;
     }
-    return print_summary(&r->o, t, &r->rank, r->summary);
+    return print_summary(&r->o, t, &r->rank, r->summary, r->notices);
 }
 
 int cmd_encode(const char *name, int argc, char **argv)
@@ -466,11 +495,15 @@ int cmd_encode(const char *name, int argc, char **argv)
         run_free(&r);
         return 0;
     }
-    simdbpe_error err;
-    if (!rc && simdbpe_model_open(r.o.model, &r.model, &err) != SIMDBPE_OK) {
-        cli_error("cannot load model: %s", err.message);
-        rc = EXIT_FAIL;
-    }
+    r.on_tty = !r.o.quiet && isatty(STDERR_FILENO);
+    r.notices = json_array();
+    const char *ignored = NULL;
+    if (!rc && !r.notices)
+        rc = cli_usage_error("out of memory");
+    if (!rc)
+        rc = cli_model_open(r.o.model, &r.model, &ignored);
+    if (!rc && ignored)
+        notice(&r, ignored);
     if (!rc)
         rc = configure(&r);
     if (!rc)

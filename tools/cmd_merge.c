@@ -17,12 +17,8 @@
 #include "cli.h"
 #include "options.h"
 
-static const char *const merge_formats[] = {"megatron", "u16", "u32", "text", NULL};
-static const simdbpe_output_format merge_format_ids[] = {
-    SIMDBPE_OUTPUT_MEGATRON, SIMDBPE_OUTPUT_U16, SIMDBPE_OUTPUT_U32, SIMDBPE_OUTPUT_TEXT};
-
 typedef struct merge_args {
-    int format; /* index in merge_formats, or -1 */
+    const char *format; /* --output-format's name, or NULL */
     const char *output;
     int quiet;
     const char **names; /* the parts named */
@@ -42,12 +38,8 @@ static int set_option(void *ctx, const char *name, const char *val)
         a->output = val;
     } else if (!strcmp(name, "--quiet")) {
         a->quiet = 1;
-    } else { /* --output-format */
-        a->format = cli_pick(val, merge_formats);
-        if (a->format < 0)
-            return cli_usage_error("merge: bad --output-format '%s' (megatron, u16, u32 or "
-                                   "text; llm.c and datatrove parts are read as they are)",
-                                   val);
+    } else { /* --output-format, checked by the library */
+        a->format = val;
     }
     return 0;
 }
@@ -57,7 +49,6 @@ static int parse_args(merge_args *a, int argc, char **argv)
 {
     static const opt_command cmd = {"merge", merge_options, cli_usage_text, "simdbpe",
                                     CLI_USAGE_HINT};
-    a->format = -1;
     a->names = calloc((size_t)argc + 1, sizeof *a->names);
     if (!a->names)
         return cli_usage_error("out of memory");
@@ -66,7 +57,7 @@ static int parse_args(merge_args *a, int argc, char **argv)
         return rc;
     if (!a->output || !strcmp(a->output, "-"))
         return cli_usage_error("merge: give -o OUT");
-    if (a->format < 0)
+    if (!a->format)
         return cli_usage_error("merge: give --output-format megatron|u16|u32|text");
     return 0;
 }
@@ -88,11 +79,17 @@ int cmd_merge(int argc, char **argv)
         free(a.names);
         return rc == OPT_HELP ? 0 : rc;
     }
-    simdbpe_merge_options o = {merge_format_ids[a.format], a.output,
-                               a.quiet ? NULL : print_notice, NULL};
+    simdbpe_merge_options o = {SIMDBPE_OUTPUT_TEXT, a.output, a.quiet ? NULL : print_notice,
+                               NULL};
+    if (simdbpe_output_format_of(a.format, &o.format) != SIMDBPE_OK) {
+        free(a.names);
+        return cli_usage_error("merge: bad --output-format '%s' (megatron, u16, u32 or text; "
+                               "llm.c and datatrove parts are read as they are)",
+                               a.format);
+    }
     simdbpe_merge_result r;
     simdbpe_error err;
-    simdbpe_dataset_cleanup_on_signals();
+    cli_cleanup_on_signals();
     simdbpe_status st = simdbpe_dataset_merge(&o, a.names, a.n_names, &r, &err);
     free(a.names);
     if (st != SIMDBPE_OK) {

@@ -31,6 +31,7 @@
 #define EXIT_BAD_USAGE 2
 #define READ_CHUNK ((size_t)1 << 20)
 
+/* %s: the pre-tokenizer families (pretokenizer_names). */
 static const char train_usage[] =
     "usage: simdbpe train --vocab-size N [OPTIONS] -o DIR FILE...\n"
     "\n"
@@ -44,8 +45,8 @@ static const char train_usage[] =
     "  --vocab-size N       tokens in all: 256 bytes + merged tokens + specials\n"
     "  --min-frequency F    stop when the best pair occurs fewer than F times\n"
     "  --special TOKEN      a special token (repeatable), given the last ids\n"
-    "  --pre-tokenizer P    gpt2 (default) | cl100k (Llama-3) | qwen2 | o200k |\n"
-    "                       deepseek_v3: the family that splits text into words\n"
+    "  --pre-tokenizer P    the family that splits text into words (default:\n"
+    "                       the first): %s\n"
     "  --mode M             lines (default: each line with its newline is a\n"
     "                       sequence, as HF's train-from-files) | documents\n"
     "                       (each file, or each part between separators)\n"
@@ -69,6 +70,22 @@ typedef struct train_args {
     char **files;
     int n_files;
 } train_args;
+
+/* The library's pre-tokenizer families, `sep` between them, `last`
+ * before the last. */
+static const char *pretokenizer_names(const char *sep, const char *last)
+{
+    static char out[256];
+    size_t len = 0;
+    const char *name;
+    out[0] = '\0';
+    for (size_t k = 0; (name = simdbpe_pretokenizer_name_at(k)) && len < sizeof out; k++) {
+        const char *before = k == 0 ? "" : simdbpe_pretokenizer_name_at(k + 1) ? sep : last;
+        int w = snprintf(out + len, sizeof out - len, "%s%s", before, name);
+        len += w > 0 ? (size_t)w : 0;
+    }
+    return out;
+}
 
 static int usage_error(const char *what, const char *arg)
 {
@@ -117,15 +134,17 @@ static int apply_option(void *ctx, const char *name, const char *val)
     } else if (strcmp(name, "--special") == 0) {
         a->specials[a->n_specials++] = val;
     } else if (strcmp(name, "--pre-tokenizer") == 0) {
-        static const char *const families[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"};
-        size_t k = 0;
-        while (k < 5 && strcmp(val, families[k]) != 0)
-            k++;
-        if (k == 5)
-            return usage_error("--pre-tokenizer is gpt2, cl100k, qwen2, o200k or deepseek_v3, "
-                               "not",
-                               val);
-        a->opts.pre_tokenizer = families[k];
+        const char *family;
+        for (size_t k = 0; (family = simdbpe_pretokenizer_name_at(k)); k++)
+            if (strcmp(val, family) == 0)
+                break;
+        if (!family) {
+            char what[256];
+            snprintf(what, sizeof what, "--pre-tokenizer is %s, not",
+                     pretokenizer_names(", ", " or "));
+            return usage_error(what, val);
+        }
+        a->opts.pre_tokenizer = family;
     } else if (strcmp(name, "--mode") == 0) {
         if (strcmp(val, "lines") == 0)
             a->opts.mode = SIMDBPE_TRAIN_LINES;
@@ -163,8 +182,10 @@ static int apply_option(void *ctx, const char *name, const char *val)
 /* Returns 0, OPT_HELP (the help was printed) or an exit code. */
 static int parse_args(int argc, char **argv, train_args *a)
 {
-    static const opt_command cmd = {NULL, train_options, train_usage, "simdbpe train",
-                                    "Try 'simdbpe train --help'.\n"};
+    char help[sizeof train_usage + 256];
+    snprintf(help, sizeof help, train_usage, pretokenizer_names(" | ", " | "));
+    const opt_command cmd = {NULL, train_options, help, "simdbpe train",
+                             "Try 'simdbpe train --help'.\n"};
     simdbpe_train_options_init(&a->opts);
     a->specials = calloc((size_t)argc + 1, sizeof *a->specials);
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
@@ -340,7 +361,7 @@ static int run(train_args *a)
         }
     }
     double t_end = now_seconds();
-    if (rc == 0 && !a->quiet)
+    if (rc == 0 && !a->quiet && isatty(STDERR_FILENO)) /* else nothing on success */
         fprintf(stderr,
                 "simdbpe train: %zu merges, %u tokens, %llu unique words from %.1f MB in "
                 "%.2f s (counting %.2f s, merging %.2f s) -> %s\n",

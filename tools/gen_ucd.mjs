@@ -23,9 +23,9 @@
 //     cd tools/ucd-gen && npm ci && node ../gen_ucd.mjs
 // It overwrites src/pretok/ucd_tables.c and src/pretok/ucd_props.c (or the
 // paths given as first and second argument). The results are checked
-// against the tokenizers themselves by tests/test_ucd.c with
+// against the tokenizers themselves by tests/pretok/test_ucd.c with
 // tests/data/ucd_reference.txt (made by tools/ucd-gen/reference_classes.mjs)
-// and by tests/test_ucd_props.c with tests/data/ucd_props_reference.txt
+// and by tests/pretok/test_ucd_props.c with tests/data/ucd_props_reference.txt
 // (made by tools/ucd-gen/reference_props.mjs).
 
 import { readFileSync, writeFileSync } from 'node:fs';

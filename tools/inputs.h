@@ -26,7 +26,8 @@ typedef struct file_list {
     size_t n, cap;
 } file_list;
 
-/* Returns 0, or an exit code after printing why. */
+/* simdbpe_dataset_expand_inputs; returns 0, or an exit code after printing
+ * why. */
 int inputs_expand(char **args, int n_args, file_list *out);
 
 void inputs_free(file_list *l);

@@ -49,7 +49,7 @@ static result run_child(const simdbpe_model *m, size_t k, size_t bytes, int runs
     result r = {0};
     uint8_t *text = adv_generate(k, bytes, &r.len);
     simdbpe_encoder *enc;
-    if (!text || simdbpe_encoder_new(m, &enc) != SIMDBPE_OK)
+    if (!text || simdbpe_encoder_new(m, &enc, NULL) != SIMDBPE_OK)
         return r;
     simdbpe_encode_options opts = {.special = SIMDBPE_SPECIAL_AS_TEXT, .errors = SIMDBPE_UTF8_REPLACE};
     double t[64];

@@ -41,6 +41,9 @@ _Static_assert(sizeof(unsigned int) == 4, "Buffer format 'I' must be 32 bits");
 #define GIL_RELEASE_BYTES 512
 
 static PyObject *Error;
+/* An id that is no token: Error and KeyError at once, as tiktoken raises
+ * KeyError from decode and decode_single_token_bytes. */
+static PyObject *TokenIdError;
 
 /* ---------------------------------------------------------------- errors */
 
@@ -333,8 +336,10 @@ static simdbpe_encoder *take_encoder(Model *self)
     if (self->n_idle_enc > 0)
         return self->idle_enc[--self->n_idle_enc];
     simdbpe_encoder *e = NULL;
-    if (simdbpe_encoder_new(self->model, &e) != SIMDBPE_OK)
-        PyErr_NoMemory();
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encoder_new(self->model, &e, &err);
+    if (st != SIMDBPE_OK)
+        raise_nomem(st, &err);
     return e;
 }
 
@@ -365,7 +370,7 @@ static PyObject *model_encode(Model *self, PyObject *args, PyObject *kw)
     PyObject *text;
     int special = 0, errors = 0, as_buffer = 0;
     simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iipp", names, &text, &special, &errors,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iipi", names, &text, &special, &errors,
                                      &as_buffer, &o.add_special_tokens) ||
         check_model(self) || parse_options(special, errors, &o))
         return NULL;
@@ -400,6 +405,108 @@ static PyObject *model_encode(Model *self, PyObject *args, PyObject *kw)
         } else if (model_ints(self)) {
             res = ids_to_list_cached(ids, n, self->ints, self->n_ints);
         }
+        give_encoder(self, e);
+    }
+    if (view.obj)
+        PyBuffer_Release(&view);
+    return res;
+}
+
+/* The index of each byte boundary in characters, for byte offsets into
+ * UTF-8 text s[0..len): the count of non-continuation bytes before them,
+ * kept as the offsets rise (the spans' starts rise, and so do their ends). */
+typedef struct char_counter {
+    const char *s;
+    size_t len, at, chars; /* `chars` characters start before byte `at` */
+} char_counter;
+
+static size_t chars_before(char_counter *c, size_t b)
+{
+    if (b < c->at) {
+        c->at = 0;
+        c->chars = 0;
+    }
+    for (; c->at < b && c->at < c->len; c->at++)
+        c->chars += ((uint8_t)c->s[c->at] & 0xC0) != 0x80;
+    return c->chars;
+}
+
+/* v as a Python int (a new reference): the model's shared one when there
+ * is one (model_ints made). */
+static PyObject *int_of(Model *self, size_t v)
+{
+    if (v < self->n_ints)
+        return Py_NewRef(self->ints[v]);
+    return PyLong_FromSize_t(v);
+}
+
+/* encode_offsets(text, special=0, errors=0, add_special_tokens=0):
+ * (ids, offsets, pieces): per id (simdbpe_encode_offsets) its (start, end),
+ * in characters for a str, in bytes for bytes, and its piece (None for
+ * the post-processor's). */
+static PyObject *model_encode_offsets(Model *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"text", "special", "errors", "add_special_tokens", NULL};
+    PyObject *text;
+    int special = 0, errors = 0;
+    simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O|iii", names, &text, &special, &errors,
+                                     &o.add_special_tokens) ||
+        check_model(self) || parse_options(special, errors, &o))
+        return NULL;
+    const char *s;
+    size_t len;
+    Py_buffer view;
+    if (text_bytes(text, &s, &len, &view) < 0)
+        return NULL;
+    int in_chars = PyUnicode_Check(text);
+    simdbpe_encoder *e = take_encoder(self);
+    PyObject *res = NULL;
+    if (e) {
+        const uint32_t *ids;
+        simdbpe_span *spans = NULL;
+        size_t n;
+        simdbpe_error err;
+        simdbpe_status st;
+        Py_BEGIN_ALLOW_THREADS st = simdbpe_encode_offsets(e, s, len, &o, &ids, &spans, &n, &err);
+        Py_END_ALLOW_THREADS if (st != SIMDBPE_OK) raise_nomem(st, &err);
+        else if (model_ints(self))
+        {
+            PyObject *list = ids_to_list_cached(ids, n, self->ints, self->n_ints);
+            PyObject *offs = list ? PyList_New((Py_ssize_t)n) : NULL;
+            PyObject *pieces = offs ? PyList_New((Py_ssize_t)n) : NULL;
+            char_counter starts = {s, len, 0, 0}, ends = {s, len, 0, 0};
+            for (size_t i = 0; pieces && i < n; i++) {
+                size_t a = spans[i].start, b = spans[i].end;
+                if (in_chars) {
+                    a = chars_before(&starts, a);
+                    b = chars_before(&ends, b);
+                }
+                /* The model's shared ints where they reach (offsets and
+                 * pieces below the vocabulary size): making an int a number
+                 * was most of the call's time. */
+                PyObject *pa = int_of(self, a), *pb = int_of(self, b);
+                PyObject *t = pa && pb ? PyTuple_Pack(2, pa, pb) : NULL;
+                Py_XDECREF(pa);
+                Py_XDECREF(pb);
+                PyObject *p = spans[i].piece == SIMDBPE_NO_PIECE ? Py_NewRef(Py_None)
+                                                                 : int_of(self, spans[i].piece);
+                if (!t || !p) {
+                    Py_XDECREF(t);
+                    Py_XDECREF(p);
+                    Py_CLEAR(pieces);
+                } else {
+                    PyList_SET_ITEM(offs, (Py_ssize_t)i, t);
+                    PyList_SET_ITEM(pieces, (Py_ssize_t)i, p);
+                }
+            }
+            if (pieces)
+                res = PyTuple_Pack(3, list, offs, pieces);
+            Py_XDECREF(list);
+            Py_XDECREF(offs);
+            Py_XDECREF(pieces);
+        }
+        free(spans);
         give_encoder(self, e);
     }
     if (view.obj)
@@ -550,6 +657,52 @@ static PyObject *model_encode_batch(Model *self, PyObject *args, PyObject *kw)
     return res;
 }
 
+/* An id given as a Python int or anything with __index__ (numpy integers):
+ * TypeError for anything else and OverflowError below 0 or past 32 bits,
+ * as tiktoken (and HF tokenizers) raise them. `what` and `i` (or -1) name
+ * it in the message. */
+static int id_arg(PyObject *o, uint32_t *out, const char *what, Py_ssize_t i)
+{
+    PyObject *num = PyNumber_Index(o);
+    if (!num)
+        return -1; /* TypeError: '<type>' object cannot be interpreted as an integer */
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(num, &overflow);
+    Py_DECREF(num);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 0 || v > (long long)UINT32_MAX) {
+        if (i >= 0)
+            PyErr_Format(PyExc_OverflowError, "%s[%zd] is not a token id (0 .. 2**32-1)", what, i);
+        else
+            PyErr_Format(PyExc_OverflowError, "%s is not a token id (0 .. 2**32-1)", what);
+        return -1;
+    }
+    *out = (uint32_t)v;
+    return 0;
+}
+
+/* Raises TokenIdError (message `msg`) for the id at position `index` (or
+ * SIMDBPE_NO_POSITION). Returns NULL. */
+static PyObject *raise_token_id(const char *msg, uint64_t index)
+{
+    PyObject *exc = PyObject_CallFunction(TokenIdError, "s", msg);
+    if (!exc)
+        return NULL;
+    static const char *const names[] = {"status", "byte_offset", "document", "index"};
+    PyObject *vals[] = {PyUnicode_FromString(simdbpe_status_name(SIMDBPE_ERR_TOKEN_ID)),
+                        Py_NewRef(Py_None), Py_NewRef(Py_None), position_or_none(index)};
+    int ok = 1;
+    for (size_t k = 0; k < 4; k++)
+        ok = ok && vals[k] && PyObject_SetAttrString(exc, names[k], vals[k]) == 0;
+    for (size_t k = 0; k < 4; k++)
+        Py_XDECREF(vals[k]);
+    if (ok)
+        PyErr_SetObject(TokenIdError, exc);
+    Py_DECREF(exc);
+    return NULL;
+}
+
 /* The ids of a decode call as a uint32 array (a 'I' buffer is used in place). */
 static uint32_t *ids_arg(PyObject *o, size_t *n, Py_buffer *view, int *owned)
 {
@@ -577,18 +730,13 @@ static uint32_t *ids_arg(PyObject *o, size_t *n, Py_buffer *view, int *owned)
         return NULL;
     }
     for (Py_ssize_t i = 0; i < len; i++) {
-        /* PyNumber_Index: numpy integers and other int-like objects too. */
-        PyObject *num = PyNumber_Index(PySequence_Fast_GET_ITEM(fast, i));
-        unsigned long long v = num ? PyLong_AsUnsignedLongLong(num) : 0;
-        Py_XDECREF(num);
-        if (!num || PyErr_Occurred() || v > UINT32_MAX) {
-            PyErr_Clear();
-            PyErr_Format(PyExc_ValueError, "ids[%zd] is not a token id", i);
+        uint32_t v;
+        if (id_arg(PySequence_Fast_GET_ITEM(fast, i), &v, "ids", i) < 0) {
             PyMem_Free(ids);
             Py_DECREF(fast);
             return NULL;
         }
-        ids[i] = (uint32_t)v;
+        ids[i] = v;
     }
     Py_DECREF(fast);
     *n = (size_t)len;
@@ -617,7 +765,12 @@ static PyObject *model_decode_bytes(Model *self, PyObject *arg)
                                 &got, &err);
         }
     }
-    if (st != SIMDBPE_OK) {
+    if (st == SIMDBPE_ERR_TOKEN_ID) {
+        Py_CLEAR(res);
+        char msg[64]; /* tiktoken's words */
+        snprintf(msg, sizeof msg, "Invalid token for decoding: %u", ids[err.index]);
+        raise_token_id(msg, err.index);
+    } else if (st != SIMDBPE_OK) {
         Py_CLEAR(res);
         raise_nomem(st, &err);
     }
@@ -636,26 +789,100 @@ static PyObject *model_vocab_size(Model *self, PyObject *unused)
     return PyLong_FromUnsignedLong(simdbpe_model_vocab_size(self->model));
 }
 
+/* token_bytes(id): the bytes of one token; TokenIdError (a KeyError whose
+ * message is the id, as tiktoken's) when it has none. */
 static PyObject *model_token_bytes(Model *self, PyObject *arg)
 {
-    unsigned long id = PyLong_AsUnsignedLong(arg);
-    if (PyErr_Occurred() || check_model(self))
+    uint32_t id;
+    if (check_model(self) || id_arg(arg, &id, "token", -1) < 0)
         return NULL;
     const uint8_t *b;
     size_t len;
-    simdbpe_error err = {0};
-    simdbpe_status st = SIMDBPE_ERR_TOKEN_ID;
-    if (id <= UINT32_MAX)
-        st = simdbpe_model_token_bytes(self->model, (uint32_t)id, &b, &len);
-    if (st != SIMDBPE_OK) {
-        snprintf(err.message, sizeof err.message, "token id %lu is not in the vocabulary", id);
-        err.byte_offset = err.index = SIMDBPE_NO_POSITION;
-        return raise_error(st, &err, 0);
+    if (simdbpe_model_token_bytes(self->model, id, &b, &len) != SIMDBPE_OK) {
+        char msg[16];
+        snprintf(msg, sizeof msg, "%u", id);
+        return raise_token_id(msg, SIMDBPE_NO_POSITION);
     }
     return PyBytes_FromStringAndSize((const char *)b, (Py_ssize_t)len);
 }
 
-/* specials() -> [(text: bytes, id: int)] */
+/* token_table() -> [bytes or None]: every id's bytes, None for ids
+ * without a token. */
+static PyObject *model_token_table(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    uint32_t n = simdbpe_model_vocab_size(self->model);
+    PyObject *out = PyList_New((Py_ssize_t)n);
+    for (uint32_t id = 0; out && id < n; id++) {
+        const uint8_t *b;
+        size_t len;
+        PyObject *v = simdbpe_model_token_bytes(self->model, id, &b, &len) == SIMDBPE_OK
+                          ? PyBytes_FromStringAndSize((const char *)b, (Py_ssize_t)len)
+                          : Py_NewRef(Py_None);
+        if (!v) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)id, v);
+    }
+    return out;
+}
+
+static PyObject *model_pattern(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    const char *p = simdbpe_model_pattern(self->model);
+    if (!p)
+        Py_RETURN_NONE;
+    return PyUnicode_FromString(p);
+}
+
+/* eot() -> the model's end-of-text id (simdbpe_model_eot), or None. */
+static PyObject *model_eot(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    uint32_t id;
+    if (simdbpe_model_eot(self->model, &id) != SIMDBPE_OK)
+        Py_RETURN_NONE;
+    return PyLong_FromUnsignedLong(id);
+}
+
+static PyObject *model_pretokenizer(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    return PyUnicode_FromString(simdbpe_model_pretokenizer(self->model));
+}
+
+/* image() -> bytes: the model compiled (the .sbpe format), which
+ * model_from_image opens again: how a model with no file pickles. */
+static PyObject *model_image(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    size_t n = simdbpe_model_compiled_size(self->model), got;
+    PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+    if (!res)
+        return NULL;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_model_compile(self->model, PyBytes_AS_STRING(res), n, &got, &err);
+    if (st != SIMDBPE_OK) {
+        Py_DECREF(res);
+        return raise_nomem(st, &err);
+    }
+    return res;
+}
+
+/* specials() -> [(text: bytes, id: int, flags: int)]: every added token
+ * (flags SIMDBPE_ADDED_*). */
 static PyObject *model_specials(Model *self, PyObject *unused)
 {
     (void)unused;
@@ -668,7 +895,8 @@ static PyObject *model_specials(Model *self, PyObject *unused)
         const char *text;
         size_t len;
         simdbpe_model_special_at(self->model, i, &id, &text, &len);
-        PyObject *item = Py_BuildValue("(y#k)", text, (Py_ssize_t)len, (unsigned long)id);
+        PyObject *item = Py_BuildValue("(y#kI)", text, (Py_ssize_t)len, (unsigned long)id,
+                                       simdbpe_model_special_flags(self->model, i));
         if (!item) {
             Py_DECREF(out);
             return NULL;
@@ -755,12 +983,14 @@ static PyObject *dataset_totals(const simdbpe_dataset *ds)
     }
     PyObject *d = NULL;
     if (files)
-        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsO}", "documents", r->documents, "tokens",
+        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsOsN}", "documents", r->documents, "tokens",
                           r->tokens, "bytes", r->bytes, "text_bytes", r->text_bytes, "skipped",
                           r->skipped, "cuts", r->cuts, "skipped_documents", skips, "files",
                           files, "seconds", r->seconds, "kernel", r->kernel ? r->kernel : "",
                           "threads", r->threads, "already_done",
-                          simdbpe_dataset_already_done(ds) ? Py_True : Py_False);
+                          simdbpe_dataset_already_done(ds) ? Py_True : Py_False, "eot_token",
+                          r->eot == SIMDBPE_EOT_NONE ? Py_NewRef(Py_None)
+                                                     : PyLong_FromUnsignedLong(r->eot_id));
     Py_XDECREF(skips);
     Py_XDECREF(files);
     return d;
@@ -843,7 +1073,7 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
                             "special", "errors", "add_special_tokens", "skip_errors",
                             "output_format", "eot", "dtype_bytes", "shard_tokens", "model_name",
                             "threads", "cache_mb", "batch_bytes", "rank", "world_size",
-                            "progress", "on_message", NULL};
+                            "progress", "on_message", "eot_token", NULL};
     PyObject *list;
     const char *output = NULL, *sep = NULL;
     Py_ssize_t sep_len = 0;
@@ -854,11 +1084,11 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     py_run r = {0};
     simdbpe_dataset_options o;
     simdbpe_dataset_options_init(&o);
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKllOO", names, &list, &output,
-                                     &input, &o.json_key, &sep, &sep_len, &special, &errors, &add,
-                                     &skip, &format, &eot, &dtype, &shard, &o.model_name,
-                                     &threads, &cache_mb, &batch, &rank, &world, &r.progress,
-                                     &r.on_message) ||
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "Oy|izz#iippiiIKzIIKllOOz", names, &list,
+                                     &output, &input, &o.json_key, &sep, &sep_len, &special,
+                                     &errors, &add, &skip, &format, &eot, &dtype, &shard,
+                                     &o.model_name, &threads, &cache_mb, &batch, &rank, &world,
+                                     &r.progress, &r.on_message, &o.eot_token) ||
         check_model(self) || parse_options(special, errors, &o.encode))
         return NULL;
     if (r.progress == Py_None)
@@ -913,6 +1143,8 @@ static PyObject *model_encode_files(Model *self, PyObject *args, PyObject *kw)
     return res;
 }
 
+static PyObject *model_add_tokens(Model *self, PyObject *arg);
+
 static PyMethodDef model_methods[] = {
     {"encode_files", (PyCFunction)(void (*)(void))model_encode_files,
      METH_VARARGS | METH_KEYWORDS,
@@ -927,7 +1159,24 @@ static PyMethodDef model_methods[] = {
     {"decode_bytes", (PyCFunction)model_decode_bytes, METH_O, "The bytes of a sequence of ids."},
     {"vocab_size", (PyCFunction)model_vocab_size, METH_NOARGS, "One more than the largest id."},
     {"token_bytes", (PyCFunction)model_token_bytes, METH_O, "The bytes of one token."},
-    {"specials", (PyCFunction)model_specials, METH_NOARGS, "[(text bytes, id)] of specials."},
+    {"token_table", (PyCFunction)model_token_table, METH_NOARGS,
+     "Every id's bytes (None for ids without a token)."},
+    {"pattern", (PyCFunction)model_pattern, METH_NOARGS,
+     "The pre-tokenizer's regex (simdbpe_model_pattern), or None."},
+    {"eot", (PyCFunction)model_eot, METH_NOARGS,
+     "The model's end-of-text id (simdbpe_model_eot), or None."},
+    {"pretokenizer", (PyCFunction)model_pretokenizer, METH_NOARGS,
+     "The pre-tokenizer family's name."},
+    {"image", (PyCFunction)model_image, METH_NOARGS, "The model compiled (.sbpe bytes)."},
+    {"add_tokens", (PyCFunction)model_add_tokens, METH_O,
+     "add_tokens([(text, flags)]): (a new Model with them added, HF's count)."},
+    {"specials", (PyCFunction)model_specials, METH_NOARGS,
+     "[(text bytes, id, flags)] of the added tokens (flags: 1 special, 2 normalized, 4 also "
+     "in the BPE vocabulary)."},
+    {"encode_offsets", (PyCFunction)(void (*)(void))model_encode_offsets,
+     METH_VARARGS | METH_KEYWORDS,
+     "encode_offsets(text, special=0, errors=0, add_special_tokens=0): (ids, [(start, end)], "
+     "[piece]), offsets in characters of a str (bytes of bytes)."},
     {NULL, NULL, 0, NULL}};
 
 static PyTypeObject ModelType = {
@@ -1154,6 +1403,93 @@ static PyTypeObject TrainerType = {
     .tp_new = PyType_GenericNew,
 };
 
+/* ----------------------------------------------------------------- Input */
+
+/* One input read as the dataset engine reads it (simdbpe_dataset_input):
+ * gzip and zstd decompressed as a stream; simdbpe.open_input wraps it as
+ * a Python file object. */
+typedef struct {
+    PyObject_HEAD simdbpe_dataset_input *in;
+    PyObject *path;
+} Input;
+
+static int input_init(Input *self, PyObject *args, PyObject *kw)
+{
+    static char *names[] = {"path", NULL};
+    PyObject *path;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "O&", names, PyUnicode_FSConverter, &path))
+        return -1;
+    simdbpe_dataset_input_close(self->in);
+    self->in = NULL;
+    Py_XSETREF(self->path, path);
+    simdbpe_error err;
+    simdbpe_status st;
+    const char *p = PyBytes_AS_STRING(path);
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_dataset_input_open(p, &self->in, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK)
+    {
+        if (st == SIMDBPE_ERR_NOMEM)
+            PyErr_NoMemory();
+        else
+            PyErr_Format(PyExc_OSError, "%s: %s", p, err.message);
+        return -1;
+    }
+    return 0;
+}
+
+static void input_dealloc(Input *self)
+{
+    simdbpe_dataset_input_close(self->in);
+    Py_XDECREF(self->path);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* readinto(buffer) -> count (0 at the end); OSError (the file and the
+ * reason) for a damaged stream. */
+static PyObject *input_readinto(Input *self, PyObject *arg)
+{
+    if (!self->in) {
+        PyErr_SetString(PyExc_ValueError, "read of a closed input");
+        return NULL;
+    }
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_WRITABLE) < 0)
+        return NULL;
+    simdbpe_error err;
+    long got;
+    Py_BEGIN_ALLOW_THREADS got = simdbpe_dataset_input_read(self->in, b.buf, (size_t)b.len, &err);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+    if (got < 0)
+        return PyErr_Format(PyExc_OSError, "%s: %s", PyBytes_AS_STRING(self->path), err.message);
+    return PyLong_FromLong(got);
+}
+
+static PyObject *input_close(Input *self, PyObject *unused)
+{
+    (void)unused;
+    simdbpe_dataset_input_close(self->in);
+    self->in = NULL;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef input_methods[] = {
+    {"readinto", (PyCFunction)input_readinto, METH_O,
+     "readinto(buffer): decompressed bytes into buffer; their count, 0 at the end."},
+    {"close", (PyCFunction)input_close, METH_NOARGS, "Closes the input."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject InputType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "simdbpe._simdbpe.Input",
+    .tp_basicsize = sizeof(Input),
+    .tp_dealloc = (destructor)input_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Input(path): a file read as the dataset engine reads it (gzip and zstd "
+              "decompressed; \"-\" is standard input).",
+    .tp_methods = input_methods,
+    .tp_init = (initproc)input_init,
+    .tp_new = PyType_GenericNew,
+};
+
 /* ---------------------------------------------------------------- module */
 
 static PyObject *mod_version(PyObject *m, PyObject *unused)
@@ -1183,10 +1519,251 @@ static PyObject *mod_ids_buffer(PyObject *m, PyObject *arg)
     return copy ? buffer_wrap(copy, n, 0) : PyErr_NoMemory();
 }
 
+/* A Model object over `model` (taken over), or NULL. */
+static PyObject *model_wrap(simdbpe_model *model)
+{
+    Model *m = (Model *)ModelType.tp_alloc(&ModelType, 0);
+    if (!m) {
+        simdbpe_model_free(model);
+        return NULL;
+    }
+    m->model = model;
+    return (PyObject *)m;
+}
+
+/* add_tokens([(text, flags)]) -> (Model, count): simdbpe_model_add_tokens. */
+static PyObject *model_add_tokens(Model *self, PyObject *arg)
+{
+    if (check_model(self))
+        return NULL;
+    PyObject *seq = PySequence_Fast(arg, "tokens must be a sequence of (str, flags)");
+    if (!seq)
+        return NULL;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    simdbpe_added_token *t = PyMem_Calloc((size_t)n + 1, sizeof *t);
+    PyObject *res = NULL;
+    if (!t) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        Py_ssize_t len;
+        unsigned long flags;
+        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+            !(t[i].text = PyUnicode_AsUTF8AndSize(PyTuple_GET_ITEM(item, 0), &len)) ||
+            ((flags = PyLong_AsUnsignedLong(PyTuple_GET_ITEM(item, 1))) == (unsigned long)-1 &&
+             PyErr_Occurred())) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "tokens must be (str, flags) pairs");
+            goto done;
+        }
+        t[i].len = (size_t)len;
+        t[i].flags = (unsigned)flags;
+    }
+    simdbpe_model *m = NULL;
+    size_t count = 0;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_add_tokens(self->model, t, (size_t)n, &m, &count, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK) raise_nomem(st, &err);
+    else
+    {
+        PyObject *model = model_wrap(m);
+        if (model)
+            res = Py_BuildValue("(Nn)", model, (Py_ssize_t)count);
+    }
+done:
+    PyMem_Free(t);
+    Py_DECREF(seq);
+    return res;
+}
+
+/* model_from_tiktoken(ranks, encoding=None, pat_str=None, specials=None):
+ * a Model from a rank file's contents (simdbpe_model_load_tiktoken_with);
+ * specials a list of (text, id). */
+static PyObject *mod_model_from_tiktoken(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *names[] = {"ranks", "encoding", "pat_str", "specials", NULL};
+    Py_buffer ranks;
+    simdbpe_tiktoken_options o = SIMDBPE_TIKTOKEN_OPTIONS_INIT;
+    PyObject *specials = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|zzO", names, &ranks, &o.encoding, &o.pat_str,
+                                     &specials))
+        return NULL;
+    PyObject *seq = NULL, *res = NULL;
+    const char **texts = NULL;
+    uint32_t *ids = NULL;
+    if (specials != Py_None) {
+        if (!(seq = PySequence_Fast(specials, "specials must be a sequence of (text, id)")))
+            goto done;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+        texts = PyMem_Calloc((size_t)n + 1, sizeof *texts);
+        ids = PyMem_Calloc((size_t)n + 1, sizeof *ids);
+        if (!texts || !ids) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+            if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 ||
+                !(texts[i] = PyUnicode_AsUTF8(PyTuple_GET_ITEM(item, 0))) ||
+                id_arg(PyTuple_GET_ITEM(item, 1), &ids[i], "special token id", -1) < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_TypeError, "specials must be (str, int) pairs");
+                goto done;
+            }
+        }
+        o.special_texts = texts;
+        o.special_ids = ids;
+        o.n_specials = (size_t)n;
+    }
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st =
+        simdbpe_model_load_tiktoken_with(ranks.buf, (size_t)ranks.len, &o, &m, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK) raise_nomem(st, &err);
+    else res = model_wrap(m);
+done:
+    PyMem_Free(texts);
+    PyMem_Free(ids);
+    Py_XDECREF(seq);
+    PyBuffer_Release(&ranks);
+    return res;
+}
+
+/* model_from_buffer(data, name=None): a Model from a model file's contents
+ * (simdbpe_model_load_buffer). */
+static PyObject *mod_model_from_buffer(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *names[] = {"data", "name", NULL};
+    Py_buffer b;
+    const char *name = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "y*|z", names, &b, &name))
+        return NULL;
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_load_buffer(b.buf, (size_t)b.len, name, &m, &err);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+    if (st != SIMDBPE_OK)
+        return raise_nomem(st, &err);
+    return model_wrap(m);
+}
+
+/* expand_inputs([bytes]) -> [bytes]: simdbpe_dataset_expand_inputs (globs,
+ * @LIST); OSError or ValueError naming the argument. */
+static PyObject *mod_expand_inputs(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    size_t n;
+    const char **args = dataset_paths(arg, &n);
+    if (!args)
+        return NULL;
+    char **paths;
+    size_t n_paths;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_dataset_expand_inputs(args, n, &paths, &n_paths, &err);
+    PyMem_Free(args);
+    if (st != SIMDBPE_OK) {
+        if (st == SIMDBPE_ERR_NOMEM)
+            return PyErr_NoMemory();
+        PyObject *msg = PyUnicode_DecodeFSDefault(err.message);
+        if (msg)
+            PyErr_SetObject(st == SIMDBPE_ERR_IO ? PyExc_OSError : PyExc_ValueError, msg);
+        Py_XDECREF(msg);
+        return NULL;
+    }
+    PyObject *out = PyList_New((Py_ssize_t)n_paths);
+    for (size_t i = 0; out && i < n_paths; i++) {
+        PyObject *b = PyBytes_FromString(paths[i]);
+        if (!b) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyList_SET_ITEM(out, (Py_ssize_t)i, b);
+    }
+    simdbpe_dataset_inputs_free(paths, n_paths);
+    return out;
+}
+
+/* model_from_image(data): a Model from a compiled image (Model.image). */
+static PyObject *mod_model_from_image(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    Py_buffer b;
+    if (PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE) < 0)
+        return NULL;
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_load_compiled(b.buf, (size_t)b.len, &m, &err);
+    Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+    if (st != SIMDBPE_OK)
+        return raise_nomem(st, &err);
+    return model_wrap(m);
+}
+
 static PyMethodDef module_methods[] = {
+    {"model_from_tiktoken", (PyCFunction)(void (*)(void))mod_model_from_tiktoken,
+     METH_VARARGS | METH_KEYWORDS,
+     "model_from_tiktoken(ranks, encoding=None, pat_str=None, specials=None): a Model from "
+     "a rank file's contents."},
+    {"model_from_buffer", (PyCFunction)(void (*)(void))mod_model_from_buffer,
+     METH_VARARGS | METH_KEYWORDS,
+     "model_from_buffer(data, name=None): a Model from a model file's contents."},
+    {"expand_inputs", mod_expand_inputs, METH_O,
+     "expand_inputs([bytes]): the paths the arguments name (globs, @LIST), as `simdbpe "
+     "encode` takes them."},
+    {"model_from_image", mod_model_from_image, METH_O,
+     "model_from_image(data): a Model from a compiled image (Model.image())."},
     {"version", mod_version, METH_NOARGS, "The version of the linked library."},
     {"ids_buffer", mod_ids_buffer, METH_O, "A Buffer holding a sequence of ids."},
     {NULL, NULL, 0, NULL}};
+
+/* The library's names of a kind of value (simdbpe_dataset.h), as a tuple
+ * indexed by value: name(0), name(1), ... up to the first NULL. */
+static PyObject *names_tuple(const char *(*name)(unsigned))
+{
+    Py_ssize_t n = 0;
+    while (name((unsigned)n))
+        n++;
+    PyObject *t = PyTuple_New(n);
+    for (Py_ssize_t i = 0; t && i < n; i++) {
+        PyObject *s = PyUnicode_FromString(name((unsigned)i));
+        if (!s) {
+            Py_CLEAR(t);
+            break;
+        }
+        PyTuple_SET_ITEM(t, i, s);
+    }
+    return t;
+}
+
+static const char *input_format_name(unsigned v)
+{
+    return simdbpe_input_format_name((simdbpe_input_format)v);
+}
+static const char *output_format_name(unsigned v)
+{
+    return simdbpe_output_format_name((simdbpe_output_format)v);
+}
+static const char *eot_name(unsigned v)
+{
+    return simdbpe_eot_name((simdbpe_eot)v);
+}
+
+/* Adds the tuple of names as module attribute `attr`; -1 on failure. */
+static int add_names(PyObject *m, const char *attr, const char *(*name)(unsigned))
+{
+    PyObject *t = names_tuple(name);
+    int rc = t ? PyModule_AddObjectRef(m, attr, t) : -1;
+    Py_XDECREF(t);
+    return rc;
+}
 
 static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT, "_simdbpe",
                                         "simdbpe's C extension (use the simdbpe package).", -1,
@@ -1196,7 +1773,7 @@ PyMODINIT_FUNC PyInit__simdbpe(void);
 PyMODINIT_FUNC PyInit__simdbpe(void)
 {
     if (PyType_Ready(&BufferType) < 0 || PyType_Ready(&ModelType) < 0 ||
-        PyType_Ready(&TrainerType) < 0)
+        PyType_Ready(&TrainerType) < 0 || PyType_Ready(&InputType) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (!m)
@@ -1207,10 +1784,23 @@ PyMODINIT_FUNC PyInit__simdbpe(void)
         "name), `byte_offset` (into the text), `document` (index in a batch) and `index` "
         "(position of a bad id); None where they do not apply.",
         PyExc_ValueError, NULL);
-    if (!Error || PyModule_AddObjectRef(m, "Error", Error) < 0 ||
+    PyObject *bases = Error ? PyTuple_Pack(2, Error, PyExc_KeyError) : NULL;
+    if (bases)
+        TokenIdError = PyErr_NewExceptionWithDoc(
+            "simdbpe.TokenIdError",
+            "An id that is not a token (decode, decode_single_token_bytes): both simdbpe.Error "
+            "(status ERR_TOKEN_ID, `index` the id's position) and KeyError, as tiktoken raises.",
+            bases, NULL);
+    Py_XDECREF(bases);
+    if (!Error || !TokenIdError || PyModule_AddObjectRef(m, "Error", Error) < 0 ||
+        PyModule_AddObjectRef(m, "TokenIdError", TokenIdError) < 0 ||
         PyModule_AddObjectRef(m, "Model", (PyObject *)&ModelType) < 0 ||
         PyModule_AddObjectRef(m, "Trainer", (PyObject *)&TrainerType) < 0 ||
-        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0) {
+        PyModule_AddObjectRef(m, "Buffer", (PyObject *)&BufferType) < 0 ||
+        PyModule_AddObjectRef(m, "Input", (PyObject *)&InputType) < 0 ||
+        add_names(m, "INPUT_FORMATS", input_format_name) < 0 ||
+        add_names(m, "OUTPUT_FORMATS", output_format_name) < 0 ||
+        add_names(m, "EOTS", eot_name) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -99,7 +99,7 @@ simdbpe_status simdbpe_batch_new(const simdbpe_model *model, const simdbpe_batch
         b->own_pool = 1;
     }
     unsigned n = simdbpe_pool_threads(b->pool);
-    b->cache_mb = opts && opts->cache_mb ? opts->cache_mb : n > 1 ? 12 : 0;
+    b->cache_mb = opts ? opts->cache_mb : 0;
     b->workers = calloc(n, sizeof *b->workers);
     if (!b->workers) {
         simdbpe_batch_free(b);
@@ -156,7 +156,7 @@ static simdbpe_status ensure_encoder(simdbpe_batch *b, worker *w)
         return SIMDBPE_OK;
     simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
     eo.cache_mb = b->cache_mb;
-    return simdbpe_encoder_new_with(b->model, &eo, &w->enc);
+    return simdbpe_encoder_new_with(b->model, &eo, &w->enc, NULL);
 }
 
 /* Appends n ids to the worker's arena; -1 when out of memory. */

@@ -183,8 +183,3 @@ void simdbpe_pool_run(simdbpe_pool *p, size_t n_tasks, unsigned workers,
     }
     pthread_mutex_unlock(&p->run_mu);
 }
-
-void simdbpe_free(void *ptr)
-{
-    free(ptr);
-}

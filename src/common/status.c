@@ -14,6 +14,11 @@ const char *simdbpe_version(void)
     return SIMDBPE_VERSION_STRING;
 }
 
+void simdbpe_free(void *ptr)
+{
+    free(ptr);
+}
+
 const char *simdbpe_strerror(simdbpe_status status)
 {
     switch (status) {

@@ -5,8 +5,7 @@
  * Per-format defaults: EOT is none for text/u16/u32, prepend for llmc,
  * append for megatron and datatrove; the id width is 2 bytes unless the
  * vocabulary needs more (Megatron's own rule: u16 only when vocab < 65500).
- * The messages are those `simdbpe encode` prints, which is why they name
- * its options.
+ * Messages name options by their fields, in backquotes (simdbpe_dataset.h).
  */
 #include "dataset.h"
 
@@ -20,10 +19,9 @@
 #include "marker.h"
 
 /* 128 KB: each batch in flight holds its text and its ids (~2.5x the
- * text), freshly faulted in the first time round; with 1 MB batches the six
- * in flight for two threads cost ~2,500 more page faults than one thread
- * (10-25 us each on these VMs). mixed.jsonl.zst, 2 threads / 1: 1 MB 1.71x,
- * 512 KB 1.82x, 256 KB 1.81x, 128 KB 1.84x (medians of 3). */
+ * text), freshly faulted in the first time round, so larger batches cost
+ * more page faults than they save in hand-overs between threads
+ * (bench/README.md has the sizes measured). */
 #define DEFAULT_BATCH_BYTES (128u << 10)
 #define DEFAULT_SHARD_TOKENS 100000000u
 /* Every batch in flight is allocated at the batch size (a 1 TiB batch
@@ -31,13 +29,60 @@
 #define MAX_BATCH_BYTES ((size_t)1 << 30)
 #define MAX_THREADS 1024
 
-const char *const simdbpe__ds_format_names[] = {"text",     "u16",       "u32",   "llmc",
-                                                "megatron", "datatrove", "count", NULL};
-const char *const simdbpe__ds_eot_names[] = {"none", "append", "prepend", NULL};
+/* ------------------------------------------------------------- names */
+
+/* Indexed by value (simdbpe_dataset.h): the one list of each. */
+static const char *const INPUT_FORMATS[] = {[SIMDBPE_INPUT_TEXT] = "text",
+                                            [SIMDBPE_INPUT_LINES] = "lines",
+                                            [SIMDBPE_INPUT_JSONL] = "jsonl"};
+static const char *const OUTPUT_FORMATS[] = {
+    [SIMDBPE_OUTPUT_TEXT] = "text",           [SIMDBPE_OUTPUT_U16] = "u16",
+    [SIMDBPE_OUTPUT_U32] = "u32",             [SIMDBPE_OUTPUT_LLMC] = "llmc",
+    [SIMDBPE_OUTPUT_MEGATRON] = "megatron",   [SIMDBPE_OUTPUT_DATATROVE] = "datatrove",
+    [SIMDBPE_OUTPUT_COUNT] = "count"};
+static const char *const EOTS[] = {[SIMDBPE_EOT_DEFAULT] = "default", [SIMDBPE_EOT_NONE] = "none",
+                                   [SIMDBPE_EOT_APPEND] = "append",
+                                   [SIMDBPE_EOT_PREPEND] = "prepend"};
+#define COUNT_OF(a) (sizeof a / sizeof a[0])
+
+static const char *name_at(const char *const *names, size_t n, unsigned value)
+{
+    return value < n ? names[value] : NULL;
+}
+
+static simdbpe_status value_of(const char *const *names, size_t n, const char *name,
+                               unsigned *out)
+{
+    for (unsigned v = 0; name && v < n; v++)
+        if (strcmp(names[v], name) == 0) {
+            *out = v;
+            return SIMDBPE_OK;
+        }
+    return SIMDBPE_ERR_INVALID_ARG;
+}
+
+#define NAMES(fn, type, table)                                                                     \
+    const char *simdbpe_##fn##_name(type value)                                                    \
+    {                                                                                              \
+        return name_at(table, COUNT_OF(table), (unsigned)value);                                   \
+    }                                                                                              \
+    simdbpe_status simdbpe_##fn##_of(const char *name, type *out)                                  \
+    {                                                                                              \
+        unsigned v;                                                                                \
+        simdbpe_status st = value_of(table, COUNT_OF(table), name, &v);                            \
+        if (st == SIMDBPE_OK && out)                                                               \
+            *out = (type)v;                                                                        \
+        return out ? st : SIMDBPE_ERR_INVALID_ARG;                                                 \
+    }
+NAMES(input_format, simdbpe_input_format, INPUT_FORMATS)
+NAMES(output_format, simdbpe_output_format, OUTPUT_FORMATS)
+NAMES(eot, simdbpe_eot, EOTS)
+
+/* ------------------------------------------------------------ options */
 
 const char *simdbpe__ds_dtype_name(const writer_config *cfg)
 {
-    if (cfg->format == FMT_TEXT || cfg->format == FMT_COUNT)
+    if (cfg->format == SIMDBPE_OUTPUT_TEXT || cfg->format == SIMDBPE_OUTPUT_COUNT)
         return "text";
     return cfg->width == 2 ? "u16" : "u32";
 }
@@ -72,6 +117,9 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 #define OPT_FAIL(ds, err, st, ...)                                                                 \
     simdbpe__ds_fail(ds, err, st, SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, __VA_ARGS__)
 
+static simdbpe_status eot_id(simdbpe_dataset *ds, const simdbpe_dataset_options *o,
+                             writer_config *cfg, simdbpe_error *err);
+
 void simdbpe_dataset_options_init(simdbpe_dataset_options *o)
 {
     static const simdbpe_encode_options encode = SIMDBPE_ENCODE_OPTIONS_INIT;
@@ -93,48 +141,92 @@ static simdbpe_status configure_output(simdbpe_dataset *ds, simdbpe_error *err)
     const simdbpe_dataset_options *o = &ds->opts;
     writer_config *cfg = &ds->cfg;
     uint32_t vocab = simdbpe_model_vocab_size(ds->model);
-    out_format f = (out_format)o->output_format;
+    simdbpe_output_format f = o->output_format;
     cfg->format = f;
     cfg->output = ds->output;
     cfg->model_name = ds->model_name;
     cfg->shard_tokens = o->shard_tokens ? o->shard_tokens : DEFAULT_SHARD_TOKENS;
-    int binary_set = f == FMT_LLMC || f == FMT_MEGATRON || f == FMT_DATATROVE;
-    if ((unsigned)f > FMT_COUNT || (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4) ||
-        (unsigned)o->eot > SIMDBPE_EOT_PREPEND || o->shard_tokens > INT32_MAX)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad output format, dtype, eot or "
-                                                          "shard size");
+    int binary_set = f == SIMDBPE_OUTPUT_LLMC || f == SIMDBPE_OUTPUT_MEGATRON ||
+                     f == SIMDBPE_OUTPUT_DATATROVE;
+    if (!simdbpe_output_format_name(f))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`output_format` %d is not one",
+                        (int)f);
+    if (o->dtype_bytes && o->dtype_bytes != 2 && o->dtype_bytes != 4)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`dtype` of %u bytes: ids are 2 (u16) or 4 (u32) bytes", o->dtype_bytes);
+    if (!simdbpe_eot_name(o->eot))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`eot` %d is not one", (int)o->eot);
+    if (o->shard_tokens > INT32_MAX)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`shard_tokens` %llu is above the limit of %d",
+                        (unsigned long long)o->shard_tokens, INT32_MAX);
     if (o->dtype_bytes && !binary_set)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--dtype is for llmc, megatron and datatrove; for raw ids use "
-                        "--output-format u16 or u32");
-    if (o->shard_tokens && f != FMT_LLMC)
+                        "`dtype` is for the output formats llmc, megatron and datatrove; for "
+                        "raw ids use `output_format` u16 or u32");
+    if (o->shard_tokens && f != SIMDBPE_OUTPUT_LLMC)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--shard-tokens is for --output-format llmc");
+                        "`shard_tokens` is for `output_format` llmc");
     if (binary_set && (!o->output || !strcmp(o->output, "-")))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--output-format %s writes several files: give -o PREFIX",
-                        simdbpe__ds_format_names[f]);
+                        "`output_format` %s writes several files: give `output` a prefix",
+                        simdbpe_output_format_name(f));
     unsigned width = o->dtype_bytes;
-    if (f == FMT_U16)
+    if (f == SIMDBPE_OUTPUT_U16)
         width = 2;
-    else if (f == FMT_U32)
+    else if (f == SIMDBPE_OUTPUT_U32)
         width = 4;
     else if (!width)
-        width = (f == FMT_MEGATRON ? vocab < 65500 : vocab <= 65536) ? 2 : 4;
+        width = (f == SIMDBPE_OUTPUT_MEGATRON ? vocab < 65500 : vocab <= 65536) ? 2 : 4;
     if (width == 2 && vocab > 65536)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
                         "u16 ids: the model has %u ids, more than fit in 16 bits; use u32", vocab);
     cfg->width = width;
-    static const eot_mode defaults[] = {EOT_NONE, EOT_NONE, EOT_NONE, EOT_PREPEND,
-                                        EOT_APPEND, EOT_APPEND, EOT_NONE};
-    cfg->eot = o->eot != SIMDBPE_EOT_DEFAULT ? (eot_mode)(o->eot - 1) : defaults[f];
-    if (cfg->eot != EOT_NONE &&
-        simdbpe_model_special_id(ds->model, "<|endoftext|>", 13, &cfg->eot_id) != SIMDBPE_OK)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
-                        "--eot %s: the model has no <|endoftext|> token; use --eot none",
-                        simdbpe__ds_eot_names[cfg->eot]);
+    static const simdbpe_eot defaults[] = {[SIMDBPE_OUTPUT_TEXT] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_U16] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_U32] = SIMDBPE_EOT_NONE,
+                                           [SIMDBPE_OUTPUT_LLMC] = SIMDBPE_EOT_PREPEND,
+                                           [SIMDBPE_OUTPUT_MEGATRON] = SIMDBPE_EOT_APPEND,
+                                           [SIMDBPE_OUTPUT_DATATROVE] = SIMDBPE_EOT_APPEND,
+                                           [SIMDBPE_OUTPUT_COUNT] = SIMDBPE_EOT_NONE};
+    cfg->eot = o->eot != SIMDBPE_EOT_DEFAULT ? o->eot : defaults[f];
+    if (cfg->eot != SIMDBPE_EOT_NONE)
+        return eot_id(ds, o, cfg, err);
     cfg->count_lines = o->input_format != SIMDBPE_INPUT_TEXT || o->doc_separator != NULL;
     return SIMDBPE_OK;
+}
+
+/* The id put between documents: eot_token's (an added token's text, or an
+ * id), else the model's own end of text. */
+static simdbpe_status eot_id(simdbpe_dataset *ds, const simdbpe_dataset_options *o,
+                             writer_config *cfg, simdbpe_error *err)
+{
+    const char *given = ds->eot_token;
+    const char *mode = simdbpe_eot_name(cfg->eot);
+    if (!given) {
+        if (simdbpe_model_eot(ds->model, &cfg->eot_id) == SIMDBPE_OK)
+            return SIMDBPE_OK;
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_UNSUPPORTED,
+                        "`eot` %s: the model has no end-of-text token (<|endoftext|>, an EOS "
+                        "of its post-processor, <|end_of_text|>, </s>, ...); name one with "
+                        "`eot_token`, or use `eot` none",
+                        mode);
+    }
+    if (simdbpe_model_special_id(ds->model, given, strlen(given), &cfg->eot_id) == SIMDBPE_OK)
+        return SIMDBPE_OK;
+    char *end;
+    unsigned long long id = strtoull(given, &end, 10);
+    const uint8_t *b;
+    size_t len;
+    if (*given >= '0' && *given <= '9' && !*end && id <= UINT32_MAX &&
+        simdbpe_model_token_bytes(ds->model, (uint32_t)id, &b, &len) == SIMDBPE_OK) {
+        cfg->eot_id = (uint32_t)id;
+        return SIMDBPE_OK;
+    }
+    (void)o;
+    return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                    "`eot_token` '%s' is neither an added token of the model nor a token id",
+                    given);
 }
 
 /* The pipeline's job, but for the files (prepare) and the pool (run). */
@@ -144,7 +236,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     job *j = &ds->j;
     j->model = ds->model;
     j->enc = o->encode;
-    j->mode = (input_mode)o->input_format;
+    j->mode = o->input_format;
     j->skip_errors = o->skip_errors;
     /* A run that stops leaves no partial document on standard output. */
     j->hold_docs = o->skip_errors || !o->output || !strcmp(o->output, "-");
@@ -155,29 +247,36 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     j->threads = o->threads ? (int)o->threads
                  : o->pool  ? (int)simdbpe_pool_threads(o->pool)
                             : default_threads();
-    /* Each encoder's piece cache: the library's default (24 MB) for one
-     * thread; 12 MB each for more, whose caches compete for the CPU's
-     * shared one (one pass over the 100 MB English corpus on 2 threads:
-     * 378.8 MB/s with 12 MB each, 353.1 with 24; 1 thread 220.7 and
-     * 229.6, medians of 5). */
-    j->cache_mb = o->cache_mb ? o->cache_mb : j->threads > 1 ? 12 : 0;
-    if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL || o->threads > MAX_THREADS ||
-        (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES)) ||
-        (o->cache_mb && (o->cache_mb < 3 || o->cache_mb > 96)))
+    /* Each encoder's budget for its tables (0: the library's default). */
+    j->cache_mb = o->cache_mb;
+    if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "`input_format` %d is not one",
+                        (int)o->input_format);
+    if (o->threads > MAX_THREADS)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "bad input format, thread count, batch size or cache size");
-    if (o->json_key && j->mode != IN_JSONL)
+                        "`threads` %u is above the limit of %d (0: the CPUs this process may "
+                        "use)",
+                        o->threads, MAX_THREADS);
+    if (o->batch_bytes && (o->batch_bytes < 16 || o->batch_bytes > MAX_BATCH_BYTES))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--json-key is for --input-format jsonl");
-    if (o->doc_separator && j->mode != IN_TEXT)
+                        "`batch_bytes` %zu is not from 16 to %zu", o->batch_bytes,
+                        (size_t)MAX_BATCH_BYTES);
+    if (o->cache_mb > 65536)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
-                        "--doc-separator is for --input-format text");
+                        "`cache_mb` %u is above 65536 (0: the encoder's default)", o->cache_mb);
+    if (o->json_key && j->mode != SIMDBPE_INPUT_JSONL)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`json_key` is for `input_format` jsonl");
+    if (o->doc_separator && j->mode != SIMDBPE_INPUT_TEXT)
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
+                        "`doc_separator` is for `input_format` text");
     if (o->doc_separator && !o->doc_separator_len)
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "an empty --doc-separator");
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "an empty `doc_separator`");
     j->sep = (const unsigned char *)o->doc_separator;
     j->sep_len = o->doc_separator_len;
-    if (j->mode == IN_JSONL && jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
-        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad --json-key '%s'", ds->json_key);
+    if (j->mode == SIMDBPE_INPUT_JSONL &&
+        simdbpe__jsonl_key_parse(&j->key, ds->json_key ? ds->json_key : "text"))
+        return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG, "bad `json_key` '%s'", ds->json_key);
     return SIMDBPE_OK;
 }
 
@@ -187,14 +286,17 @@ static int copy_strings(simdbpe_dataset *ds, const simdbpe_dataset_options *o)
     ds->output = o->output ? strdup(o->output) : NULL;
     ds->model_name = strdup(o->model_name ? o->model_name : "gpt2");
     ds->json_key = o->json_key ? strdup(o->json_key) : NULL;
+    ds->eot_token = o->eot_token ? strdup(o->eot_token) : NULL;
     char *sep = o->doc_separator ? malloc(o->doc_separator_len + 1) : NULL;
     if (sep)
         memcpy(sep, o->doc_separator, o->doc_separator_len);
     ds->opts.doc_separator = sep;
     ds->opts.output = ds->output;
     ds->opts.json_key = ds->json_key;
+    ds->opts.eot_token = ds->eot_token;
     ds->opts.model_name = ds->model_name;
     return (o->output && !ds->output) || !ds->model_name || (o->json_key && !ds->json_key) ||
+                   (o->eot_token && !ds->eot_token) ||
                    (o->doc_separator && !sep)
                ? -1
                : 0;
@@ -244,7 +346,7 @@ simdbpe_status simdbpe_dataset_new(const simdbpe_model *model, const simdbpe_dat
 static simdbpe_status is_an_input(simdbpe_dataset *ds, const char *path, const char *what,
                                   simdbpe_error *err)
 {
-    long i = path ? files_find_same(&ds->all, path) : -1;
+    long i = path ? simdbpe__files_find_same(&ds->all, path) : -1;
     if (i < 0)
         return SIMDBPE_OK;
     return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_INVALID_ARG, (uint64_t)i, 0,
@@ -256,7 +358,7 @@ static simdbpe_status is_an_input(simdbpe_dataset *ds, const char *path, const c
 
 const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path)
 {
-    long i = path ? files_find_same(&ds->all, path) : -1;
+    long i = path ? simdbpe__files_find_same(&ds->all, path) : -1;
     return i < 0 ? NULL : ds->all.paths[i];
 }
 
@@ -266,8 +368,12 @@ const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *pa
 static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     static const char *const suffixes[][3] = {
-        [FMT_TEXT] = {""}, [FMT_U16] = {""}, [FMT_U32] = {""}, [FMT_COUNT] = {""},
-        [FMT_MEGATRON] = {".bin", ".idx"}, [FMT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
+        [SIMDBPE_OUTPUT_TEXT] = {""},
+        [SIMDBPE_OUTPUT_U16] = {""},
+        [SIMDBPE_OUTPUT_U32] = {""},
+        [SIMDBPE_OUTPUT_COUNT] = {""},
+        [SIMDBPE_OUTPUT_MEGATRON] = {".bin", ".idx"},
+        [SIMDBPE_OUTPUT_DATATROVE] = {".ds", ".ds.index", ".ds.metadata"}};
     simdbpe_status st = is_an_input(ds, ds->marker_path, "the rank's marker", err);
     const char *base = ds->cfg.output;
     if (st || !base || !strcmp(base, "-"))
@@ -276,19 +382,20 @@ static simdbpe_status outputs_not_inputs(simdbpe_dataset *ds, simdbpe_error *err
     char *path = malloc(n + 32);
     if (!path)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
-    if (ds->cfg.format == FMT_LLMC) {
+    if (ds->cfg.format == SIMDBPE_OUTPUT_LLMC) {
         /* Shards that exist now: _val_000000, then _train_000001, ... */
         for (size_t k = 0; !st; k++) {
             snprintf(path, n + 32, "%s_%s_%06zu.bin", base, k ? "train" : "val", k);
             if (access(path, F_OK) != 0)
                 break;
-            st = is_an_input(ds, path, "-o", err);
+            st = is_an_input(ds, path, "`output`", err);
         }
     } else {
-        int dsx = ds->cfg.format == FMT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
+        int dsx =
+            ds->cfg.format == SIMDBPE_OUTPUT_DATATROVE && n > 3 && !strcmp(base + n - 3, ".ds");
         for (int k = 0; !st && k < 3 && suffixes[ds->cfg.format][k]; k++) {
             snprintf(path, n + 32, "%s%s", base, suffixes[ds->cfg.format][k] + (dsx ? 3 : 0));
-            st = is_an_input(ds, path, "-o", err);
+            st = is_an_input(ds, path, "`output`", err);
         }
     }
     free(path);
@@ -302,16 +409,16 @@ static simdbpe_status read_marker(simdbpe_dataset *ds, simdbpe_error *err)
     marker m;
     char msg[600];
     const char *path = ds->marker_path;
-    int rc = marker_read(path, &m, msg, sizeof msg);
+    int rc = simdbpe__marker_read(path, &m, msg, sizeof msg);
     if (rc == 1)
         return SIMDBPE_OK;
     if (rc < 0)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO, "%s; remove it to run this rank again", msg);
-    int same = !strcmp(m.format, simdbpe__ds_format_names[ds->cfg.format]) &&
+    int same = !strcmp(m.format, simdbpe_output_format_name(ds->cfg.format)) &&
                !strcmp(m.dtype, simdbpe__ds_dtype_name(&ds->cfg)) &&
-               !strcmp(m.eot, simdbpe__ds_eot_names[ds->cfg.eot]) && m.rank == ds->opts.rank &&
+               !strcmp(m.eot, simdbpe_eot_name(ds->cfg.eot)) && m.rank == ds->opts.rank &&
                m.world == ds->opts.world_size && m.total_files == ds->all.n;
-    marker_free(&m);
+    simdbpe__marker_free(&m);
     if (!same)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO,
                         "%s was written by a different run (format, dtype, eot, rank, world size "
@@ -326,7 +433,7 @@ static simdbpe_status name_outputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     const simdbpe_dataset_options *o = &ds->opts;
     if (ds->cfg.output && strcmp(ds->cfg.output, "-")) {
-        ds->base = marker_base(o->rank, o->world_size, ds->cfg.output);
+        ds->base = simdbpe__marker_base(o->rank, o->world_size, ds->cfg.output);
         if (!ds->base)
             return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
         ds->cfg.output = ds->base;
@@ -346,7 +453,7 @@ simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *p
     if (ds->prepared || (n_paths && !paths))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_INVALID_ARG,
                         ds->prepared ? "the inputs are given once" : "no paths");
-    if (files_init(&ds->all, paths, n_paths))
+    if (simdbpe__files_init(&ds->all, paths, n_paths))
         return OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
     for (size_t i = 0; ds->opts.world_size > 1 && i < n_paths; i++)
         if (!strcmp(paths[i], "-"))
@@ -355,20 +462,20 @@ simdbpe_status simdbpe_dataset_prepare(simdbpe_dataset *ds, const char *const *p
                             ds->opts.world_size);
     char msg[4200];
     uint64_t bad;
-    simdbpe_status st = files_check(&ds->all, msg, sizeof msg, &bad);
+    simdbpe_status st = simdbpe__files_check(&ds->all, msg, sizeof msg, &bad);
     if (st)
         return simdbpe__ds_fail(ds, err, st, bad, 0, SIMDBPE_NO_POSITION, "%s", msg);
     st = name_outputs(ds, err);
     if (!st)
         st = outputs_not_inputs(ds, err);
-    if (!st && files_select_rank(&ds->all, ds->opts.rank, ds->opts.world_size, &ds->mine,
-                                 &ds->index))
+    if (!st && simdbpe__files_select_rank(&ds->all, ds->opts.rank, ds->opts.world_size, &ds->mine,
+                                          &ds->index))
         st = OPT_FAIL(ds, err, SIMDBPE_ERR_NOMEM, "out of memory");
     if (!st && ds->opts.world_size)
         st = read_marker(ds, err);
     if (st)
         return st;
-    ds->res.input_size = files_total_size(&ds->mine);
+    ds->res.input_size = simdbpe__files_total_size(&ds->mine);
     ds->prepared = 1;
     return SIMDBPE_OK;
 }
@@ -397,25 +504,26 @@ void simdbpe_dataset_free(simdbpe_dataset *ds)
 {
     if (!ds)
         return;
-    writer_free(ds->w);
-    run_totals_free(&ds->t);
+    simdbpe__writer_free(ds->w);
+    simdbpe__run_totals_free(&ds->t);
     free(ds->base);
     free(ds->marker_path);
     free(ds->index);
-    files_free_view(&ds->mine);
-    files_free(&ds->all);
-    jsonl_key_free(&ds->j.key);
+    simdbpe__files_free_view(&ds->mine);
+    simdbpe__files_free(&ds->all);
+    simdbpe__jsonl_key_free(&ds->j.key);
     free((void *)ds->opts.doc_separator);
     free(ds->output);
     free(ds->model_name);
     free(ds->json_key);
+    free(ds->eot_token);
     free(ds->message);
     free((void *)ds->res.skipped_documents);
-    outlock_release(&ds->lock); /* last: after every output is committed or removed */
+    simdbpe__outlock_release(&ds->lock); /* last: after every output is committed or removed */
     free(ds);
 }
 
-void simdbpe_dataset_cleanup_on_signals(void)
+void simdbpe_dataset_remove_temporaries(void)
 {
-    outfile_signals_install();
+    simdbpe__outfile_remove_all();
 }

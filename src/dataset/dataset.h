@@ -21,7 +21,7 @@
 struct simdbpe_dataset {
     const simdbpe_model *model;
     simdbpe_dataset_options opts;
-    char *output, *model_name, *json_key; /* copies */
+    char *output, *model_name, *json_key, *eot_token; /* copies */
     writer_config cfg;
     job j;
     file_list all;     /* every input, as given */
@@ -47,10 +47,7 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 #endif
     ;
 
-/* Names of the formats, EOT modes and dtypes as the CLI and markers spell
- * them. */
-extern const char *const simdbpe__ds_format_names[];
-extern const char *const simdbpe__ds_eot_names[];
+/* The dtype as markers spell it: "u16", "u32" or "text". */
 const char *simdbpe__ds_dtype_name(const writer_config *cfg);
 
 #endif

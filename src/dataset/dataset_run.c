@@ -17,9 +17,9 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
     const run_totals *t = &ds->t;
     marker m;
     memset(&m, 0, sizeof m);
-    m.format = (char *)simdbpe__ds_format_names[ds->cfg.format];
+    m.format = (char *)simdbpe_output_format_name(ds->cfg.format);
     m.dtype = (char *)simdbpe__ds_dtype_name(&ds->cfg);
-    m.eot = (char *)simdbpe__ds_eot_names[ds->cfg.eot];
+    m.eot = (char *)simdbpe_eot_name(ds->cfg.eot);
     m.rank = ds->opts.rank;
     m.world = ds->opts.world_size;
     m.total_files = ds->all.n;
@@ -37,7 +37,7 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
             m.files[i].tokens = t->files[i].tokens;
             m.files[i].skipped = t->files[i].skipped;
         }
-        e = marker_write(ds->marker_path, &m);
+        e = simdbpe__marker_write(ds->marker_path, &m);
         free(m.files);
     }
     if (!e)
@@ -50,14 +50,14 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
 /* Finishes the outputs, renames them into place, then the marker. */
 static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
 {
-    int e = writer_finish(ds->w);
+    int e = simdbpe__writer_finish(ds->w);
     if (!e)
-        e = writer_commit(ds->w);
+        e = simdbpe__writer_commit(ds->w);
     if (e) {
         simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
                          SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, "cannot write %s: %s",
                          ds->w->err_path, strerror(e));
-        writer_discard(ds->w);
+        simdbpe__writer_discard(ds->w);
         return err ? err->status : SIMDBPE_ERR_IO;
     }
     return ds->marker_path ? write_marker(ds, err) : SIMDBPE_OK;
@@ -69,7 +69,7 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
  * decompress to 16 times their size; unknown sizes (stdin) bound nothing. */
 static void limit_threads(simdbpe_dataset *ds)
 {
-    uint64_t total = files_total_size(&ds->mine);
+    uint64_t total = simdbpe__files_total_size(&ds->mine);
     uint64_t unit = ds->j.batch_bytes < (64u << 10) ? ds->j.batch_bytes : 64u << 10;
     if (!total || total > UINT64_MAX / 16)
         return;
@@ -83,23 +83,23 @@ static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     const char *out = ds->cfg.output;
     char err_path[512];
-    int e = outlock_take(&ds->lock, out, ds->opts.on_message, ds->opts.user);
+    int e = simdbpe__outlock_take(&ds->lock, out, ds->opts.on_message, ds->opts.user);
     if (e == EBUSY)
         return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                                 SIMDBPE_NO_POSITION,
                                 "another run is writing %s (it holds %s.lock): wait for it to "
-                                "end, or choose another -o",
+                                "end, or choose another `output`",
                                 out, out);
     /* Another failure (a missing directory) is reported by the writer,
      * which names its own file; the lock's is said only if it alone fails. */
     int lock_err = e;
-    e = writer_open(&ds->w, &ds->cfg, err_path, sizeof err_path);
+    e = simdbpe__writer_open(&ds->w, &ds->cfg, err_path, sizeof err_path);
     if (e)
         return simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
                                 SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, "%s: %s", err_path,
                                 strerror(e));
     if (lock_err) {
-        writer_discard(ds->w);
+        simdbpe__writer_discard(ds->w);
         return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
                                 SIMDBPE_NO_POSITION, "%s.lock: %s", out, strerror(lock_err));
     }
@@ -114,19 +114,19 @@ static simdbpe_status encode(simdbpe_dataset *ds, simdbpe_error *err)
     if (!ds->j.pool) {
         simdbpe_status st = simdbpe_pool_new((unsigned)ds->j.threads, &own, err);
         if (st) {
-            writer_discard(ds->w);
+            simdbpe__writer_discard(ds->w);
             return simdbpe__ds_fail(ds, err, st, SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION,
                                     "%s", err ? err->message : simdbpe_strerror(st));
         }
         ds->j.pool = own;
     }
     run_failure f;
-    int rc = pipeline_run(&ds->j, ds->w, &ds->t, &f);
+    int rc = simdbpe__pipeline_run(&ds->j, ds->w, &ds->t, &f);
     simdbpe_pool_free(own);
     ds->j.pool = NULL;
     if (!rc)
         return SIMDBPE_OK;
-    writer_discard(ds->w);
+    simdbpe__writer_discard(ds->w);
     simdbpe_status st = f.message ? f.status : SIMDBPE_ERR_NOMEM;
     /* The pipeline's file index is in this rank's list; err's in `paths`. */
     uint64_t file = f.file < ds->mine.n ? ds->index[f.file] : SIMDBPE_NO_POSITION;
@@ -181,6 +181,7 @@ simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err)
     ds->res.output_format = (simdbpe_output_format)ds->cfg.format;
     ds->res.dtype_bytes = ds->cfg.width;
     ds->res.eot = (simdbpe_eot)(ds->cfg.eot + 1);
+    ds->res.eot_id = ds->cfg.eot_id;
     st = open_outputs(ds, err);
     if (!st)
         st = encode(ds, err);

@@ -42,9 +42,9 @@ simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_
     simdbpe_dataset_file_out *f = calloc(1, sizeof *f);
     if (!f)
         return fail(err, ENOMEM);
-    int e = outfile_open(&f->o, path);
+    int e = simdbpe__outfile_open(&f->o, path);
     if (e) {
-        outfile_discard(&f->o);
+        simdbpe__outfile_discard(&f->o);
         free(f);
         return fail(err, e);
     }
@@ -54,14 +54,14 @@ simdbpe_status simdbpe_dataset_file_open(const char *path, simdbpe_dataset_file_
 
 void simdbpe_dataset_file_write(simdbpe_dataset_file_out *f, const void *data, size_t len)
 {
-    outfile_write(&f->o, data, len);
+    simdbpe__outfile_write(&f->o, data, len);
 }
 
 simdbpe_status simdbpe_dataset_file_commit(simdbpe_dataset_file_out *f, simdbpe_error *err)
 {
-    int e = outfile_close(&f->o);
+    int e = simdbpe__outfile_close(&f->o);
     if (!e)
-        e = outfile_commit(&f->o);
+        e = simdbpe__outfile_commit(&f->o);
     return e ? fail(err, e) : SIMDBPE_OK;
 }
 
@@ -69,14 +69,14 @@ void simdbpe_dataset_file_discard(simdbpe_dataset_file_out *f)
 {
     if (!f)
         return;
-    outfile_discard(&f->o);
+    simdbpe__outfile_discard(&f->o);
     free(f);
 }
 simdbpe_status simdbpe_dataset_input_open(const char *path, simdbpe_dataset_input **out,
                                           simdbpe_error *err)
 {
     source *s = NULL;
-    int e = source_open(&s, path);
+    int e = simdbpe__source_open(&s, path);
     *out = (simdbpe_dataset_input *)s;
     if (!e)
         return SIMDBPE_OK;
@@ -89,7 +89,7 @@ long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap
                                 simdbpe_error *err)
 {
     char msg[256];
-    ssize_t got = source_read((source *)in, buf, cap, msg, sizeof msg);
+    ssize_t got = simdbpe__source_read((source *)in, buf, cap, msg, sizeof msg);
     if (got < 0)
         set_error(err, SIMDBPE_ERR_IO, msg);
     return (long)got;
@@ -98,5 +98,5 @@ long simdbpe_dataset_input_read(simdbpe_dataset_input *in, void *buf, size_t cap
 void simdbpe_dataset_input_close(simdbpe_dataset_input *in)
 {
     if (in)
-        source_close((source *)in);
+        simdbpe__source_close((source *)in);
 }

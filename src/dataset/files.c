@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int files_init(file_list *l, const char *const *paths, size_t n)
+int simdbpe__files_init(file_list *l, const char *const *paths, size_t n)
 {
     memset(l, 0, sizeof *l);
     l->paths = calloc(n ? n : 1, sizeof *l->paths);
@@ -22,7 +22,7 @@ int files_init(file_list *l, const char *const *paths, size_t n)
     return 0;
 }
 
-simdbpe_status files_check(file_list *l, char *msg, size_t cap, uint64_t *index)
+simdbpe_status simdbpe__files_check(file_list *l, char *msg, size_t cap, uint64_t *index)
 {
     int stdin_uses = 0;
     *index = SIMDBPE_NO_POSITION;
@@ -60,7 +60,7 @@ simdbpe_status files_check(file_list *l, char *msg, size_t cap, uint64_t *index)
     return SIMDBPE_OK;
 }
 
-long files_find_same(const file_list *l, const char *path)
+long simdbpe__files_find_same(const file_list *l, const char *path)
 {
     struct stat st;
     if (!l->dev || stat(path, &st) != 0)
@@ -72,7 +72,7 @@ long files_find_same(const file_list *l, const char *path)
     return -1;
 }
 
-uint64_t files_total_size(const file_list *l)
+uint64_t simdbpe__files_total_size(const file_list *l)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < l->n; i++) {
@@ -83,8 +83,8 @@ uint64_t files_total_size(const file_list *l)
     return total;
 }
 
-int files_select_rank(const file_list *l, long rank, long world, file_list *out,
-                      uint64_t **index)
+int simdbpe__files_select_rank(const file_list *l, long rank, long world, file_list *out,
+                               uint64_t **index)
 {
     size_t cap = l->n ? l->n : 1;
     memset(out, 0, sizeof *out);
@@ -108,7 +108,7 @@ int files_select_rank(const file_list *l, long rank, long world, file_list *out,
     return 0;
 }
 
-void files_free_view(file_list *l)
+void simdbpe__files_free_view(file_list *l)
 {
     free(l->paths);
     free(l->sizes);
@@ -117,9 +117,9 @@ void files_free_view(file_list *l)
     memset(l, 0, sizeof *l);
 }
 
-void files_free(file_list *l)
+void simdbpe__files_free(file_list *l)
 {
     for (size_t i = 0; l->paths && i < l->n; i++)
         free(l->paths[i]);
-    files_free_view(l);
+    simdbpe__files_free_view(l);
 }

@@ -11,51 +11,42 @@
 
 #include "simdbpe.h"
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define files_check simdbpe__files_check
-#define files_find_same simdbpe__files_find_same
-#define files_free simdbpe__files_free
-#define files_free_view simdbpe__files_free_view
-#define files_init simdbpe__files_init
-#define files_select_rank simdbpe__files_select_rank
-#define files_total_size simdbpe__files_total_size
-
 typedef struct file_list {
     char **paths;
-    uint64_t *sizes; /* set by files_check: each file's size, UINT64_MAX if
-                      * it is not a regular file (or is standard input) */
-    uint64_t *dev, *ino; /* set by files_check: each file's identity (0, 0
+    uint64_t *sizes;     /* set by simdbpe__files_check: each file's size, UINT64_MAX if
+                          * it is not a regular file (or is standard input) */
+    uint64_t *dev, *ino; /* set by simdbpe__files_check: each file's identity (0, 0
                           * for standard input) */
     size_t n;
 } file_list;
 
 /* Copies paths[0 .. n). Returns 0 or -1 (out of memory). */
-int files_init(file_list *l, const char *const *paths, size_t n);
+int simdbpe__files_init(file_list *l, const char *const *paths, size_t n);
 
 /* Checks that every file (not stdin) can be opened now, so that a typo
  * fails at once rather than hours later, and records the sizes. Returns
  * SIMDBPE_OK, or a status with the reason in msg and the file's index in
  * *index (SIMDBPE_NO_POSITION when no one file is at fault). */
-simdbpe_status files_check(file_list *l, char *msg, size_t cap, uint64_t *index);
+simdbpe_status simdbpe__files_check(file_list *l, char *msg, size_t cap, uint64_t *index);
 
 /* The index of the input that is the same file as `path` (by device and
  * inode, so links and other spellings count), or -1 when none is or
- * `path` does not exist. Uses the identities files_check recorded. */
-long files_find_same(const file_list *l, const char *path);
+ * `path` does not exist. Uses the identities simdbpe__files_check recorded. */
+long simdbpe__files_find_same(const file_list *l, const char *path);
 
-/* Sum of the sizes files_check recorded; 0 if any input is not a regular
- * file (or if they were not recorded). No file is looked at again: on a
- * VM a stat costs about 2 us, and a job may have millions of files. */
-uint64_t files_total_size(const file_list *l);
+/* Sum of the sizes simdbpe__files_check recorded; 0 if any input is not a regular
+ * file (or if they were not recorded). No file is looked at again: a job
+ * may have millions of files, and a stat costs microseconds. */
+uint64_t simdbpe__files_total_size(const file_list *l);
 
 /* The files i with i % world == rank, into *out (the paths are shared with
- * `l`, which must outlive it: free `out` with files_free_view); index[k]
+ * `l`, which must outlive it: free `out` with simdbpe__files_free_view); index[k]
  * is the original position of the k-th file kept. Returns 0 or -1 (out of
  * memory). */
-int files_select_rank(const file_list *l, long rank, long world, file_list *out,
-                      uint64_t **index);
+int simdbpe__files_select_rank(const file_list *l, long rank, long world, file_list *out,
+                               uint64_t **index);
 
-void files_free(file_list *l);
-void files_free_view(file_list *l);
+void simdbpe__files_free(file_list *l);
+void simdbpe__files_free_view(file_list *l);
 
 #endif

@@ -14,7 +14,7 @@
 
 #include "outfile.h"
 
-char *marker_base(long rank, long world, const char *output)
+char *simdbpe__marker_base(long rank, long world, const char *output)
 {
     size_t n = strlen(output) + 64;
     char *p = malloc(n);
@@ -59,7 +59,7 @@ static char *bytes_of_hex(const char *hex)
     return s;
 }
 
-int marker_write(const char *path, const marker *m)
+int simdbpe__marker_write(const char *path, const marker *m)
 {
     json_t *files = json_array();
     for (size_t i = 0; files && i < m->n_files; i++) {
@@ -90,12 +90,12 @@ int marker_write(const char *path, const marker *m)
         return ENOMEM;
     size_t len = strlen(text);
     text[len] = '\n'; /* json_dumps leaves room only for the NUL: write it as a newline */
-    int e = outfile_write_whole(path, text, len + 1);
+    int e = simdbpe__outfile_write_whole(path, text, len + 1);
     free(text);
     return e;
 }
 
-void marker_free(marker *m)
+void simdbpe__marker_free(marker *m)
 {
     for (size_t i = 0; m->files && i < m->n_files; i++)
         free(m->files[i].path);
@@ -131,7 +131,7 @@ static int read_files(json_t *arr, marker *m)
     return 0;
 }
 
-int marker_read(const char *path, marker *m, char *msg, size_t cap)
+int simdbpe__marker_read(const char *path, marker *m, char *msg, size_t cap)
 {
     memset(m, 0, sizeof *m);
     json_error_t je;
@@ -169,7 +169,7 @@ int marker_read(const char *path, marker *m, char *msg, size_t cap)
     json_decref(root);
     if (bad) {
         snprintf(msg, cap, "%s: not a valid simdbpe completion marker", path);
-        marker_free(m);
+        simdbpe__marker_free(m);
         return -1;
     }
     return 0;

@@ -16,14 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define marker_base simdbpe__marker_base
-#define marker_free simdbpe__marker_free
-#define marker_read simdbpe__marker_read
-#define marker_write simdbpe__marker_write
-
 /* "OUTPUT.RRRRR-of-WWWWW" (malloc'ed), or a copy of OUTPUT when world is 0. */
-char *marker_base(long rank, long world, const char *output);
+char *simdbpe__marker_base(long rank, long world, const char *output);
 
 typedef struct marker_file {
     uint64_t index;           /* position in the full input list */
@@ -41,11 +35,11 @@ typedef struct marker {
 } marker;
 
 /* Writes `m` as JSON to `path` (atomically). Returns 0 or an errno. */
-int marker_write(const char *path, const marker *m);
+int simdbpe__marker_write(const char *path, const marker *m);
 
 /* Reads a marker. Returns 0; 1 if the file does not exist; -1 if it is
  * not a valid marker (reason in msg). */
-int marker_read(const char *path, marker *m, char *msg, size_t cap);
-void marker_free(marker *m);
+int simdbpe__marker_read(const char *path, marker *m, char *msg, size_t cap);
+void simdbpe__marker_free(marker *m);
 
 #endif

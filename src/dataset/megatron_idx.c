@@ -26,7 +26,7 @@ static uint64_t get_le(const unsigned char *p, int n)
     return v;
 }
 
-unsigned megatron_dtype_width(int dtype)
+unsigned simdbpe__megatron_dtype_width(int dtype)
 {
     switch (dtype) {
     case 1: case 2: return 1; /* u8, i8 */
@@ -45,7 +45,7 @@ static void write_header(outfile *o, int dtype, uint64_t S, uint64_t D)
     h[17] = (unsigned char)dtype;
     put_le(h + 18, S, 8);
     put_le(h + 26, D, 8);
-    outfile_write(o, h, sizeof h);
+    simdbpe__outfile_write(o, h, sizeof h);
 }
 
 /* Writes `count` little-endian integers of `size` bytes; `expr` gives the
@@ -56,17 +56,17 @@ static void write_header(outfile *o, int dtype, uint64_t S, uint64_t D)
         size_t b_ = 0;                                                                             \
         for (uint64_t i_ = 0; i_ < (count); i_++) {                                                \
             if (b_ + (size) > sizeof buf_) {                                                       \
-                outfile_write((o), buf_, b_);                                                      \
+                simdbpe__outfile_write((o), buf_, b_);                                             \
                 b_ = 0;                                                                            \
             }                                                                                      \
             put_le(buf_ + b_, (uint64_t)(expr), (size));                                           \
             b_ += (size);                                                                          \
         }                                                                                          \
-        outfile_write((o), buf_, b_);                                                              \
+        simdbpe__outfile_write((o), buf_, b_);                                                     \
     } while (0)
 
-int megatron_idx_write(outfile *o, int dtype, unsigned width, const uint32_t *doc_lens,
-                       size_t n_docs)
+int simdbpe__megatron_idx_write(outfile *o, int dtype, unsigned width, const uint32_t *doc_lens,
+                                size_t n_docs)
 {
     /* Sequences are the non-empty documents; docs[k] counts those before k. */
     uint32_t *lens = malloc((n_docs ? n_docs : 1) * sizeof *lens);
@@ -83,14 +83,14 @@ int megatron_idx_write(outfile *o, int dtype, unsigned width, const uint32_t *do
             lens[S++] = doc_lens[i];
         docs[i + 1] = S;
     }
-    megatron_idx_write_parts(o, dtype, width, lens, S, docs, (uint64_t)n_docs + 1);
+    simdbpe__megatron_idx_write_parts(o, dtype, width, lens, S, docs, (uint64_t)n_docs + 1);
     free(lens);
     free(docs);
     return 0;
 }
 
-void megatron_idx_write_parts(outfile *o, int dtype, unsigned width, const uint32_t *lens,
-                              uint64_t S, const uint64_t *docs, uint64_t D)
+void simdbpe__megatron_idx_write_parts(outfile *o, int dtype, unsigned width, const uint32_t *lens,
+                                       uint64_t S, const uint64_t *docs, uint64_t D)
 {
     write_header(o, dtype, S, D);
     WRITE_ARRAY(o, 4, S, lens[i_]);
@@ -110,7 +110,7 @@ static int read_exact(FILE *f, void *p, size_t n)
     return fread(p, 1, n, f) == n ? 0 : -1;
 }
 
-int megatron_idx_read(const char *path, megatron_idx *x, char *msg, size_t cap)
+int simdbpe__megatron_idx_read(const char *path, megatron_idx *x, char *msg, size_t cap)
 {
     memset(x, 0, sizeof *x);
     FILE *f = fopen(path, "rb");
@@ -133,7 +133,7 @@ int megatron_idx_read(const char *path, megatron_idx *x, char *msg, size_t cap)
         goto out;
     }
     x->dtype = h[17];
-    x->width = megatron_dtype_width(x->dtype);
+    x->width = simdbpe__megatron_dtype_width(x->dtype);
     x->S = get_le(h + 18, 8);
     x->D = get_le(h + 26, 8);
     if (!x->width) {
@@ -183,11 +183,11 @@ out:
     free(raw);
     fclose(f);
     if (rc)
-        megatron_idx_free(x);
+        simdbpe__megatron_idx_free(x);
     return rc;
 }
 
-void megatron_idx_free(megatron_idx *x)
+void simdbpe__megatron_idx_free(megatron_idx *x)
 {
     free(x->lens);
     free(x->docs);

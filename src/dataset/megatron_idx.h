@@ -10,21 +10,14 @@
 
 #include "outfile.h"
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define megatron_dtype_width simdbpe__megatron_dtype_width
-#define megatron_idx_free simdbpe__megatron_idx_free
-#define megatron_idx_read simdbpe__megatron_idx_read
-#define megatron_idx_write simdbpe__megatron_idx_write
-#define megatron_idx_write_parts simdbpe__megatron_idx_write_parts
-
 #define MEGATRON_DTYPE_I32 4
 #define MEGATRON_DTYPE_U16 8
 #define MEGATRON_HEADER_SIZE 34
 
 /* Writes a whole index for documents of the given lengths (0 = a document
  * without a sequence). Returns 0 or ENOMEM. */
-int megatron_idx_write(outfile *o, int dtype, unsigned width, const uint32_t *doc_lens,
-                       size_t n_docs);
+int simdbpe__megatron_idx_write(outfile *o, int dtype, unsigned width, const uint32_t *doc_lens,
+                                size_t n_docs);
 
 typedef struct megatron_idx {
     int dtype;
@@ -39,14 +32,14 @@ typedef struct megatron_idx {
  * against the lengths, document indices (0 first, S last, never
  * decreasing). Returns 0, or -1 with a reason in `msg`.
  */
-int megatron_idx_read(const char *path, megatron_idx *out, char *msg, size_t cap);
-void megatron_idx_free(megatron_idx *x);
+int simdbpe__megatron_idx_read(const char *path, megatron_idx *out, char *msg, size_t cap);
+void simdbpe__megatron_idx_free(megatron_idx *x);
 
 /* Bytes per id for a dtype code; 0 for codes that are not integer ids. */
-unsigned megatron_dtype_width(int dtype);
+unsigned simdbpe__megatron_dtype_width(int dtype);
 
 /* Writes an index from sequence lengths and document indices. */
-void megatron_idx_write_parts(outfile *o, int dtype, unsigned width, const uint32_t *lens,
-                              uint64_t S, const uint64_t *docs, uint64_t D);
+void simdbpe__megatron_idx_write_parts(outfile *o, int dtype, unsigned width, const uint32_t *lens,
+                                       uint64_t S, const uint64_t *docs, uint64_t D);
 
 #endif

@@ -38,8 +38,6 @@
 #include "megatron_idx.h"
 #include "outfile.h"
 
-enum { M_MEGATRON, M_U16, M_U32, M_TEXT };
-static const char *const merge_formats[] = {"megatron", "u16", "u32", "text", NULL};
 
 /* How a step ends: 0, or a failure (the message is recorded). */
 #define M_FAIL 1
@@ -57,7 +55,7 @@ typedef struct part {
 } part;
 
 typedef struct merge {
-    int format;
+    simdbpe_output_format format; /* MEGATRON, U16, U32 or TEXT */
     const char *output;
     simdbpe_dataset_message_fn notice; /* removed leftovers; may be NULL */
     void *user;
@@ -133,11 +131,6 @@ static int find_parts(merge *m, char ***names, int *n)
 
 /* ------------------------------------------------------------- parts */
 
-static const char *format_name(int f)
-{
-    return merge_formats[f];
-}
-
 static int open_part(merge *m, part *p, const char *base)
 {
     char msg[700];
@@ -151,9 +144,9 @@ static int open_part(merge *m, part *p, const char *base)
         fail(m, "out of memory");
         return fail_as(m, SIMDBPE_ERR_NOMEM, M_FAIL);
     }
-    snprintf(p->data_path, n + 8, m->format == M_MEGATRON ? "%s.bin" : "%s", base);
+    snprintf(p->data_path, n + 8, m->format == SIMDBPE_OUTPUT_MEGATRON ? "%s.bin" : "%s", base);
     snprintf(mpath, n + 8, "%s.done", base);
-    int r = marker_read(mpath, &p->mk, msg, sizeof msg);
+    int r = simdbpe__marker_read(mpath, &p->mk, msg, sizeof msg);
     free(mpath);
     if (r < 0) {
         fail(m, "merge: %s", msg);
@@ -161,9 +154,9 @@ static int open_part(merge *m, part *p, const char *base)
     }
     p->has_marker = r == 0;
     /* A marker of another format says so before its files are looked for. */
-    if (p->has_marker && strcmp(p->mk.format, format_name(m->format))) {
+    if (p->has_marker && strcmp(p->mk.format, simdbpe_output_format_name(m->format))) {
         fail(m, "merge: %s.done was written with --output-format %s, not %s: merge with "
-             "--output-format %s", base, p->mk.format, format_name(m->format),
+             "--output-format %s", base, p->mk.format, simdbpe_output_format_name(m->format),
              p->mk.format);
         return M_FAIL;
     }
@@ -172,14 +165,15 @@ static int open_part(merge *m, part *p, const char *base)
     if (p->fd < 0 || fstat(p->fd, &st) != 0) {
         int e = errno;
         char other[4200];
-        snprintf(other, sizeof other, m->format == M_MEGATRON ? "%s" : "%s.bin", base);
-        if (e == ENOENT && m->format == M_MEGATRON && n > 4 && !strcmp(base + n - 4, ".bin"))
+        snprintf(other, sizeof other, m->format == SIMDBPE_OUTPUT_MEGATRON ? "%s" : "%s.bin", base);
+        if (e == ENOENT && m->format == SIMDBPE_OUTPUT_MEGATRON && n > 4 &&
+            !strcmp(base + n - 4, ".bin"))
             fail(m, "merge: %s does not exist: a Megatron part is named by its prefix "
                  "(%.*s, for %.*s.bin and .idx)", p->data_path, (int)(n - 4), base,
                  (int)(n - 4), base);
         else if (e == ENOENT && stat(other, &st) == 0)
             fail(m, "merge: %s does not exist, but %s does: %s", p->data_path, other,
-                 m->format == M_MEGATRON
+                 m->format == SIMDBPE_OUTPUT_MEGATRON
                      ? "a raw part is merged with --output-format u16, u32 or text"
                      : "a Megatron part is merged with --output-format megatron");
         else
@@ -187,12 +181,12 @@ static int open_part(merge *m, part *p, const char *base)
         return M_FAIL;
     }
     p->size = (uint64_t)st.st_size;
-    if (m->format == M_MEGATRON) {
+    if (m->format == SIMDBPE_OUTPUT_MEGATRON) {
         char *ipath = malloc(n + 8);
         if (!ipath)
             return M_FAIL;
         snprintf(ipath, n + 8, "%s.idx", base);
-        r = megatron_idx_read(ipath, &p->idx, msg, sizeof msg);
+        r = simdbpe__megatron_idx_read(ipath, &p->idx, msg, sizeof msg);
         free(ipath);
         if (r) {
             fail(m, "merge: %s", msg);
@@ -214,8 +208,8 @@ static void close_part(part *p)
 {
     if (p->fd >= 0)
         close(p->fd);
-    marker_free(&p->mk);
-    megatron_idx_free(&p->idx);
+    simdbpe__marker_free(&p->mk);
+    simdbpe__megatron_idx_free(&p->idx);
     free(p->base);
     free(p->data_path);
 }
@@ -333,7 +327,7 @@ static int copy_bytes(merge *m, part *p, uint64_t n)
                  got < 0 ? strerror(errno) : "shorter than expected");
             return -1;
         }
-        outfile_write(&m->data, m->buf, (size_t)got);
+        simdbpe__outfile_write(&m->data, m->buf, (size_t)got);
         p->pos += (uint64_t)got;
         n -= (uint64_t)got;
     }
@@ -369,7 +363,7 @@ static int copy_raw(merge *m, part *p, uint64_t ndocs, uint64_t tokens)
 {
     m->documents += ndocs;
     m->tokens += tokens;
-    if (m->format != M_TEXT)
+    if (m->format != SIMDBPE_OUTPUT_TEXT)
         return copy_bytes(m, p, tokens * m->width);
     /* Text: up to and including the ndocs-th newline. */
     uint64_t start = p->pos, end = p->pos, seen = 0;
@@ -396,14 +390,15 @@ static int merge_in_file_order(merge *m)
     for (uint64_t i = 0; i < F; i++) {
         part *p = &m->parts[i % (uint64_t)W];
         marker_file *f = &p->mk.files[i / (uint64_t)W];
-        int rc = m->format == M_MEGATRON ? copy_megatron_docs(m, p, f->docs)
+        int rc = m->format == SIMDBPE_OUTPUT_MEGATRON ? copy_megatron_docs(m, p, f->docs)
                                          : copy_raw(m, p, f->docs, f->tokens);
         if (rc)
             return M_FAIL;
     }
     for (size_t k = 0; k < m->n; k++) {
         part *p = &m->parts[k];
-        if (p->pos != p->size || (m->format == M_MEGATRON && p->next_doc != p->idx.D - 1)) {
+        if (p->pos != p->size ||
+            (m->format == SIMDBPE_OUTPUT_MEGATRON && p->next_doc != p->idx.D - 1)) {
             fail(m, "merge: %s holds more than its marker lists", p->data_path);
             return M_FAIL;
         }
@@ -415,17 +410,17 @@ static int concatenate(merge *m)
 {
     for (size_t k = 0; k < m->n; k++) {
         part *p = &m->parts[k];
-        if (m->format == M_MEGATRON) {
+        if (m->format == SIMDBPE_OUTPUT_MEGATRON) {
             if (copy_megatron_docs(m, p, p->idx.D - 1))
                 return M_FAIL;
             continue;
         }
-        if (m->format != M_TEXT && p->size % m->width) {
+        if (m->format != SIMDBPE_OUTPUT_TEXT && p->size % m->width) {
             fail(m, "merge: %s: %llu bytes is not a whole number of %u-byte ids", p->data_path,
                  (unsigned long long)p->size, m->width);
             return M_FAIL;
         }
-        m->tokens += m->format == M_TEXT ? 0 : p->size / m->width;
+        m->tokens += m->format == SIMDBPE_OUTPUT_TEXT ? 0 : p->size / m->width;
         if (copy_bytes(m, p, p->size))
             return M_FAIL;
     }
@@ -440,44 +435,47 @@ static int open_outputs(merge *m)
     m->buf = malloc(COPY_BUF);
     if (!m->data_path || !m->idx_path || !m->buf)
         return ENOMEM;
-    snprintf(m->data_path, n + 8, m->format == M_MEGATRON ? "%s.bin" : "%s", m->output);
+    snprintf(m->data_path, n + 8, m->format == SIMDBPE_OUTPUT_MEGATRON ? "%s.bin" : "%s",
+             m->output);
     snprintf(m->idx_path, n + 8, "%s.idx", m->output);
     m->D = 0;
-    if (m->format == M_MEGATRON && push_doc(m)) /* document indices start at 0 */
+    if (m->format == SIMDBPE_OUTPUT_MEGATRON && push_doc(m)) /* document indices start at 0 */
         return ENOMEM;
-    return outfile_open(&m->data, m->data_path);
+    return simdbpe__outfile_open(&m->data, m->data_path);
 }
 
 static int finish_outputs(merge *m)
 {
-    int e = outfile_close(&m->data);
+    int e = simdbpe__outfile_close(&m->data);
     if (e)
         return e;
-    if (m->format == M_MEGATRON) {
-        e = outfile_open(&m->idx, m->idx_path);
+    if (m->format == SIMDBPE_OUTPUT_MEGATRON) {
+        e = simdbpe__outfile_open(&m->idx, m->idx_path);
         if (e)
             return e;
-        megatron_idx_write_parts(&m->idx, m->dtype, m->width, m->lens, m->S, m->docs, m->D);
-        e = outfile_close(&m->idx);
+        simdbpe__megatron_idx_write_parts(&m->idx, m->dtype, m->width, m->lens, m->S, m->docs,
+                                          m->D);
+        e = simdbpe__outfile_close(&m->idx);
         if (e)
             return e;
     }
-    outfile_commit_begin();
-    e = outfile_commit(&m->data);
-    if (!e && m->format == M_MEGATRON)
-        e = outfile_commit(&m->idx);
-    outfile_commit_end();
+    sigset_t saved;
+    simdbpe__outfile_commit_begin(&saved);
+    e = simdbpe__outfile_commit(&m->data);
+    if (!e && m->format == SIMDBPE_OUTPUT_MEGATRON)
+        e = simdbpe__outfile_commit(&m->idx);
+    simdbpe__outfile_commit_end(&saved);
     return e;
 }
 
 /* The parts agree on the id type (Megatron: from their indexes). */
 static int check_dtype(merge *m)
 {
-    if (m->format == M_U16 || m->format == M_U32) {
-        m->width = m->format == M_U16 ? 2 : 4;
+    if (m->format == SIMDBPE_OUTPUT_U16 || m->format == SIMDBPE_OUTPUT_U32) {
+        m->width = m->format == SIMDBPE_OUTPUT_U16 ? 2 : 4;
         return 0;
     }
-    if (m->format == M_TEXT)
+    if (m->format == SIMDBPE_OUTPUT_TEXT)
         return 0;
     m->dtype = m->parts[0].idx.dtype;
     m->width = m->parts[0].idx.width;
@@ -505,9 +503,9 @@ static int outputs_not_parts(merge *m)
     size_t n = strlen(m->output);
     char *out = malloc(n + 8), *in = NULL;
     int rc = out ? 0 : M_FAIL;
-    for (int o = 0; !rc && o < (m->format == M_MEGATRON ? 2 : 1); o++) {
+    for (int o = 0; !rc && o < (m->format == SIMDBPE_OUTPUT_MEGATRON ? 2 : 1); o++) {
         snprintf(out, n + 8, "%s%s", m->output,
-                 m->format != M_MEGATRON ? "" : o ? ".idx" : ".bin");
+                 m->format != SIMDBPE_OUTPUT_MEGATRON ? "" : o ? ".idx" : ".bin");
         for (size_t k = 0; !rc && k < m->n; k++) {
             const part *p = &m->parts[k];
             free(in);
@@ -563,7 +561,7 @@ static int run_merge(merge *m, char **names, int n_names)
     if (rc)
         return rc;
     outlock lock = OUTLOCK_INIT;
-    int e = outlock_take(&lock, m->output, m->notice, m->user);
+    int e = simdbpe__outlock_take(&lock, m->output, m->notice, m->user);
     if (e == EBUSY) {
         fail(m, "merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
              "choose another -o",
@@ -574,7 +572,7 @@ static int run_merge(merge *m, char **names, int n_names)
         e = open_outputs(m);
     if (e) {
         fail(m, "merge: %s: %s", m->data_path ? m->data_path : m->output, strerror(e));
-        outlock_release(&lock);
+        simdbpe__outlock_release(&lock);
         return M_FAIL;
     }
     rc = with ? merge_in_file_order(m) : concatenate(m);
@@ -583,10 +581,10 @@ static int run_merge(merge *m, char **names, int n_names)
         rc = M_FAIL;
     }
     if (rc) {
-        outfile_discard(&m->data);
-        outfile_discard(&m->idx);
+        simdbpe__outfile_discard(&m->data);
+        simdbpe__outfile_discard(&m->idx);
     }
-    outlock_release(&lock);
+    simdbpe__outlock_release(&lock);
     m->in_file_order = with > 0;
     return rc;
 }
@@ -600,8 +598,8 @@ static void merge_free(merge *m, char **names, size_t n_names, int found)
         for (size_t i = 0; i < n_names; i++)
             free(names[i]);
     free(names);
-    outfile_free(&m->data);
-    outfile_free(&m->idx);
+    simdbpe__outfile_free(&m->data);
+    simdbpe__outfile_free(&m->idx);
     free(m->data_path);
     free(m->idx_path);
     free(m->lens);
@@ -641,19 +639,18 @@ simdbpe_status simdbpe_dataset_merge(const simdbpe_merge_options *opts, const ch
         memset(result, 0, sizeof *result);
     m.data.fd = m.idx.fd = -1;
     m.data.slot = m.idx.slot = -1;
-    static const int formats[] = {[SIMDBPE_OUTPUT_MEGATRON] = M_MEGATRON + 1,
-                                  [SIMDBPE_OUTPUT_U16] = M_U16 + 1, [SIMDBPE_OUTPUT_U32] = M_U32 + 1,
-                                  [SIMDBPE_OUTPUT_TEXT] = M_TEXT + 1, [SIMDBPE_OUTPUT_COUNT] = 0};
-    unsigned f = opts ? (unsigned)opts->format : 99;
+    simdbpe_output_format f = opts ? opts->format : SIMDBPE_OUTPUT_COUNT;
+    int mergeable = f == SIMDBPE_OUTPUT_MEGATRON || f == SIMDBPE_OUTPUT_U16 ||
+                    f == SIMDBPE_OUTPUT_U32 || f == SIMDBPE_OUTPUT_TEXT;
     int rc = 0;
-    if (!opts || f > SIMDBPE_OUTPUT_COUNT || !formats[f] || !opts->output ||
-        !strcmp(opts->output, "-") || (n_parts && !parts))
+    if (!opts || !mergeable || !opts->output || !strcmp(opts->output, "-") ||
+        (n_parts && !parts))
         rc = fail_as(&m, SIMDBPE_ERR_INVALID_ARG,
                      fail(&m, "merge: give --output-format megatron|u16|u32|text and -o OUT"));
     char **names = NULL;
     int n_names = (int)n_parts, found = 0;
     if (!rc) {
-        m.format = formats[f] - 1;
+        m.format = f;
         m.output = opts->output;
         m.notice = opts->on_message;
         m.user = opts->user;

@@ -3,11 +3,14 @@
  * registry (see outfile.h).
  *
  * The registry is a fixed array of temporary paths. Slots are taken and
- * released under a mutex by ordinary code; the signal handler only reads
- * them (each slot is a single pointer store, so it sees either a complete
- * path or NULL) and calls unlink(), which is async-signal-safe.
+ * released under a mutex by ordinary code; simdbpe__outfile_remove_all, which a
+ * program's signal handler calls, only reads them (each slot is a single
+ * pointer store, so it sees either a complete path or NULL) and calls
+ * unlink(), which is async-signal-safe.
  */
 #include "outfile.h"
+
+#include "../common/replace.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -28,7 +31,6 @@
 
 static char *volatile registry[REGISTRY_SLOTS];
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
-static sigset_t held_signals;
 
 static int registry_add(char *path)
 {
@@ -54,42 +56,32 @@ static void registry_remove(int slot)
     pthread_mutex_unlock(&registry_lock);
 }
 
-static void on_fatal_signal(int sig)
+void simdbpe__outfile_remove_all(void)
 {
     for (int i = 0; i < REGISTRY_SLOTS; i++) {
         char *p = registry[i];
         if (p)
             unlink(p);
     }
-    signal(sig, SIG_DFL);
-    raise(sig);
 }
 
-void outfile_signals_install(void)
+void simdbpe__outfile_commit_begin(sigset_t *saved)
 {
-    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
-    sigemptyset(&held_signals);
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_fatal_signal;
-        sigemptyset(&sa.sa_mask);
-        sigaction(sigs[i], &sa, NULL);
-        sigaddset(&held_signals, sigs[i]);
-    }
+    sigset_t held;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGTERM);
+    sigaddset(&held, SIGHUP);
+    sigaddset(&held, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &held, saved);
 }
 
-void outfile_commit_begin(void)
+void simdbpe__outfile_commit_end(const sigset_t *saved)
 {
-    pthread_sigmask(SIG_BLOCK, &held_signals, NULL);
+    pthread_sigmask(SIG_SETMASK, saved, NULL);
 }
 
-void outfile_commit_end(void)
-{
-    pthread_sigmask(SIG_UNBLOCK, &held_signals, NULL);
-}
-
-int outfile_open(outfile *o, const char *path)
+int simdbpe__outfile_open(outfile *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
@@ -112,7 +104,7 @@ int outfile_open(outfile *o, const char *path)
         o->fd = open(path, O_WRONLY | O_CLOEXEC);
         if (o->fd < 0) {
             int e = errno;
-            outfile_discard(o);
+            simdbpe__outfile_discard(o);
             return e;
         }
         return 0;
@@ -124,31 +116,22 @@ int outfile_open(outfile *o, const char *path)
         target = realpath(path, NULL);
     if (target)
         path = target;
-    size_t n = strlen(path);
     o->final_path = strdup(path);
     free(target);
-    path = o->final_path;
-    o->tmp_path = malloc(n + 16);
-    if (!o->final_path || !o->tmp_path) {
-        outfile_discard(o);
+    if (!o->final_path) {
+        simdbpe__outfile_discard(o);
         return ENOMEM;
     }
-    snprintf(o->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
-    o->fd = mkstemp(o->tmp_path);
+    /* PATH.tmp.XXXXXX, with the mode a new file gets (replace.h). */
+    o->fd = simdbpe__tmp_open(o->final_path, &o->tmp_path);
     if (o->fd < 0) {
         int e = errno;
-        free(o->tmp_path);
-        o->tmp_path = NULL;
-        outfile_discard(o);
+        simdbpe__outfile_discard(o);
         return e;
     }
-    /* mkstemp makes the file 0600; outputs get the usual umask mode. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(o->fd, 0666 & ~mask);
     o->slot = registry_add(o->tmp_path);
     if (o->slot < 0) {
-        outfile_discard(o);
+        simdbpe__outfile_discard(o);
         return EMFILE;
     }
     return 0;
@@ -156,17 +139,8 @@ int outfile_open(outfile *o, const char *path)
 
 static void write_fully(outfile *o, const unsigned char *p, size_t n)
 {
-    while (n && !o->err) {
-        ssize_t w = write(o->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            o->err = errno;
-            return;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
+    if (!o->err)
+        o->err = simdbpe__write_all(o->fd, p, n);
 }
 
 static void flush_buffer(outfile *o)
@@ -175,7 +149,7 @@ static void flush_buffer(outfile *o)
     o->len = 0;
 }
 
-void outfile_write(outfile *o, const void *data, size_t len)
+void simdbpe__outfile_write(outfile *o, const void *data, size_t len)
 {
     if (o->err || o->fd < 0 || len == 0)
         return;
@@ -191,7 +165,7 @@ void outfile_write(outfile *o, const void *data, size_t len)
     o->len += len;
 }
 
-void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len)
+void simdbpe__outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len)
 {
     if (o->err || o->fd < 0)
         return;
@@ -210,7 +184,7 @@ void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len)
     }
 }
 
-int outfile_close(outfile *o)
+int simdbpe__outfile_close(outfile *o)
 {
     if (o->fd >= 0) {
         flush_buffer(o);
@@ -223,7 +197,7 @@ int outfile_close(outfile *o)
     return o->err;
 }
 
-int outfile_commit(outfile *o)
+int simdbpe__outfile_commit(outfile *o)
 {
     if (o->is_stdout || !o->tmp_path)
         return o->err;
@@ -238,7 +212,7 @@ int outfile_commit(outfile *o)
     return 0;
 }
 
-void outfile_free(outfile *o)
+void simdbpe__outfile_free(outfile *o)
 {
     registry_remove(o->slot);
     o->slot = -1;
@@ -249,7 +223,7 @@ void outfile_free(outfile *o)
     o->tmp_path = o->final_path = NULL;
 }
 
-void outfile_discard(outfile *o)
+void simdbpe__outfile_discard(outfile *o)
 {
     if (o->fd >= 0 && !o->is_stdout)
         close(o->fd);
@@ -258,23 +232,23 @@ void outfile_discard(outfile *o)
     o->fd = -1;
     if (o->tmp_path)
         unlink(o->tmp_path);
-    outfile_free(o);
+    simdbpe__outfile_free(o);
 }
 
-int outfile_write_whole(const char *path, const void *data, size_t len)
+int simdbpe__outfile_write_whole(const char *path, const void *data, size_t len)
 {
     outfile o;
-    int e = outfile_open(&o, path);
+    int e = simdbpe__outfile_open(&o, path);
     if (e)
         return e;
-    outfile_write(&o, data, len);
-    e = outfile_close(&o);
+    simdbpe__outfile_write(&o, data, len);
+    e = simdbpe__outfile_close(&o);
     if (!e)
-        e = outfile_commit(&o);
+        e = simdbpe__outfile_commit(&o);
     if (e)
-        outfile_discard(&o);
+        simdbpe__outfile_discard(&o);
     else
-        outfile_free(&o);
+        simdbpe__outfile_free(&o);
     return e;
 }
 
@@ -350,7 +324,8 @@ static void remove_stale(const char *base, simdbpe_dataset_message_fn notice, vo
     }
 }
 
-int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice, void *user)
+int simdbpe__outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
+                          void *user)
 {
     l->fd = l->slot = -1;
     l->path = NULL;
@@ -391,7 +366,7 @@ int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice
     return 0;
 }
 
-void outlock_release(outlock *l)
+void simdbpe__outlock_release(outlock *l)
 {
     if (l->fd >= 0) {
         registry_remove(l->slot);

@@ -3,44 +3,32 @@
  * complete.
  *
  * A file is written under a temporary name next to its final one
- * ("PATH.tmp.XXXXXX"); outfile_commit() renames it into place. Until then
- * the temporary name is in a process-wide registry, and the handler that
- * outfile_signals_install() sets for SIGINT, SIGTERM, SIGHUP and SIGPIPE
- * unlinks every registered file before the process dies of the signal. So a
- * failed or interrupted run never leaves a file under a final name: it
- * either calls outfile_discard() or dies with the temporaries removed.
+ * ("PATH.tmp.XXXXXX"); simdbpe__outfile_commit() renames it into place. Until then
+ * the temporary name is in a process-wide registry, and
+ * simdbpe__outfile_remove_all() (simdbpe_dataset_remove_temporaries(), which a
+ * program calls from its handler of SIGINT, SIGTERM, ...) unlinks every
+ * registered file. So a failed or interrupted run never leaves a file under
+ * a final name: it either calls simdbpe__outfile_discard() or dies with the
+ * temporaries removed.
  *
  * Writes are buffered; the first error is remembered (o->err, an errno)
- * and reported by outfile_close(). Standard output is an outfile too
+ * and reported by simdbpe__outfile_close(). Standard output is an outfile too
  * (path NULL or "-"), written in place, and so is a path that exists and
  * is not a regular file (/dev/null, a FIFO): those cannot be replaced.
  *
  * Committing several files (e.g. Megatron's .bin and .idx) should happen
- * between outfile_commit_begin() and outfile_commit_end(), which hold back
- * SIGINT/SIGTERM so that a signal cannot leave half of a set renamed.
+ * between simdbpe__outfile_commit_begin() and simdbpe__outfile_commit_end(), which hold back
+ * SIGINT, SIGTERM, SIGHUP and SIGPIPE in the committing thread so that a
+ * handler cannot leave half of a set renamed.
  */
 #ifndef SIMDBPE_OUTFILE_H
 #define SIMDBPE_OUTFILE_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "simdbpe_dataset.h"
-
-/* Internal names of the library: prefixed for the linker, short here. */
-#define outfile_close simdbpe__outfile_close
-#define outfile_commit simdbpe__outfile_commit
-#define outfile_commit_begin simdbpe__outfile_commit_begin
-#define outfile_commit_end simdbpe__outfile_commit_end
-#define outfile_discard simdbpe__outfile_discard
-#define outfile_free simdbpe__outfile_free
-#define outfile_open simdbpe__outfile_open
-#define outfile_pwrite simdbpe__outfile_pwrite
-#define outfile_signals_install simdbpe__outfile_signals_install
-#define outfile_write simdbpe__outfile_write
-#define outfile_write_whole simdbpe__outfile_write_whole
-#define outlock_release simdbpe__outlock_release
-#define outlock_take simdbpe__outlock_take
 
 typedef struct outfile {
     int fd;             /* -1 once closed */
@@ -56,36 +44,39 @@ typedef struct outfile {
 
 /* Opens `path` (NULL or "-": standard output) for writing. Returns 0 or an
  * errno value. */
-int outfile_open(outfile *o, const char *path);
+int simdbpe__outfile_open(outfile *o, const char *path);
 
-void outfile_write(outfile *o, const void *data, size_t len);
+void simdbpe__outfile_write(outfile *o, const void *data, size_t len);
 
 /* Overwrites bytes at `offset` (< o->pos), e.g. a header whose counts are
  * known only at the end. Not for standard output. */
-void outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len);
+void simdbpe__outfile_pwrite(outfile *o, uint64_t offset, const void *data, size_t len);
 
 /* Flushes and closes; the file keeps its temporary name. Returns 0 or the
  * errno of the first failure. */
-int outfile_close(outfile *o);
+int simdbpe__outfile_close(outfile *o);
 
 /* Renames a closed file to its final name. Returns 0 or an errno. */
-int outfile_commit(outfile *o);
+int simdbpe__outfile_commit(outfile *o);
 
 /* Closes (if open) and removes the temporary file; frees everything. Safe
  * on a committed, discarded or zeroed outfile. */
-void outfile_discard(outfile *o);
+void simdbpe__outfile_discard(outfile *o);
 
-/* Frees the names of a committed outfile (outfile_discard does this too). */
-void outfile_free(outfile *o);
+/* Frees the names of a committed outfile (simdbpe__outfile_discard does this too). */
+void simdbpe__outfile_free(outfile *o);
 
-void outfile_commit_begin(void);
-void outfile_commit_end(void);
+/* Holds back the signals above in this thread, saving its mask in *saved;
+ * then puts the mask back. */
+void simdbpe__outfile_commit_begin(sigset_t *saved);
+void simdbpe__outfile_commit_end(const sigset_t *saved);
 
-void outfile_signals_install(void);
+/* Unlinks every registered temporary file and lock; async-signal-safe. */
+void simdbpe__outfile_remove_all(void);
 
 /* Writes `len` bytes to `path` atomically (temporary name, then rename).
  * Returns 0 or an errno. */
-int outfile_write_whole(const char *path, const void *data, size_t len);
+int simdbpe__outfile_write_whole(const char *path, const void *data, size_t len);
 
 /*
  * A run's claim on an output name. Outputs made of several files
@@ -98,7 +89,7 @@ int outfile_write_whole(const char *path, const void *data, size_t len);
  * Under the lock no other run can be writing BASE's outputs, so the
  * temporaries of BASE's output names (BASE[SUFFIX].tmp.XXXXXX for every
  * output suffix any format uses) are what a killed run (SIGKILL, power
- * loss) left behind: outlock_take removes them and says which.
+ * loss) left behind: simdbpe__outlock_take removes them and says which.
  */
 typedef struct outlock {
     int fd; /* -1: no lock held */
@@ -112,9 +103,10 @@ typedef struct outlock {
  * existing path that is not a regular file). Returns 0, EBUSY (another
  * run holds it) or an errno. Removed leftovers are reported to `notice`
  * (SIMDBPE_DATASET_NOTICE), unless it is NULL. */
-int outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice, void *user);
+int simdbpe__outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
+                          void *user);
 
 /* Removes the lock file and releases the lock; safe on an unheld one. */
-void outlock_release(outlock *l);
+void simdbpe__outlock_release(outlock *l);
 
 #endif

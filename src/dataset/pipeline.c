@@ -44,12 +44,12 @@
 
 /* --------------------------------------------------------------- batches */
 
-int batch_reserve(batch *b, size_t extra)
+int simdbpe__batch_reserve(batch *b, size_t extra)
 {
     return simdbpe__grow((void **)&b->buf, &b->cap, b->len + extra, 1);
 }
 
-seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
+seg *simdbpe__batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
 {
     if (simdbpe__grow((void **)&b->segs, &b->segcap, b->nsegs + 1, sizeof *b->segs))
         return NULL;
@@ -61,7 +61,7 @@ seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind)
     return s;
 }
 
-int batch_fail_seg(batch *b, seg *s, const char *msg)
+int simdbpe__batch_fail_seg(batch *b, seg *s, const char *msg)
 {
     if (simdbpe__grow((void **)&b->msgs, &b->msgcap, b->nmsgs + 1, sizeof *b->msgs))
         return -1;
@@ -165,7 +165,7 @@ static void encode_message(const pipeline *p, const batch *b, seg *s, simdbpe_st
     s->err_status = st;
     s->err_line = s->line;
     s->err_off = at;
-    if (j->mode == IN_JSONL) {
+    if (j->mode == SIMDBPE_INPUT_JSONL) {
         if (at != SIMDBPE_NO_POSITION)
             snprintf(msg, cap, "%s: line %llu: %s (byte %llu of the \"%s\" value): %s", name,
                      (unsigned long long)s->line, simdbpe_strerror(st), (unsigned long long)at,
@@ -220,15 +220,15 @@ static int json_text(worker *wk, batch *b, seg *s, const char **text, size_t *le
     char *rec = b->buf + s->off + skip;
     jsonl_status st =
         s->len - skip > PART_BYTES
-            ? jsonl_extract_in_place(rec, s->len - skip, &j->key, replace, &wk->scratch, text,
-                                     len, why, sizeof why)
-            : jsonl_extract(rec, s->len - skip, &j->key, replace, &wk->scratch, text, len, why,
-                            sizeof why, NULL);
+            ? simdbpe__jsonl_extract_in_place(rec, s->len - skip, &j->key, replace, &wk->scratch,
+                                              text, len, why, sizeof why)
+            : simdbpe__jsonl_extract(rec, s->len - skip, &j->key, replace, &wk->scratch, text, len,
+                                     why, sizeof why, NULL);
     if (st == JSONL_OK)
         return 0;
     snprintf(msg, sizeof msg, "%s: line %llu: %s", simdbpe__display_name(j->files[s->file]),
              (unsigned long long)s->line, why);
-    if (batch_fail_seg(b, s, msg))
+    if (simdbpe__batch_fail_seg(b, s, msg))
         return -2;
     s->err_status = st == JSONL_NOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_INVALID_ARG;
     s->err_line = s->line;
@@ -320,7 +320,7 @@ static int encode_batch(worker *wk, batch *b)
             b->nids = mark;
             char msg[900];
             encode_message(wk->p, b, s, st, &err, msg, sizeof msg);
-            if (batch_fail_seg(b, s, msg))
+            if (simdbpe__batch_fail_seg(b, s, msg))
                 return -1;
             if (!j->skip_errors)
                 break;
@@ -341,14 +341,14 @@ static int encode_batch(worker *wk, batch *b)
 static int stream_fails(const char *path, char *why, size_t cap)
 {
     source *src = NULL;
-    if (strcmp(path, "-") == 0 || source_open(&src, path) != 0)
+    if (strcmp(path, "-") == 0 || simdbpe__source_open(&src, path) != 0)
         return 0;
     int fails = 0;
     char *buf = malloc(1 << 16);
-    if (buf && source_kind_of(src) != SOURCE_PLAIN) {
+    if (buf && simdbpe__source_kind_of(src) != SOURCE_PLAIN) {
         ssize_t got;
         uint64_t total = 0;
-        while ((got = source_read(src, buf, 1 << 16, why, cap)) > 0)
+        while ((got = simdbpe__source_read(src, buf, 1 << 16, why, cap)) > 0)
             total += (uint64_t)got;
         if (got < 0) {
             size_t n = strlen(why);
@@ -358,7 +358,7 @@ static int stream_fails(const char *path, char *why, size_t cap)
         }
     }
     free(buf);
-    source_close(src);
+    simdbpe__source_close(src);
     return fails;
 }
 
@@ -414,7 +414,7 @@ static int spill_ids(pipeline *p, const uint32_t *ids, size_t n)
         }
         if (!p->spill) {
             snprintf(msg, sizeof msg, "cannot create a temporary file in %s (for a long document "
-                     "held in --on-error skip mode; set TMPDIR): %s", temp_dir(), strerror(errno));
+                     "held with `skip_errors`; set TMPDIR): %s", temp_dir(), strerror(errno));
             set_fatal(p, SIMDBPE_ERR_IO, msg);
             return -1;
         }
@@ -451,7 +451,7 @@ static int docbuf_write(pipeline *p)
                 ok = 0;
                 break;
             }
-            int e = writer_ids(p->w, chunk, k);
+            int e = simdbpe__writer_ids(p->w, chunk, k);
             if (e)
                 return e;
             left -= k;
@@ -464,7 +464,7 @@ static int docbuf_write(pipeline *p)
             return -1;
         }
     }
-    return writer_ids(p->w, p->docbuf, p->docbuf_len);
+    return simdbpe__writer_ids(p->w, p->docbuf, p->docbuf_len);
 }
 
 static int docbuf_add(pipeline *p, const uint32_t *ids, size_t n)
@@ -489,15 +489,15 @@ static int end_document(pipeline *p)
 {
     int e = 0;
     if (p->doc_buffered) {
-        e = writer_begin_doc(p->w);
+        e = simdbpe__writer_begin_doc(p->w);
         if (!e)
             e = docbuf_write(p);
     } else if (!p->doc_open) {
-        e = writer_begin_doc(p->w); /* an empty document */
+        e = simdbpe__writer_begin_doc(p->w); /* an empty document */
     }
     uint64_t tokens = 0;
     if (!e)
-        e = writer_end_doc(p->w, p->doc_file, p->doc_line, &tokens);
+        e = simdbpe__writer_end_doc(p->w, p->doc_file, p->doc_line, &tokens);
     run_totals *t = p->t;
     t->docs++;
     t->tokens += tokens;
@@ -543,10 +543,10 @@ static int write_seg(pipeline *p, const batch *b, const seg *s, const uint32_t *
             e = docbuf_add(p, ids, s->ntok);
         } else {
             if (!p->doc_open)
-                e = writer_begin_doc(p->w);
+                e = simdbpe__writer_begin_doc(p->w);
             p->doc_open = 1;
             if (!e)
-                e = writer_ids(p->w, ids, s->ntok);
+                e = simdbpe__writer_ids(p->w, ids, s->ntok);
         }
     }
     if (!e && s->end && !p->doc_poisoned)
@@ -642,8 +642,8 @@ static void do_read(pipeline *p, batch *b)
 {
     p->reading = 1;
     pthread_mutex_unlock(&p->mu);
-    int got = reader_fill(p->rd, b);
-    b->raw_pos = reader_raw_pos(p->rd);
+    int got = simdbpe__reader_fill(p->rd, b);
+    b->raw_pos = simdbpe__reader_raw_pos(p->rd);
     pthread_mutex_lock(&p->mu);
     p->reading = 0;
     if (got <= 0) {
@@ -728,7 +728,7 @@ static void *worker_main(void *arg)
 
 /* ------------------------------------------------------------------- run */
 
-void run_totals_free(run_totals *t)
+void simdbpe__run_totals_free(run_totals *t)
 {
     for (size_t i = 0; i < t->n_skips; i++)
         free(t->skips[i].what);
@@ -753,7 +753,7 @@ static int setup(pipeline *p, const job *j, writer *w, run_totals *t)
     t->files = calloc(j->n_files ? j->n_files : 1, sizeof *t->files);
     t->skips = calloc(MAX_SKIP_LIST, sizeof *t->skips);
     p->slots = calloc(p->window, sizeof *p->slots);
-    if (!t->files || !t->skips || !p->slots || reader_new(&p->rd, j))
+    if (!t->files || !t->skips || !p->slots || simdbpe__reader_new(&p->rd, j))
         return -1;
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->cv, NULL);
@@ -779,7 +779,7 @@ static void teardown(pipeline *p)
     if (p->spill)
         fclose(p->spill);
     free(p->fatal);
-    reader_free(p->rd);
+    simdbpe__reader_free(p->rd);
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
 }
@@ -806,7 +806,7 @@ static int make_encoders(const job *j, worker *wk, pipeline *p, run_failure *f)
         wk[i].reader = i == 0;
         simdbpe_encoder_options eo = SIMDBPE_ENCODER_OPTIONS_INIT;
         eo.cache_mb = j->cache_mb;
-        simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc);
+        simdbpe_status st = simdbpe_encoder_new_with(j->model, &eo, &wk[i].enc, NULL);
         if (st != SIMDBPE_OK) {
             char msg[300];
             snprintf(msg, sizeof msg, "cannot create an encoder: %s%s", simdbpe_strerror(st),
@@ -841,7 +841,7 @@ static void report(const job *j, pipeline *p, run_failure *f)
     }
 }
 
-int pipeline_run(const job *j, writer *w, run_totals *t, run_failure *f)
+int simdbpe__pipeline_run(const job *j, writer *w, run_totals *t, run_failure *f)
 {
     pipeline p;
     double t0 = simdbpe__now();
@@ -849,8 +849,8 @@ int pipeline_run(const job *j, writer *w, run_totals *t, run_failure *f)
     f->file = f->byte_offset = SIMDBPE_NO_POSITION;
     if (setup(&p, j, w, t)) {
         free(p.slots);
-        reader_free(p.rd);
-        run_totals_free(t);
+        simdbpe__reader_free(p.rd);
+        simdbpe__run_totals_free(t);
         return fail(f, SIMDBPE_ERR_NOMEM, "out of memory");
     }
     worker *wk = calloc((size_t)j->threads, sizeof *wk);
@@ -866,7 +866,7 @@ int pipeline_run(const job *j, writer *w, run_totals *t, run_failure *f)
     }
     for (int i = 0; wk && i < j->threads; i++) {
         simdbpe_encoder_free(wk[i].enc);
-        jsonl_buf_free(&wk[i].scratch);
+        simdbpe__jsonl_buf_free(&wk[i].scratch);
     }
     free(wk);
     teardown(&p);

@@ -1,5 +1,5 @@
 /*
- * pipeline.h - bulk encoding: inputs -> batches -> N encoders -> one
+ * pipeline.h - dataset encoding: inputs -> batches -> N encoders -> one
  * ordered writer.
  *
  *   files --reader--> batch 0, batch 1, ...   (one thread at a time reads)
@@ -30,23 +30,14 @@
 
 #include "reader_jsonl.h"
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define batch_add_seg simdbpe__batch_add_seg
-#define batch_fail_seg simdbpe__batch_fail_seg
-#define batch_reserve simdbpe__batch_reserve
-#define pipeline_run simdbpe__pipeline_run
-#define run_totals_free simdbpe__run_totals_free
-
-typedef enum { IN_TEXT, IN_LINES, IN_JSONL } input_mode;
-
 /* What one run does; fixed before the threads start. */
 typedef struct job {
     const simdbpe_model *model;
     simdbpe_encode_options enc;
-    input_mode mode;
-    const unsigned char *sep; /* IN_TEXT: document separator, or NULL */
+    simdbpe_input_format mode;
+    const unsigned char *sep; /* SIMDBPE_INPUT_TEXT: document separator, or NULL */
     size_t sep_len;
-    jsonl_key key;            /* IN_JSONL */
+    jsonl_key key;            /* SIMDBPE_INPUT_JSONL */
     int skip_errors;          /* --on-error skip */
     int hold_docs;            /* hold a cut document until its end (output that a failure
                                  cannot take back: standard output) */
@@ -100,11 +91,11 @@ typedef struct batch {
 } batch;
 
 /* Adds a segment (zeroed but for the given fields); NULL when out of memory. */
-seg *batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind);
+seg *simdbpe__batch_add_seg(batch *b, size_t off, size_t len, uint8_t kind);
 /* Attaches a message to a segment and marks it failed. Returns 0 or -1. */
-int batch_fail_seg(batch *b, seg *s, const char *msg);
+int simdbpe__batch_fail_seg(batch *b, seg *s, const char *msg);
 /* Makes room for `extra` more bytes in b->buf. Returns 0 or -1. */
-int batch_reserve(batch *b, size_t extra);
+int simdbpe__batch_reserve(batch *b, size_t extra);
 
 struct writer;
 
@@ -151,9 +142,9 @@ typedef struct run_failure {
 /*
  * Runs the job into `w`. Returns 0 on success; otherwise -1 with the
  * reason in `f` (the first bad document in input order, or a write error).
- * On success `t` holds the totals (free with run_totals_free()).
+ * On success `t` holds the totals (free with simdbpe__run_totals_free()).
  */
-int pipeline_run(const job *j, struct writer *w, run_totals *t, run_failure *f);
-void run_totals_free(run_totals *t);
+int simdbpe__pipeline_run(const job *j, struct writer *w, run_totals *t, run_failure *f);
+void simdbpe__run_totals_free(run_totals *t);
 
 #endif

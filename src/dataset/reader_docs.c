@@ -2,7 +2,7 @@
  * reader_docs.c - frames input files into batches of documents (see
  * reader_docs.h).
  *
- * Inside reader_fill() the batch buffer holds, for the current file, the
+ * Inside simdbpe__reader_fill() the batch buffer holds, for the current file, the
  * "unframed" bytes [ustart, len): read but not yet part of a segment.
  * Framing turns complete units (a line, the text before a separator) into
  * segments and advances ustart; what is left when the batch is full moves
@@ -48,7 +48,7 @@ struct reader {
  * point missed for want of margin costs a cut, never exactness. */
 #define CUT_MARGIN 4096
 
-int reader_new(reader **out, const job *j)
+int simdbpe__reader_new(reader **out, const job *j)
 {
     reader *r = calloc(1, sizeof *r);
     if (!r)
@@ -58,26 +58,37 @@ int reader_new(reader **out, const job *j)
     return 0;
 }
 
-void reader_free(reader *r)
+void simdbpe__reader_free(reader *r)
 {
     if (!r)
         return;
-    source_close(r->src);
+    simdbpe__source_close(r->src);
     free(r->carry);
     free(r);
 }
 
-uint64_t reader_raw_pos(const reader *r)
+uint64_t simdbpe__reader_raw_pos(const reader *r)
 {
-    return r->raw_done + (r->src ? source_raw_pos(r->src) : 0);
+    return r->raw_done + (r->src ? simdbpe__source_raw_pos(r->src) : 0);
 }
 
-/* A loop the compiler vectorizes: memchr once per line (English has a
- * newline every 70 bytes) took 2.4% of the tool's time on English. */
+/* Eight bytes at a time: a byte of x ^ 0x0A.. is 0 where x has '\n', and
+ * ((t & 0x7F..) + 0x7F..) | t has its top bit clear exactly there; those
+ * bits, moved to the bottom of each byte, are summed by one multiply. It
+ * runs on the one thread that reads (bench/README.md). */
 static uint64_t count_newlines(const char *s, size_t n)
 {
+    const uint64_t lf = 0x0A0A0A0A0A0A0A0AULL, low7 = 0x7F7F7F7F7F7F7F7FULL;
     uint64_t k = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, s + i, 8);
+        uint64_t t = x ^ lf;
+        uint64_t hit = ~(((t & low7) + low7) | t) >> 7 & 0x0101010101010101ULL;
+        k += hit * 0x0101010101010101ULL >> 56;
+    }
+    for (; i < n; i++)
         k += s[i] == '\n';
     return k;
 }
@@ -93,7 +104,7 @@ static int is_blank(const char *s, size_t n)
 /* A segment for [start, end) of the current file, at the reader's position. */
 static seg *add_piece(reader *r, batch *b, size_t start, size_t end, uint8_t kind, int last)
 {
-    seg *s = batch_add_seg(b, start, end - start, kind);
+    seg *s = simdbpe__batch_add_seg(b, start, end - start, kind);
     if (!s)
         return NULL;
     s->file = r->cur;
@@ -108,8 +119,9 @@ static seg *add_piece(reader *r, batch *b, size_t start, size_t end, uint8_t kin
 /* Moves the reader past [start, end) plus `delim` delimiter bytes. */
 static void advance(reader *r, const batch *b, size_t start, size_t end, size_t delim)
 {
-    uint64_t lines = r->j->mode == IN_TEXT ? count_newlines(b->buf + start, end - start + delim)
-                                           : (delim ? 1 : 0);
+    uint64_t lines = r->j->mode == SIMDBPE_INPUT_TEXT
+                         ? count_newlines(b->buf + start, end - start + delim)
+                         : (delim ? 1 : 0);
     r->file_off += end - start + delim;
     r->line += lines;
 }
@@ -117,7 +129,7 @@ static void advance(reader *r, const batch *b, size_t start, size_t end, size_t 
 /* A complete unit [start, end) followed by `delim` delimiter bytes. */
 static int emit_unit(reader *r, batch *b, size_t start, size_t end, size_t delim)
 {
-    int json = r->j->mode == IN_JSONL;
+    int json = r->j->mode == SIMDBPE_INPUT_JSONL;
     if (!(json && is_blank(b->buf + start, end - start))) {
         if (!add_piece(r, b, start, end, json ? SEG_JSON : SEG_TEXT, 1))
             return -1;
@@ -132,7 +144,7 @@ static int emit_unit(reader *r, batch *b, size_t start, size_t end, size_t delim
 static int frame_units(reader *r, batch *b, size_t *ustart)
 {
     const job *j = r->j;
-    if (j->mode == IN_TEXT && !j->sep)
+    if (j->mode == SIMDBPE_INPUT_TEXT && !j->sep)
         return 0; /* the whole file is one document */
     for (;;) {
         size_t n = b->len - *ustart;
@@ -145,7 +157,7 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
         size_t end = (size_t)(hit - b->buf);
         size_t delim = j->sep ? j->sep_len : 1;
         /* A line ends with \n or \r\n (a file written on Windows). */
-        if (j->mode == IN_LINES && end > *ustart && b->buf[end - 1] == '\r') {
+        if (j->mode == SIMDBPE_INPUT_LINES && end > *ustart && b->buf[end - 1] == '\r') {
             end--;
             delim++;
         }
@@ -163,7 +175,7 @@ static int frame_units(reader *r, batch *b, size_t *ustart)
 static int try_cut(reader *r, batch *b, size_t *ustart)
 {
     const job *j = r->j;
-    if (j->mode == IN_JSONL)
+    if (j->mode == SIMDBPE_INPUT_JSONL)
         return 0;
     size_t n = b->len - *ustart;
     /* Keep clear of a separator that may be only partly read. */
@@ -210,7 +222,7 @@ static int fail_seg(reader *r, batch *b, size_t at, const char *reason, int fata
              simdbpe__display_name(r->j->files[r->cur]), (unsigned long long)r->line,
              (unsigned long long)r->file_off, reason);
     seg *s = add_piece(r, b, at, at, SEG_FAIL, 1);
-    if (!s || batch_fail_seg(b, s, msg))
+    if (!s || simdbpe__batch_fail_seg(b, s, msg))
         return -1;
     s->fatal = (uint8_t)fatal;
     s->err_status = SIMDBPE_ERR_IO;
@@ -236,13 +248,13 @@ static int finish_file(reader *r, batch *b, size_t ustart)
                  (unsigned long long)(r->file_off + n));
         b->len = ustart;
         rc = fail_seg(r, b, ustart, reason, 1);
-    } else if (j->mode == IN_TEXT && !j->sep) {
+    } else if (j->mode == SIMDBPE_INPUT_TEXT && !j->sep) {
         rc = add_piece(r, b, ustart, b->len, SEG_TEXT, 1) ? 0 : -1;
     } else if (n > 0 || r->in_doc) {
         rc = emit_unit(r, b, ustart, b->len, 0);
     }
-    r->raw_done += source_raw_pos(r->src);
-    source_close(r->src);
+    r->raw_done += simdbpe__source_raw_pos(r->src);
+    simdbpe__source_close(r->src);
     r->src = NULL;
     r->has_file = 0;
     return rc;
@@ -259,7 +271,7 @@ static int open_next(reader *r, batch *b)
     r->src_done = 0;
     r->failed = 0;
     r->carry_len = 0;
-    int e = source_open(&r->src, r->j->files[r->cur]);
+    int e = simdbpe__source_open(&r->src, r->j->files[r->cur]);
     if (e) {
         char reason[300];
         snprintf(reason, sizeof reason, "cannot open: %s", strerror(e));
@@ -299,10 +311,10 @@ static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
         }
         /* Read no further than the batch size: a batch is a unit of work. */
         size_t room = *want - b->len;
-        if (batch_reserve(b, room))
+        if (simdbpe__batch_reserve(b, room))
             return -1;
-        ssize_t got = source_read(r->src, b->buf + b->len, room, r->fail_msg,
-                                  sizeof r->fail_msg);
+        ssize_t got =
+            simdbpe__source_read(r->src, b->buf + b->len, room, r->fail_msg, sizeof r->fail_msg);
         if (got < 0)
             r->failed = r->src_done = 1;
         else if (got == 0)
@@ -314,7 +326,7 @@ static int take_file(reader *r, batch *b, size_t ustart, size_t *want)
     }
 }
 
-int reader_fill(reader *r, batch *b)
+int simdbpe__reader_fill(reader *r, batch *b)
 {
     b->len = 0;
     b->nsegs = 0;
@@ -334,7 +346,7 @@ int reader_fill(reader *r, batch *b)
             continue;
         }
         size_t ustart = b->len;
-        if (batch_reserve(b, r->carry_len))
+        if (simdbpe__batch_reserve(b, r->carry_len))
             return -1;
         if (r->carry_len) /* carry may be NULL when empty */
             memcpy(b->buf + b->len, r->carry, r->carry_len);

@@ -1,9 +1,9 @@
 /*
  * reader_docs.h - cuts the input files into batches of documents.
  *
- * Documents are: a whole file (IN_TEXT), the parts of a file between
- * occurrences of a separator (IN_TEXT with job->sep), a line without its
- * newline (IN_LINES), or one JSON object per line (IN_JSONL; the worker
+ * Documents are: a whole file (SIMDBPE_INPUT_TEXT), the parts of a file between
+ * occurrences of a separator (SIMDBPE_INPUT_TEXT with job->sep), a line without its
+ * newline (SIMDBPE_INPUT_LINES), or one JSON object per line (SIMDBPE_INPUT_JSONL; the worker
  * parses it). Files never share a document.
  *
  * The reader streams: it keeps one batch buffer plus the unframed tail of
@@ -28,25 +28,19 @@
 
 #include "pipeline.h"
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define reader_fill simdbpe__reader_fill
-#define reader_free simdbpe__reader_free
-#define reader_new simdbpe__reader_new
-#define reader_raw_pos simdbpe__reader_raw_pos
-
 typedef struct reader reader;
 
-int reader_new(reader **out, const job *j);
-void reader_free(reader *r);
+int simdbpe__reader_new(reader **out, const job *j);
+void simdbpe__reader_free(reader *r);
 
 /*
  * Fills `b` (emptied first) with the next segments. Returns 1 if it holds
  * at least one segment, 0 when the input is exhausted, -1 when out of
  * memory.
  */
-int reader_fill(reader *r, batch *b);
+int simdbpe__reader_fill(reader *r, batch *b);
 
 /* Raw (compressed) bytes consumed so far, over all files. */
-uint64_t reader_raw_pos(const reader *r);
+uint64_t simdbpe__reader_raw_pos(const reader *r);
 
 #endif

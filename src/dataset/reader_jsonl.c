@@ -21,6 +21,7 @@
 
 #include "../../kernels/kernels.h"
 #include "../common/common.h"
+#include "../common/json_escape.h"
 #include "../common/utf8_valid.h"
 
 #define MAX_DEPTH 64
@@ -47,7 +48,7 @@ typedef struct parser {
     int text_escaped; /* ... and the value's */
 } parser;
 
-int jsonl_key_parse(jsonl_key *k, const char *spec)
+int simdbpe__jsonl_key_parse(jsonl_key *k, const char *spec)
 {
     memset(k, 0, sizeof *k);
     k->spec = spec;
@@ -57,7 +58,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
     k->parts = calloc(n, sizeof *k->parts);
     k->lens = calloc(n, sizeof *k->lens);
     if (!k->parts || !k->lens) {
-        jsonl_key_free(k);
+        simdbpe__jsonl_key_free(k);
         return -1;
     }
     const char *start = spec;
@@ -68,7 +69,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
         k->lens[i] = len;
         k->n = i + 1;
         if (!k->parts[i] || len == 0) {
-            jsonl_key_free(k);
+            simdbpe__jsonl_key_free(k);
             return -1;
         }
         start = end ? end + 1 : start + len;
@@ -76,7 +77,7 @@ int jsonl_key_parse(jsonl_key *k, const char *spec)
     return 0;
 }
 
-void jsonl_key_free(jsonl_key *k)
+void simdbpe__jsonl_key_free(jsonl_key *k)
 {
     for (size_t i = 0; k->parts && i < k->n; i++)
         free(k->parts[i]);
@@ -85,7 +86,7 @@ void jsonl_key_free(jsonl_key *k)
     memset(k, 0, sizeof *k);
 }
 
-void jsonl_buf_free(jsonl_buf *b)
+void simdbpe__jsonl_buf_free(jsonl_buf *b)
 {
     free(b->p);
     memset(b, 0, sizeof *b);
@@ -112,26 +113,6 @@ static void skip_ws(parser *p)
     }
 }
 
-static int hex4(parser *p, unsigned *u)
-{
-    if (p->n - p->i < 4)
-        return -1;
-    unsigned v = 0;
-    for (int k = 0; k < 4; k++) {
-        unsigned c = p->s[p->i + (size_t)k], d;
-        if (c >= '0' && c <= '9')
-            d = c - '0';
-        else if ((c | 0x20) >= 'a' && (c | 0x20) <= 'f')
-            d = (c | 0x20) - 'a' + 10;
-        else
-            return -1;
-        v = v << 4 | d;
-    }
-    p->i += 4;
-    *u = v;
-    return 0;
-}
-
 /* How a string is read: validated and dropped, unescaped as the value
  * (raw bytes kept as they are), or unescaped as a key (UTF-8 checked). */
 enum { STR_SKIP, STR_VALUE, STR_KEY };
@@ -143,55 +124,30 @@ enum { STR_SKIP, STR_VALUE, STR_KEY };
  */
 static int read_escape(parser *p, int mode, jsonl_buf *dst)
 {
-    if (p->i >= p->n)
+    uint32_t cp;
+    size_t k = simdbpe__json_escape((const char *)p->s + p->i, p->n - p->i, &cp);
+    if (!k)
         return -1;
-    unsigned char c = p->s[p->i++], one;
-    unsigned cp;
-    switch (c) {
-    case '"': one = '"'; break;
-    case '\\': one = '\\'; break;
-    case '/': one = '/'; break;
-    case 'b': one = '\b'; break;
-    case 'f': one = '\f'; break;
-    case 'n': one = '\n'; break;
-    case 'r': one = '\r'; break;
-    case 't': one = '\t'; break;
-    case 'u':
-        if (hex4(p, &cp))
+    p->i += k;
+    if (simdbpe__is_surrogate(cp)) {
+        if (mode != STR_VALUE)
             return -1;
-        if (cp >= 0xD800 && cp <= 0xDBFF && p->n - p->i >= 6 && p->s[p->i] == '\\' &&
-            p->s[p->i + 1] == 'u') {
-            size_t save = p->i;
-            unsigned lo;
-            p->i += 2;
-            if (hex4(p, &lo) == 0 && lo >= 0xDC00 && lo <= 0xDFFF)
-                cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
-            else
-                p->i = save; /* not a pair: the high half stands alone */
-        }
-        if (cp >= 0xD800 && cp <= 0xDFFF) {
-            if (mode != STR_VALUE)
-                return -1;
-            p->any_surrogate = 1;
-            if (!p->replace)
-                p->surrogate = 1;
-            cp = 0xFFFD;
-        }
-        /* A NUL in a key (\u0000) is valid JSON too; jansson refuses it,
-         * the fast path reads it. */
-        if (dst) {
-            if (buf_reserve(dst, 4))
-                return -2;
-            dst->len += simdbpe__utf8_encode(cp, (uint8_t *)dst->p + dst->len);
-        }
-        return 0;
-    default:
-        return -1;
+        p->any_surrogate = 1;
+        if (!p->replace)
+            p->surrogate = 1;
+        cp = 0xFFFD;
     }
+    /* A NUL in a key (\u0000) is valid JSON too; jansson refuses it, the
+     * fast path reads it. */
     if (dst) {
-        if (buf_reserve(dst, 1))
+        /* Reserve only what it takes: unescaping in place has no room to
+         * spare at the end. */
+        uint8_t u[4];
+        size_t len = simdbpe__utf8_encode(cp, u);
+        if (buf_reserve(dst, len))
             return -2;
-        dst->p[dst->len++] = (char)one;
+        memcpy(dst->p + dst->len, u, len);
+        dst->len += len;
     }
     return 0;
 }
@@ -519,7 +475,7 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
     skip_ws(&p);
     if (r == 0 && p.i != p.n)
         r = -1; /* something after the object */
-    jsonl_buf_free(&p.keys);
+    simdbpe__jsonl_buf_free(&p.keys);
     if (r == -2) {
         snprintf(msg, msg_cap, "out of memory");
         return JSONL_NOMEM;
@@ -532,7 +488,7 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
         if (p.surrogate) {
             snprintf(msg, msg_cap,
                      "the \"%s\" value has an escaped lone surrogate (\\uD800-\\uDFFF without its "
-                     "pair); --errors replace turns it into U+FFFD",
+                     "pair); `errors` replace turns it into U+FFFD",
                      key->spec);
             return JSONL_SURROGATE;
         }
@@ -555,16 +511,16 @@ static int fast_parse(const char *line, char *writable, size_t len, const jsonl_
     }
 }
 
-int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
-               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-               size_t msg_cap)
+int simdbpe__jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
+                        jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+                        size_t msg_cap)
 {
     return fast_parse(line, NULL, len, key, replace, scratch, text, text_len, msg, msg_cap);
 }
 
-jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap)
+jsonl_status simdbpe__jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap)
 {
     json_error_t je;
     json_t *root = json_loadb(line, len, JSON_ALLOW_NUL, &je);
@@ -614,24 +570,24 @@ jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
     return st;
 }
 
-jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap, int *used_jansson)
+jsonl_status simdbpe__jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap, int *used_jansson)
 {
-    int r = jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
+    int r = simdbpe__jsonl_fast(line, len, key, replace, scratch, text, text_len, msg, msg_cap);
     if (used_jansson)
         *used_jansson = r < 0;
     if (r >= 0)
         return (jsonl_status)r;
-    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+    return simdbpe__jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
 }
 
-jsonl_status jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key, int replace,
-                                    jsonl_buf *scratch, const char **text, size_t *text_len,
-                                    char *msg, size_t msg_cap)
+jsonl_status simdbpe__jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key,
+                                             int replace, jsonl_buf *scratch, const char **text,
+                                             size_t *text_len, char *msg, size_t msg_cap)
 {
     int r = fast_parse(line, line, len, key, replace, NULL, text, text_len, msg, msg_cap);
     if (r >= 0)
         return (jsonl_status)r;
-    return jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
+    return simdbpe__jsonl_jansson(line, len, key, scratch, text, text_len, msg, msg_cap);
 }

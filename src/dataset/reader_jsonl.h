@@ -1,7 +1,7 @@
 /*
  * reader_jsonl.h - the text field of one JSON Lines record.
  *
- * jsonl_extract() returns the string at a key path ("text", or "a.b" for
+ * simdbpe__jsonl_extract() returns the string at a key path ("text", or "a.b" for
  * {"a": {"b": "..."}}) of a record that is one JSON object. A hand-written
  * fast path parses the whole record (RFC 8259: it must be valid JSON, not
  * just the part we use) and unescapes the string, returning a pointer into
@@ -10,7 +10,7 @@
  *     byte position);
  *   - for anything the fast path does not handle itself: nesting deeper
  *     than 64 levels, a record that is not an object.
- * Both agree on everything else (tests/bulk/test_jsonl.c checks this),
+ * Both agree on everything else (tests/dataset/test_jsonl.c checks this),
  * including duplicate keys, where the last one wins as in jansson.
  *
  * Deliberate differences: valid JSON that jansson refuses is read (RFC 8259
@@ -29,15 +29,6 @@
 
 #include <stddef.h>
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define jsonl_buf_free simdbpe__jsonl_buf_free
-#define jsonl_extract simdbpe__jsonl_extract
-#define jsonl_extract_in_place simdbpe__jsonl_extract_in_place
-#define jsonl_fast simdbpe__jsonl_fast
-#define jsonl_jansson simdbpe__jsonl_jansson
-#define jsonl_key_free simdbpe__jsonl_key_free
-#define jsonl_key_parse simdbpe__jsonl_key_parse
-
 typedef struct jsonl_key {
     char **parts;  /* the path, split at '.' */
     size_t *lens;
@@ -46,8 +37,8 @@ typedef struct jsonl_key {
 } jsonl_key;
 
 /* Splits "a.b.c" into parts. Returns 0, or -1 for an empty part. */
-int jsonl_key_parse(jsonl_key *k, const char *spec);
-void jsonl_key_free(jsonl_key *k);
+int simdbpe__jsonl_key_parse(jsonl_key *k, const char *spec);
+void simdbpe__jsonl_key_free(jsonl_key *k);
 
 typedef struct jsonl_buf {
     char *p;
@@ -55,7 +46,7 @@ typedef struct jsonl_buf {
     int fixed; /* p is not ours: never reallocated */
 } jsonl_buf;
 
-void jsonl_buf_free(jsonl_buf *b);
+void simdbpe__jsonl_buf_free(jsonl_buf *b);
 
 typedef enum jsonl_status {
     JSONL_OK = 0,
@@ -74,28 +65,28 @@ typedef enum jsonl_status {
  * such as "malformed JSON: end of file expected near ',' (byte 17)".
  * `used_jansson` (may be NULL) is set to 1 when jansson decided.
  */
-jsonl_status jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap, int *used_jansson);
+jsonl_status simdbpe__jsonl_extract(const char *line, size_t len, const jsonl_key *key, int replace,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap, int *used_jansson);
 
 /*
- * jsonl_extract for records that may be large: an escaped value is
+ * simdbpe__jsonl_extract for records that may be large: an escaped value is
  * unescaped inside `line` (only on JSONL_OK), so that a 200 MB record does
  * not cost twice its size. `scratch` serves the rare records that jansson
  * decides. The value is scanned twice (checked, then unescaped), which is
- * why small records take jsonl_extract.
+ * why small records take simdbpe__jsonl_extract.
  */
-jsonl_status jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key, int replace,
-                                    jsonl_buf *scratch, const char **text, size_t *text_len,
-                                    char *msg, size_t msg_cap);
+jsonl_status simdbpe__jsonl_extract_in_place(char *line, size_t len, const jsonl_key *key,
+                                             int replace, jsonl_buf *scratch, const char **text,
+                                             size_t *text_len, char *msg, size_t msg_cap);
 
 /* Only the fast path, or only jansson (for tests that compare them).
- * jsonl_fast() returns -1 where it would hand over to jansson. */
-int jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
-               jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-               size_t msg_cap);
-jsonl_status jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
-                           jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
-                           size_t msg_cap);
+ * simdbpe__jsonl_fast() returns -1 where it would hand over to jansson. */
+int simdbpe__jsonl_fast(const char *line, size_t len, const jsonl_key *key, int replace,
+                        jsonl_buf *scratch, const char **text, size_t *text_len, char *msg,
+                        size_t msg_cap);
+jsonl_status simdbpe__jsonl_jansson(const char *line, size_t len, const jsonl_key *key,
+                                    jsonl_buf *scratch, const char **text, size_t *text_len,
+                                    char *msg, size_t msg_cap);
 
 #endif

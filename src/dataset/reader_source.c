@@ -76,7 +76,7 @@ static int refill(source *s)
     return fill_at_least(s, 1);
 }
 
-int source_open(source **out, const char *path)
+int simdbpe__source_open(source **out, const char *path)
 {
     *out = NULL;
     source *s = calloc(1, sizeof *s);
@@ -95,7 +95,7 @@ int source_open(source **out, const char *path)
     s->in = malloc(s->in_cap);
     int e = s->in ? fill_at_least(s, 4) : ENOMEM;
     if (e) {
-        source_close(s);
+        simdbpe__source_close(s);
         return e;
     }
     const unsigned char *m = s->in;
@@ -103,7 +103,7 @@ int source_open(source **out, const char *path)
         s->kind = SOURCE_GZIP;
         /* 15 + 16: a gzip wrapper with the largest window. */
         if (inflateInit2(&s->z, 15 + 16) != Z_OK) {
-            source_close(s);
+            simdbpe__source_close(s);
             return ENOMEM;
         }
         s->z_ready = 1;
@@ -115,7 +115,7 @@ int source_open(source **out, const char *path)
         s->zstd_hint = 1;
         s->zd = ZSTD_createDStream();
         if (!s->zd || ZSTD_isError(ZSTD_initDStream(s->zd))) {
-            source_close(s);
+            simdbpe__source_close(s);
             return ENOMEM;
         }
     }
@@ -305,7 +305,7 @@ static void look_at_head(source *s)
     }
 }
 
-ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
+ssize_t simdbpe__source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
 {
     if (cap == 0)
         return 0;
@@ -328,17 +328,17 @@ ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap)
     return 0;
 }
 
-source_kind source_kind_of(const source *s)
+source_kind simdbpe__source_kind_of(const source *s)
 {
     return s->kind;
 }
 
-uint64_t source_raw_pos(const source *s)
+uint64_t simdbpe__source_raw_pos(const source *s)
 {
     return s->raw_pos;
 }
 
-void source_close(source *s)
+void simdbpe__source_close(source *s)
 {
     if (!s)
         return;

@@ -22,32 +22,25 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define source_close simdbpe__source_close
-#define source_kind_of simdbpe__source_kind_of
-#define source_open simdbpe__source_open
-#define source_raw_pos simdbpe__source_raw_pos
-#define source_read simdbpe__source_read
-
 typedef struct source source;
 
 typedef enum { SOURCE_PLAIN, SOURCE_GZIP, SOURCE_ZSTD } source_kind;
 
 /* Opens `path`. Returns 0, or an errno value (the file cannot be opened). */
-int source_open(source **out, const char *path);
+int simdbpe__source_open(source **out, const char *path);
 
 /*
  * Reads up to `cap` decompressed bytes into `buf`. Returns the count, 0 at
  * the end of the stream, or -1 on failure with a one-line reason in `msg`
  * (e.g. "truncated gzip stream: unexpected end of file").
  */
-ssize_t source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap);
+ssize_t simdbpe__source_read(source *s, void *buf, size_t cap, char *msg, size_t msg_cap);
 
-source_kind source_kind_of(const source *s);
+source_kind simdbpe__source_kind_of(const source *s);
 
 /* How many bytes of the file itself (compressed) have been consumed. */
-uint64_t source_raw_pos(const source *s);
+uint64_t simdbpe__source_raw_pos(const source *s);
 
-void source_close(source *s);
+void simdbpe__source_close(source *s);
 
 #endif

@@ -26,41 +26,11 @@
 
 #include "outfile.h"
 
-/* Internal names of the library: prefixed for the linker, short here. */
-#define writer_begin_doc simdbpe__writer_begin_doc
-#define writer_commit simdbpe__writer_commit
-#define writer_datatrove_new simdbpe__writer_datatrove_new
-#define writer_discard simdbpe__writer_discard
-#define writer_end_doc simdbpe__writer_end_doc
-#define writer_fail simdbpe__writer_fail
-#define writer_finish simdbpe__writer_finish
-#define writer_free simdbpe__writer_free
-#define writer_ids simdbpe__writer_ids
-#define writer_llmc_new simdbpe__writer_llmc_new
-#define writer_megatron_new simdbpe__writer_megatron_new
-#define writer_open simdbpe__writer_open
-#define writer_open_file simdbpe__writer_open_file
-#define writer_path simdbpe__writer_path
-#define writer_put_ids simdbpe__writer_put_ids
-#define writer_text_new simdbpe__writer_text_new
-
-typedef enum {
-    FMT_TEXT,
-    FMT_U16,
-    FMT_U32,
-    FMT_LLMC,
-    FMT_MEGATRON,
-    FMT_DATATROVE,
-    FMT_COUNT
-} out_format;
-
-typedef enum { EOT_NONE, EOT_APPEND, EOT_PREPEND } eot_mode;
-
 typedef struct writer_config {
-    out_format format;
+    simdbpe_output_format format;
     const char *output;        /* -o: a file or a prefix; NULL = stdout */
     unsigned width;            /* bytes per id: 2 or 4 (binary formats) */
-    eot_mode eot;
+    simdbpe_eot eot;
     uint32_t eot_id;
     uint64_t shard_tokens;     /* llmc */
     const char *model_name;    /* datatrove metadata */
@@ -94,33 +64,33 @@ struct writer {
  * or an errno value with w->err_path naming the file (then *out is NULL
  * and `err_path` is filled).
  */
-int writer_open(writer **out, const writer_config *cfg, char *err_path, size_t cap);
+int simdbpe__writer_open(writer **out, const writer_config *cfg, char *err_path, size_t cap);
 
 /* These return 0 or an errno value (then w->err_path says which file). */
-int writer_begin_doc(writer *w);
-int writer_ids(writer *w, const uint32_t *ids, size_t n);
+int simdbpe__writer_begin_doc(writer *w);
+int simdbpe__writer_ids(writer *w, const uint32_t *ids, size_t n);
 /* *tokens gets the document's ids as written, EOT included. */
-int writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens);
-int writer_finish(writer *w);
-int writer_commit(writer *w);
-void writer_discard(writer *w);
-void writer_free(writer *w);
+int simdbpe__writer_end_doc(writer *w, uint32_t file, uint64_t line, uint64_t *tokens);
+int simdbpe__writer_finish(writer *w);
+int simdbpe__writer_commit(writer *w);
+void simdbpe__writer_discard(writer *w);
+void simdbpe__writer_free(writer *w);
 
 /* ---- for the format files */
-writer *writer_text_new(const writer_config *cfg);      /* text, u16, u32, count */
-writer *writer_llmc_new(const writer_config *cfg);
-writer *writer_megatron_new(const writer_config *cfg);
-writer *writer_datatrove_new(const writer_config *cfg);
+writer *simdbpe__writer_text_new(const writer_config *cfg); /* text, u16, u32, count */
+writer *simdbpe__writer_llmc_new(const writer_config *cfg);
+writer *simdbpe__writer_megatron_new(const writer_config *cfg);
+writer *simdbpe__writer_datatrove_new(const writer_config *cfg);
 
 /* Writes ids as little-endian `width`-byte integers. */
-void writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n);
+void simdbpe__writer_put_ids(outfile *o, unsigned width, const uint32_t *ids, size_t n);
 
 /* Opens `path` into *o, or records the failure in w->err_path. */
-int writer_open_file(writer *w, outfile *o, const char *path);
+int simdbpe__writer_open_file(writer *w, outfile *o, const char *path);
 /* Records which file failed (for the message) and returns e. */
-int writer_fail(writer *w, const char *path, int e);
+int simdbpe__writer_fail(writer *w, const char *path, int e);
 
 /* "PREFIX" + "suffix", malloc'ed; NULL when out of memory. */
-char *writer_path(const char *prefix, const char *suffix);
+char *simdbpe__writer_path(const char *prefix, const char *suffix);
 
 #endif

@@ -61,9 +61,9 @@ static int dw_begin(writer *w)
 static int dw_ids(writer *w, const uint32_t *ids, size_t n)
 {
     datatrove_writer *d = (datatrove_writer *)w;
-    writer_put_ids(&d->ds, w->cfg.width, ids, n);
+    simdbpe__writer_put_ids(&d->ds, w->cfg.width, ids, n);
     d->tokens += n;
-    return d->ds.err ? writer_fail(w, d->ds_path, d->ds.err) : 0;
+    return d->ds.err ? simdbpe__writer_fail(w, d->ds_path, d->ds.err) : 0;
 }
 
 static int dw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
@@ -75,26 +75,26 @@ static int dw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
     unsigned char b[8];
     for (int i = 0; i < 8; i++)
         b[i] = (unsigned char)(d->tokens >> (8 * i));
-    outfile_write(&d->index, b, 8);
-    return d->index.err ? writer_fail(w, d->index_path, d->index.err) : 0;
+    simdbpe__outfile_write(&d->index, b, 8);
+    return d->index.err ? simdbpe__writer_fail(w, d->index_path, d->index.err) : 0;
 }
 
 static int dw_finish(writer *w)
 {
     datatrove_writer *d = (datatrove_writer *)w;
-    int e = outfile_close(&d->ds);
+    int e = simdbpe__outfile_close(&d->ds);
     if (e)
-        return writer_fail(w, d->ds_path, e);
-    e = outfile_close(&d->index);
+        return simdbpe__writer_fail(w, d->ds_path, e);
+    e = simdbpe__outfile_close(&d->index);
     if (e)
-        return writer_fail(w, d->index_path, e);
+        return simdbpe__writer_fail(w, d->index_path, e);
     char human[64], text[600];
     human_count(d->tokens, human, sizeof human);
     int k = snprintf(text, sizeof text, "%s|%u\n%llu\n%s", w->cfg.model_name, w->cfg.width,
                      (unsigned long long)d->tokens, human);
-    outfile_write(&d->meta, text, (size_t)k < sizeof text ? (size_t)k : sizeof text - 1);
-    e = outfile_close(&d->meta);
-    return e ? writer_fail(w, d->meta_path, e) : 0;
+    simdbpe__outfile_write(&d->meta, text, (size_t)k < sizeof text ? (size_t)k : sizeof text - 1);
+    e = simdbpe__outfile_close(&d->meta);
+    return e ? simdbpe__writer_fail(w, d->meta_path, e) : 0;
 }
 
 static int dw_commit(writer *w)
@@ -102,9 +102,9 @@ static int dw_commit(writer *w)
     datatrove_writer *d = (datatrove_writer *)w;
     outfile *files[3] = {&d->ds, &d->index, &d->meta};
     for (int i = 0; i < 3; i++) {
-        int e = outfile_commit(files[i]);
+        int e = simdbpe__outfile_commit(files[i]);
         if (e)
-            return writer_fail(w, files[i]->final_path, e);
+            return simdbpe__writer_fail(w, files[i]->final_path, e);
     }
     return 0;
 }
@@ -112,17 +112,17 @@ static int dw_commit(writer *w)
 static void dw_discard(writer *w)
 {
     datatrove_writer *d = (datatrove_writer *)w;
-    outfile_discard(&d->ds);
-    outfile_discard(&d->index);
-    outfile_discard(&d->meta);
+    simdbpe__outfile_discard(&d->ds);
+    simdbpe__outfile_discard(&d->index);
+    simdbpe__outfile_discard(&d->meta);
 }
 
 static void dw_destroy(writer *w)
 {
     datatrove_writer *d = (datatrove_writer *)w;
-    outfile_free(&d->ds);
-    outfile_free(&d->index);
-    outfile_free(&d->meta);
+    simdbpe__outfile_free(&d->ds);
+    simdbpe__outfile_free(&d->index);
+    simdbpe__outfile_free(&d->meta);
     free(d->ds_path);
     free(d->index_path);
     free(d->meta_path);
@@ -132,7 +132,7 @@ static void dw_destroy(writer *w)
 static const writer_ops datatrove_ops = {dw_begin, dw_ids, dw_end, dw_finish,
                                          dw_commit, dw_discard, dw_destroy};
 
-writer *writer_datatrove_new(const writer_config *cfg)
+writer *simdbpe__writer_datatrove_new(const writer_config *cfg)
 {
     datatrove_writer *d = calloc(1, sizeof *d);
     if (!d)
@@ -143,19 +143,19 @@ writer *writer_datatrove_new(const writer_config *cfg)
     d->ds.slot = d->index.slot = d->meta.slot = -1;
     size_t n = strlen(cfg->output);
     int has_ext = n > 3 && strcmp(cfg->output + n - 3, ".ds") == 0;
-    d->ds_path = writer_path(cfg->output, has_ext ? "" : ".ds");
-    d->index_path = d->ds_path ? writer_path(d->ds_path, ".index") : NULL;
-    d->meta_path = d->ds_path ? writer_path(d->ds_path, ".metadata") : NULL;
+    d->ds_path = simdbpe__writer_path(cfg->output, has_ext ? "" : ".ds");
+    d->index_path = d->ds_path ? simdbpe__writer_path(d->ds_path, ".index") : NULL;
+    d->meta_path = d->ds_path ? simdbpe__writer_path(d->ds_path, ".metadata") : NULL;
     if (!d->ds_path || !d->index_path || !d->meta_path) {
-        d->base.open_err = writer_fail(&d->base, cfg->output, ENOMEM);
+        d->base.open_err = simdbpe__writer_fail(&d->base, cfg->output, ENOMEM);
         return &d->base;
     }
-    d->base.open_err = writer_open_file(&d->base, &d->ds, d->ds_path);
+    d->base.open_err = simdbpe__writer_open_file(&d->base, &d->ds, d->ds_path);
     if (!d->base.open_err)
-        d->base.open_err = writer_open_file(&d->base, &d->index, d->index_path);
+        d->base.open_err = simdbpe__writer_open_file(&d->base, &d->index, d->index_path);
     /* The metadata is opened now too, so that a path that cannot be
      * written fails before the encode rather than after it. */
     if (!d->base.open_err)
-        d->base.open_err = writer_open_file(&d->base, &d->meta, d->meta_path);
+        d->base.open_err = simdbpe__writer_open_file(&d->base, &d->meta, d->meta_path);
     return &d->base;
 }

@@ -49,13 +49,13 @@ static void header_bytes(const llmc_writer *l, uint64_t count, unsigned char out
 static int open_shard(llmc_writer *l)
 {
     if (simdbpe__grow((void **)&l->shards, &l->cap, l->n + 1, sizeof *l->shards))
-        return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
+        return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
     char suffix[64];
     snprintf(suffix, sizeof suffix, "_%s_%06zu.bin", l->n == 0 ? "val" : "train", l->n);
-    char *path = writer_path(l->base.cfg.output, suffix);
+    char *path = simdbpe__writer_path(l->base.cfg.output, suffix);
     if (!path)
-        return writer_fail(&l->base, l->base.cfg.output, ENOMEM);
-    int e = writer_open_file(&l->base, &l->shards[l->n], path);
+        return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
+    int e = simdbpe__writer_open_file(&l->base, &l->shards[l->n], path);
     free(path);
     if (e)
         return e;
@@ -64,7 +64,7 @@ static int open_shard(llmc_writer *l)
     l->in_shard = 0;
     unsigned char h[HEADER_INTS * 4];
     header_bytes(l, 0, h); /* the count is filled in when the shard closes */
-    outfile_write(&l->shards[l->n - 1], h, sizeof h);
+    simdbpe__outfile_write(&l->shards[l->n - 1], h, sizeof h);
     return 0;
 }
 
@@ -73,10 +73,10 @@ static int close_shard(llmc_writer *l)
     outfile *o = &l->shards[l->n - 1];
     unsigned char h[HEADER_INTS * 4];
     header_bytes(l, l->in_shard, h);
-    outfile_pwrite(o, 0, h, sizeof h);
+    simdbpe__outfile_pwrite(o, 0, h, sizeof h);
     l->open = 0;
-    int e = outfile_close(o);
-    return e ? writer_fail(&l->base, o->final_path, e) : 0;
+    int e = simdbpe__outfile_close(o);
+    return e ? simdbpe__writer_fail(&l->base, o->final_path, e) : 0;
 }
 
 static int lw_begin(writer *w)
@@ -96,7 +96,7 @@ static int lw_ids(writer *w, const uint32_t *ids, size_t n)
         }
         uint64_t room = w->cfg.shard_tokens - l->in_shard;
         size_t k = n < room ? n : (size_t)room;
-        writer_put_ids(&l->shards[l->n - 1], w->cfg.width, ids, k);
+        simdbpe__writer_put_ids(&l->shards[l->n - 1], w->cfg.width, ids, k);
         l->in_shard += k;
         ids += k;
         n -= k;
@@ -128,9 +128,9 @@ static int lw_commit(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++) {
-        int e = outfile_commit(&l->shards[i]);
+        int e = simdbpe__outfile_commit(&l->shards[i]);
         if (e)
-            return writer_fail(w, l->shards[i].final_path, e);
+            return simdbpe__writer_fail(w, l->shards[i].final_path, e);
     }
     return 0;
 }
@@ -139,7 +139,7 @@ static void lw_discard(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++)
-        outfile_discard(&l->shards[i]);
+        simdbpe__outfile_discard(&l->shards[i]);
     l->open = 0;
 }
 
@@ -147,7 +147,7 @@ static void lw_destroy(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
     for (size_t i = 0; i < l->n; i++)
-        outfile_free(&l->shards[i]);
+        simdbpe__outfile_free(&l->shards[i]);
     free(l->shards);
     free(l);
 }
@@ -155,7 +155,7 @@ static void lw_destroy(writer *w)
 static const writer_ops llmc_ops = {lw_begin, lw_ids, lw_end, lw_finish,
                                     lw_commit, lw_discard, lw_destroy};
 
-writer *writer_llmc_new(const writer_config *cfg)
+writer *simdbpe__writer_llmc_new(const writer_config *cfg)
 {
     llmc_writer *l = calloc(1, sizeof *l);
     if (!l)

@@ -45,8 +45,8 @@ static int mw_begin(writer *w)
 static int mw_ids(writer *w, const uint32_t *ids, size_t n)
 {
     megatron_writer *m = (megatron_writer *)w;
-    writer_put_ids(&m->bin, w->cfg.width, ids, n);
-    return m->bin.err ? writer_fail(w, m->bin_path, m->bin.err) : 0;
+    simdbpe__writer_put_ids(&m->bin, w->cfg.width, ids, n);
+    return m->bin.err ? simdbpe__writer_fail(w, m->bin_path, m->bin.err) : 0;
 }
 
 static int mw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
@@ -55,9 +55,9 @@ static int mw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
     (void)file;
     (void)line;
     if (doc_tokens > INT32_MAX)
-        return writer_fail(w, m->idx_path, EOVERFLOW); /* lengths are int32 */
+        return simdbpe__writer_fail(w, m->idx_path, EOVERFLOW); /* lengths are int32 */
     if (simdbpe__grow((void **)&m->lens, &m->cap, m->n + 1, sizeof *m->lens))
-        return writer_fail(w, m->idx_path, ENOMEM);
+        return simdbpe__writer_fail(w, m->idx_path, ENOMEM);
     m->lens[m->n++] = (uint32_t)doc_tokens;
     return 0;
 }
@@ -65,38 +65,39 @@ static int mw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
 static int mw_finish(writer *w)
 {
     megatron_writer *m = (megatron_writer *)w;
-    int e = outfile_close(&m->bin);
+    int e = simdbpe__outfile_close(&m->bin);
     if (e)
-        return writer_fail(w, m->bin_path, e);
-    e = megatron_idx_write(&m->idx, w->cfg.width == 2 ? MEGATRON_DTYPE_U16 : MEGATRON_DTYPE_I32,
-                           w->cfg.width, m->lens, m->n);
-    int e2 = outfile_close(&m->idx);
+        return simdbpe__writer_fail(w, m->bin_path, e);
+    e = simdbpe__megatron_idx_write(&m->idx,
+                                    w->cfg.width == 2 ? MEGATRON_DTYPE_U16 : MEGATRON_DTYPE_I32,
+                                    w->cfg.width, m->lens, m->n);
+    int e2 = simdbpe__outfile_close(&m->idx);
     e = e ? e : e2;
-    return e ? writer_fail(w, m->idx_path, e) : 0;
+    return e ? simdbpe__writer_fail(w, m->idx_path, e) : 0;
 }
 
 static int mw_commit(writer *w)
 {
     megatron_writer *m = (megatron_writer *)w;
-    int e = outfile_commit(&m->bin);
+    int e = simdbpe__outfile_commit(&m->bin);
     if (e)
-        return writer_fail(w, m->bin_path, e);
-    e = outfile_commit(&m->idx);
-    return e ? writer_fail(w, m->idx_path, e) : 0;
+        return simdbpe__writer_fail(w, m->bin_path, e);
+    e = simdbpe__outfile_commit(&m->idx);
+    return e ? simdbpe__writer_fail(w, m->idx_path, e) : 0;
 }
 
 static void mw_discard(writer *w)
 {
     megatron_writer *m = (megatron_writer *)w;
-    outfile_discard(&m->bin);
-    outfile_discard(&m->idx);
+    simdbpe__outfile_discard(&m->bin);
+    simdbpe__outfile_discard(&m->idx);
 }
 
 static void mw_destroy(writer *w)
 {
     megatron_writer *m = (megatron_writer *)w;
-    outfile_free(&m->bin);
-    outfile_free(&m->idx);
+    simdbpe__outfile_free(&m->bin);
+    simdbpe__outfile_free(&m->idx);
     free(m->bin_path);
     free(m->idx_path);
     free(m->lens);
@@ -106,7 +107,7 @@ static void mw_destroy(writer *w)
 static const writer_ops megatron_ops = {mw_begin, mw_ids, mw_end, mw_finish,
                                         mw_commit, mw_discard, mw_destroy};
 
-writer *writer_megatron_new(const writer_config *cfg)
+writer *simdbpe__writer_megatron_new(const writer_config *cfg)
 {
     megatron_writer *m = calloc(1, sizeof *m);
     if (!m)
@@ -115,15 +116,15 @@ writer *writer_megatron_new(const writer_config *cfg)
     m->base.cfg = *cfg;
     m->bin.fd = m->idx.fd = -1;
     m->bin.slot = m->idx.slot = -1;
-    m->bin_path = writer_path(cfg->output, ".bin");
-    m->idx_path = writer_path(cfg->output, ".idx");
+    m->bin_path = simdbpe__writer_path(cfg->output, ".bin");
+    m->idx_path = simdbpe__writer_path(cfg->output, ".idx");
     if (!m->bin_path || !m->idx_path)
-        m->base.open_err = writer_fail(&m->base, cfg->output, ENOMEM);
+        m->base.open_err = simdbpe__writer_fail(&m->base, cfg->output, ENOMEM);
     else
-        m->base.open_err = writer_open_file(&m->base, &m->bin, m->bin_path);
+        m->base.open_err = simdbpe__writer_open_file(&m->base, &m->bin, m->bin_path);
     /* The index is opened now too, so that a path that cannot be written
      * fails before the encode rather than after it. */
     if (!m->base.open_err)
-        m->base.open_err = writer_open_file(&m->base, &m->idx, m->idx_path);
+        m->base.open_err = simdbpe__writer_open_file(&m->base, &m->idx, m->idx_path);
     return &m->base;
 }

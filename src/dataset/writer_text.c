@@ -33,7 +33,7 @@ static int put_decimal(text_writer *t, const uint32_t *ids, size_t n)
     size_t b = 0;
     for (size_t i = 0; i < n; i++) {
         if (b + 12 > sizeof buf) {
-            outfile_write(&t->out, buf, b);
+            simdbpe__outfile_write(&t->out, buf, b);
             b = 0;
         }
         char digits[10];
@@ -48,7 +48,7 @@ static int put_decimal(text_writer *t, const uint32_t *ids, size_t n)
         while (d)
             buf[b++] = digits[--d];
     }
-    outfile_write(&t->out, buf, b);
+    simdbpe__outfile_write(&t->out, buf, b);
     return t->out.err;
 }
 
@@ -56,11 +56,11 @@ static int tw_ids(writer *w, const uint32_t *ids, size_t n)
 {
     text_writer *t = (text_writer *)w;
     switch (w->cfg.format) {
-    case FMT_TEXT:
+    case SIMDBPE_OUTPUT_TEXT:
         return put_decimal(t, ids, n);
-    case FMT_U16:
-    case FMT_U32:
-        writer_put_ids(&t->out, w->cfg.format == FMT_U16 ? 2 : 4, ids, n);
+    case SIMDBPE_OUTPUT_U16:
+    case SIMDBPE_OUTPUT_U32:
+        simdbpe__writer_put_ids(&t->out, w->cfg.format == SIMDBPE_OUTPUT_U16 ? 2 : 4, ids, n);
         return t->out.err;
     default:
         return 0; /* count: only the totals matter */
@@ -70,17 +70,17 @@ static int tw_ids(writer *w, const uint32_t *ids, size_t n)
 static int tw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
 {
     text_writer *t = (text_writer *)w;
-    if (w->cfg.format == FMT_TEXT) {
-        outfile_write(&t->out, "\n", 1);
-    } else if (w->cfg.format == FMT_COUNT) {
+    if (w->cfg.format == SIMDBPE_OUTPUT_TEXT) {
+        simdbpe__outfile_write(&t->out, "\n", 1);
+    } else if (w->cfg.format == SIMDBPE_OUTPUT_COUNT) {
         char buf[64];
         const char *name = simdbpe__display_name(w->cfg.files[file]);
         int k = snprintf(buf, sizeof buf, "%llu\t", (unsigned long long)doc_tokens);
-        outfile_write(&t->out, buf, (size_t)k);
-        outfile_write(&t->out, name, strlen(name));
+        simdbpe__outfile_write(&t->out, buf, (size_t)k);
+        simdbpe__outfile_write(&t->out, name, strlen(name));
         k = w->cfg.count_lines ? snprintf(buf, sizeof buf, ":%llu\n", (unsigned long long)line)
                                : snprintf(buf, sizeof buf, "\n");
-        outfile_write(&t->out, buf, (size_t)k);
+        simdbpe__outfile_write(&t->out, buf, (size_t)k);
         t->total += doc_tokens;
     }
     return t->out.err;
@@ -89,37 +89,37 @@ static int tw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
 static int tw_finish(writer *w)
 {
     text_writer *t = (text_writer *)w;
-    if (w->cfg.format == FMT_COUNT) {
+    if (w->cfg.format == SIMDBPE_OUTPUT_COUNT) {
         char buf[64];
         int k = snprintf(buf, sizeof buf, "%llu\ttotal\n", (unsigned long long)t->total);
-        outfile_write(&t->out, buf, (size_t)k);
+        simdbpe__outfile_write(&t->out, buf, (size_t)k);
     }
-    int e = outfile_close(&t->out);
-    return e ? writer_fail(w, w->cfg.output, e) : 0;
+    int e = simdbpe__outfile_close(&t->out);
+    return e ? simdbpe__writer_fail(w, w->cfg.output, e) : 0;
 }
 
 static int tw_commit(writer *w)
 {
     text_writer *t = (text_writer *)w;
-    int e = outfile_commit(&t->out);
-    return e ? writer_fail(w, w->cfg.output, e) : 0;
+    int e = simdbpe__outfile_commit(&t->out);
+    return e ? simdbpe__writer_fail(w, w->cfg.output, e) : 0;
 }
 
 static void tw_discard(writer *w)
 {
-    outfile_discard(&((text_writer *)w)->out);
+    simdbpe__outfile_discard(&((text_writer *)w)->out);
 }
 
 static void tw_destroy(writer *w)
 {
-    outfile_free(&((text_writer *)w)->out);
+    simdbpe__outfile_free(&((text_writer *)w)->out);
     free(w);
 }
 
 static const writer_ops text_ops = {tw_begin, tw_ids, tw_end, tw_finish,
                                     tw_commit, tw_discard, tw_destroy};
 
-writer *writer_text_new(const writer_config *cfg)
+writer *simdbpe__writer_text_new(const writer_config *cfg)
 {
     text_writer *t = calloc(1, sizeof *t);
     if (!t)
@@ -128,6 +128,6 @@ writer *writer_text_new(const writer_config *cfg)
     t->base.cfg = *cfg;
     t->out.fd = -1;
     t->out.slot = -1;
-    t->base.open_err = writer_open_file(&t->base, &t->out, cfg->output);
+    t->base.open_err = simdbpe__writer_open_file(&t->base, &t->out, cfg->output);
     return &t->base;
 }

@@ -47,12 +47,12 @@
  * token's key, every rule passing the pair filter (a filter that stopped
  * a merge would change ids; one that lets more through only costs
  * lookups). (A merge or whole-token slot at the wrong place would only
- * make a lookup miss; positions are not re-hashed, to keep loading within
- * 2 ms.) A corrupted or hostile file is an error, never an out-of-bounds
+ * make a lookup miss; positions are not re-hashed, to keep loading fast.)
+ * A corrupted or hostile file is an error, never an out-of-bounds
  * read.
  *
  * The pair filter is in the image since version 2: building it at every
- * open cost a fresh process 0.4 ms, mostly page faults on its 128 KB. The
+ * open cost a fresh process page faults on its 128 KB. The
  * joins (8 KB) are built at open, in the same pass over the rules that
  * checks the filter, except for the library's own images, which come with
  * theirs (simdbpe__image_open).
@@ -71,6 +71,9 @@
 #include <xxhash.h>
 
 #include "model.h"
+#include "ptab.h"
+
+#include "../common/replace.h"
 
 #if defined(MAP_POPULATE)
 #define MAP_POPULATE_IF_ANY MAP_POPULATE
@@ -314,7 +317,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         if ((i < h->n_prefix && h->prefix[i] >= h->vocab_size) ||
             (i < h->n_suffix && h->suffix[i] >= h->vocab_size))
             return BAD("compiled model: a post-processor id is out of range");
-    if (h->pretok >= SIMDBPE__PRETOK_KINDS)
+    if (!simdbpe__pretok_family_of(h->pretok))
         return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
                    h->pretok);
     if (h->normalizer > SIMDBPE__NORM_NFC)
@@ -493,7 +496,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8), fl = get32(e + 12);
         if (id >= h.vocab_size || (uint64_t)off + n > h.blob_len || m->tok_off[id] != off ||
             m->tok_off[id + 1] - off != n || n == 0 ||
-            (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED)))
+            (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED | SIMDBPE__ADDED_IN_VOCAB)))
             st = BAD("compiled model: special token %u is inconsistent", i);
         sp[i] = (simdbpe__special){id, n, m->blob + off, fl};
     }
@@ -544,6 +547,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
         free((void *)m->joins);
@@ -577,28 +581,8 @@ simdbpe_status simdbpe_model_save(const simdbpe_model *m, const char *path, simd
     if (!m || !path)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "model_save: NULL argument");
-    /* Write under a temporary name and rename when complete, so a failed
-     * save never leaves a partial file under the final name. */
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 32);
-    if (!tmp)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    int e = 0;
-    if (!f)
-        e = errno;
-    else {
-        if (fwrite(m->image, 1, m->image_len, f) != m->image_len)
-            e = errno ? errno : EIO;
-        if (fclose(f) != 0 && !e)
-            e = errno ? errno : EIO;
-        if (!e && rename(tmp, path) != 0)
-            e = errno;
-        if (e)
-            unlink(tmp);
-    }
-    free(tmp);
+    /* A failed save never leaves a partial file under the final name. */
+    int e = simdbpe__replace_file(path, m->image, m->image_len);
     if (e)
         return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s: %s", path,
                              strerror(e));

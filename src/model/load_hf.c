@@ -81,20 +81,33 @@ static simdbpe_status bytelevel_ok(const json_t *p, int want_regex, simdbpe_erro
 
 static simdbpe_status refuse_pattern(const char *re, simdbpe_error *err)
 {
-    char q[160];
+    char q[160], names[128];
     simdbpe__quote(q, sizeof q, (const uint8_t *)re, strlen(re));
-    return UNSUPPORTED("pre-tokenizer pattern %s is not one this library implements (gpt2, "
-                       "cl100k/llama3, qwen2, o200k, deepseek_v3)",
-                       q);
+    simdbpe__pretok_names(names, sizeof names, ", ");
+    return UNSUPPORTED("pre-tokenizer pattern %s is not one this library implements (%s)", q,
+                       names);
+}
+
+/* Whether pattern `re` is one of family f's. */
+static int family_has(const simdbpe__pretok_family *f, const char *re)
+{
+    for (size_t j = 0; j < f->n_patterns; j++)
+        if (strcmp(re, f->patterns[j]) == 0)
+            return 1;
+    return 0;
 }
 
 static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error *err)
 {
     if (!p || json_is_null(p))
         return UNSUPPORTED("no pre_tokenizer (not a byte-level BPE model this library knows)");
+    const simdbpe__pretok_family *f;
     if (strcmp(type_of(p), "ByteLevel") == 0) {
-        *kind = SIMDBPE__PRETOK_GPT2;
-        return bytelevel_ok(p, 1, err);
+        for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++)
+            if (f->bytelevel_regex) {
+                *kind = (uint8_t)k;
+                return bytelevel_ok(p, 1, err);
+            }
     }
     const json_t *seq = json_object_get(p, "pretokenizers");
     if (strcmp(type_of(p), "Sequence") != 0 || !json_is_array(seq) || json_array_size(seq) < 2)
@@ -119,13 +132,11 @@ static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error 
     /* The family whose Splits are exactly these. Every pattern of a
      * one-Split family matches at every position, so for those dropping
      * the gaps (Removed + invert) drops nothing. */
-    for (unsigned k = 0; k < SIMDBPE__PRETOK_KINDS; k++) {
-        size_t np;
-        const char *const *pats = simdbpe__pretok_patterns(k, &np);
-        if (np != n - 1)
+    for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++) {
+        size_t np = f->n_patterns, same = 0;
+        if (f->bytelevel_regex || np != n - 1)
             continue;
-        size_t same = 0;
-        while (same < np && strcmp(re[same], pats[same]) == 0)
+        while (same < np && strcmp(re[same], f->patterns[same]) == 0)
             same++;
         if (same < np)
             continue;
@@ -140,18 +151,15 @@ static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error 
     /* Quote the first pattern that is no family's (or the first). */
     for (size_t i = 0; i + 1 < n; i++) {
         int known = 0;
-        for (unsigned k = 0; k < SIMDBPE__PRETOK_KINDS && !known; k++) {
-            size_t np;
-            const char *const *pats = simdbpe__pretok_patterns(k, &np);
-            for (size_t j = 0; j < np; j++)
-                known |= strcmp(re[i], pats[j]) == 0;
-        }
+        for (unsigned k = 0; !known && (f = simdbpe__pretok_family_of(k)); k++)
+            known = family_has(f, re[i]);
         if (!known)
             return refuse_pattern(re[i], err);
     }
-    return UNSUPPORTED("this sequence of %zu Split pre-tokenizers is no family's (gpt2, "
-                       "cl100k/llama3, qwen2, o200k, deepseek_v3)",
-                       n - 1);
+    char names[128];
+    simdbpe__pretok_names(names, sizeof names, ", ");
+    return UNSUPPORTED("this sequence of %zu Split pre-tokenizers is no family's (%s)", n - 1,
+                       names);
 }
 
 static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_error *err)

@@ -13,14 +13,17 @@
  * GPT-2's merges.txt exactly.)
  *
  * A rank file holds no pre-tokenizer and no special tokens: they come
- * from the encoding's name. The four OpenAI files are recognised by their
- * contents' hash when no name is given.
+ * from the encoding's name (the four OpenAI files are recognised by their
+ * contents' hash when no name is given), or from the caller as tiktoken's
+ * Encoding takes them: a pat_str, which must be one of the families'
+ * patterns in one of the spellings below, and the special tokens.
  */
 #include <stdlib.h>
 
 #include <xxhash.h>
 
 #include "../common/utf8_valid.h"
+#include "../pretok/ucd.h"
 #include "loader.h"
 
 typedef struct encoding {
@@ -48,6 +51,43 @@ static const encoding ENCODINGS[] = {
 };
 
 #define FAIL(status, ...) simdbpe__fail(err, status, SIMDBPE_NO_POSITION, 0, __VA_ARGS__)
+
+/* The family whose pieces pat_str gives: one of its records' spellings
+ * (*spelled), or its HF Split pattern (*spelled NULL); -1 if none. */
+static int family_of_pattern(const char *pat_str, const simdbpe__pretok_spelling **spelled)
+{
+    const simdbpe__pretok_family *f;
+    *spelled = NULL;
+    for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++)
+        for (size_t i = 0; i < f->n_spellings; i++)
+            if (strcmp(pat_str, f->spellings[i].pattern) == 0) {
+                *spelled = &f->spellings[i];
+                return (int)k;
+            }
+    for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++)
+        if (f->n_patterns == 1 && strcmp(pat_str, f->patterns[0]) == 0)
+            return (int)k;
+    return -1;
+}
+
+/* Whether token bytes b[0..n) could span the cut the cl100k family makes
+ * in whitespace that ends a text (after its last line break): all
+ * whitespace, with a line break, and not ending with one. */
+static int spans_trailing_cut(const uint8_t *b, size_t n)
+{
+    int linebreak = 0;
+    for (size_t i = 0; i < n;) {
+        size_t l = simdbpe__utf8_sequence_len(b + i, n - i);
+        if (!l)
+            return 0;
+        uint32_t cp = simdbpe__utf8_decode(b, i, &l);
+        if (!(simdbpe__ucd_props(cp) & SIMDBPE__UCD_WS))
+            return 0;
+        linebreak |= cp == '\r' || cp == '\n';
+        i += l;
+    }
+    return linebreak && n && b[n - 1] != '\r' && b[n - 1] != '\n';
+}
 
 static int b64_value(uint8_t c)
 {
@@ -87,15 +127,6 @@ static long b64_decode(const uint8_t *s, size_t n, uint8_t *out, size_t cap)
         k += 3 - (size_t)pad;
     }
     return (long)k;
-}
-
-/* The byte-level string of bytes b[0..n) (what vocab.json would hold). */
-static size_t to_bytelevel(const uint8_t *b, size_t n, char *out)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        k += simdbpe__utf8_encode(simdbpe__bytelevel_cp(b[i]), (uint8_t *)out + k);
-    return k;
 }
 
 /* Merges derived from the ranks: see the top of the file. */
@@ -203,28 +234,106 @@ const char *simdbpe__tiktoken_name_of(const char *data, size_t len)
 simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const char *name,
                                            simdbpe_model **out, simdbpe_error *err)
 {
-    simdbpe__error_clear(err);
-    if (!out || (!data && len))
-        return FAIL(SIMDBPE_ERR_INVALID_ARG, "model_load_tiktoken: NULL argument");
-    *out = NULL;
-    if (!name && !(name = simdbpe__tiktoken_name_of(data, len)))
-        return FAIL(SIMDBPE_ERR_UNSUPPORTED,
-                    ".tiktoken: not one of OpenAI's rank files (r50k_base, p50k_base, "
-                    "cl100k_base, o200k_base); a rank file names no pre-tokenizer, so give the "
-                    "encoding it belongs to");
-    const encoding *enc = encoding_named(name);
-    if (!enc)
+    simdbpe_tiktoken_options o = SIMDBPE_TIKTOKEN_OPTIONS_INIT;
+    o.encoding = name;
+    return simdbpe_model_load_tiktoken_with(data, len, &o, out, err);
+}
+
+/* The pre-tokenizer and the special tokens (*sp, n) the options give. */
+static simdbpe_status what_to_build(const char *data, size_t len,
+                                    const simdbpe_tiktoken_options *o, uint8_t *pretok,
+                                    int *check_linebreaks, special_text **sp, size_t *n,
+                                    simdbpe_error *err)
+{
+    *check_linebreaks = 0;
+    const encoding *enc = NULL;
+    const char *name = o->encoding;
+    if (!o->pat_str) {
+        if (!name && !(name = simdbpe__tiktoken_name_of(data, len)))
+            return FAIL(SIMDBPE_ERR_UNSUPPORTED,
+                        ".tiktoken: not one of OpenAI's rank files (r50k_base, p50k_base, "
+                        "cl100k_base, o200k_base); a rank file names no pre-tokenizer, so give "
+                        "the encoding it belongs to, or its pat_str");
+    }
+    if (name && !(enc = encoding_named(name)) && !o->pat_str)
         return FAIL(SIMDBPE_ERR_UNSUPPORTED,
                     ".tiktoken: unknown encoding \"%s\" (r50k_base, p50k_base, cl100k_base, "
                     "o200k_base)",
                     name);
+    if (o->pat_str) {
+        const simdbpe__pretok_spelling *spelled;
+        int k = family_of_pattern(o->pat_str, &spelled);
+        if (k < 0) {
+            char q[160], names[128];
+            simdbpe__quote(q, sizeof q, (const uint8_t *)o->pat_str, strlen(o->pat_str));
+            simdbpe__pretok_names(names, sizeof names, ", ");
+            return FAIL(SIMDBPE_ERR_UNSUPPORTED,
+                        "pat_str %s is not the pattern of a pre-tokenizer this library "
+                        "implements (%s: their tiktoken or HF Split patterns)",
+                        q, names);
+        }
+        *pretok = (uint8_t)k;
+        *check_linebreaks = spelled && spelled->trailing_ws_whole;
+    } else {
+        *pretok = enc->pretok;
+    }
+    *n = 0;
+    if (o->special_texts || o->n_specials) {
+        if (!o->special_texts || !o->special_ids)
+            return FAIL(SIMDBPE_ERR_INVALID_ARG,
+                        "tiktoken options: special_texts and special_ids go together");
+        *sp = calloc(o->n_specials ? o->n_specials : 1, sizeof **sp);
+        if (!*sp)
+            return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < o->n_specials; k++) {
+            const char *t = o->special_texts[k];
+            if (!t || !*t)
+                return FAIL(SIMDBPE_ERR_SPECIALS, "special token %zu is empty", k);
+            (*sp)[k] = (special_text){(const uint8_t *)t, strlen(t), o->special_ids[k],
+                                      SIMDBPE__ADDED_SPECIAL};
+        }
+        *n = o->n_specials;
+        return SIMDBPE_OK;
+    }
+    if (!enc)
+        return SIMDBPE_OK; /* a pat_str and no special tokens */
+    size_t count = 0;
+    while (enc->specials[count])
+        count++;
+    *sp = calloc(count, sizeof **sp);
+    if (!*sp)
+        return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < count; k++)
+        (*sp)[k] = (special_text){(const uint8_t *)enc->specials[k], strlen(enc->specials[k]),
+                                  enc->special_ids[k], SIMDBPE__ADDED_SPECIAL};
+    *n = count;
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_model_load_tiktoken_with(const char *data, size_t len,
+                                                const simdbpe_tiktoken_options *opts,
+                                                simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!out || (!data && len))
+        return FAIL(SIMDBPE_ERR_INVALID_ARG, "model_load_tiktoken: NULL argument");
+    *out = NULL;
+    simdbpe_tiktoken_options none = SIMDBPE_TIKTOKEN_OPTIONS_INIT;
     simdbpe__build_spec spec = {0};
+    special_text *sp = NULL;
+    size_t n_sp = 0;
+    int check_linebreaks;
+    simdbpe_status st = what_to_build(data, len, opts ? opts : &none, &spec.pretok,
+                                      &check_linebreaks, &sp, &n_sp, err);
+    if (st != SIMDBPE_OK) {
+        free(sp);
+        return st;
+    }
     spec.vocab_name = ".tiktoken";
-    spec.pretok = enc->pretok;
+    spec.normalizer = simdbpe__pretok_family_of(spec.pretok)->normalizer;
     spec.ignore_merges = 1;
     spec.added_required = 1;
     spec.merges = derive_merges;
-    simdbpe_status st = SIMDBPE_OK;
     uint8_t bytes[1024];
     char key[2048];
     uint64_t line = 0;
@@ -238,42 +347,48 @@ simdbpe_status simdbpe_model_load_tiktoken(const char *data, size_t len, const c
             i = next;
             continue;
         }
-        const char *sp = memchr(data + i, ' ', e - i);
-        long nb = sp ? b64_decode((const uint8_t *)data + i, (size_t)(sp - data) - i, bytes,
-                                  sizeof bytes)
-                     : -1;
+        const char *space = memchr(data + i, ' ', e - i);
+        long nb = space ? b64_decode((const uint8_t *)data + i, (size_t)(space - data) - i,
+                                     bytes, sizeof bytes)
+                        : -1;
         uint64_t rank = 0;
-        const char *p = sp ? sp + 1 : NULL;
+        const char *p = space ? space + 1 : NULL;
         while (p && p < data + e && *p >= '0' && *p <= '9' && rank < MAX_VOCAB_ID)
             rank = rank * 10 + (uint64_t)(*p++ - '0');
-        if (nb <= 0 || !p || p == sp + 1 || p != data + e || rank >= MAX_VOCAB_ID) {
+        if (nb <= 0 || !p || p == space + 1 || p != data + e || rank >= MAX_VOCAB_ID) {
             st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, i, line,
                                ".tiktoken line %llu: expected \"BASE64 RANK\" (a rank below %u)",
                                (unsigned long long)line, MAX_VOCAB_ID);
             break;
         }
-        size_t klen = to_bytelevel(bytes, (size_t)nb, key);
+        if (check_linebreaks && spans_trailing_cut(bytes, (size_t)nb)) {
+            char q[96];
+            simdbpe__quote(q, sizeof q, bytes, (size_t)nb);
+            st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, i, line,
+                               "rank %llu, the token %s (whitespace with a line break, ending in "
+                               "other whitespace), can make tiktoken's cl100k_base pat_str "
+                               "(`\\s++$`) and the cl100k family give different ids; use the "
+                               "pattern's older spelling",
+                               (unsigned long long)rank, q);
+            break;
+        }
+        size_t klen = simdbpe__bytelevel_string(bytes, (size_t)nb, key);
         if (simdbpe__vocab_append(&spec.vocab, key, klen, (uint32_t)rank) != SIMDBPE_OK)
             st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
         i = next;
     }
     if (st == SIMDBPE_OK)
         st = check_tokens_once(&spec.vocab, err);
-    size_t n_sp = 0;
-    while (enc->specials[n_sp])
-        n_sp++;
-    special_text sp[8];
-    for (size_t k = 0; k < n_sp && st == SIMDBPE_OK; k++) {
-        sp[k] = (special_text){(const uint8_t *)enc->specials[k], strlen(enc->specials[k]),
-                               enc->special_ids[k], SIMDBPE__ADDED_SPECIAL};
-        if (simdbpe__vocab_append(&spec.vocab, enc->specials[k], sp[k].len, sp[k].id) !=
+    for (size_t k = 0; k < n_sp && st == SIMDBPE_OK; k++)
+        if (simdbpe__vocab_append(&spec.vocab, (const char *)sp[k].s, sp[k].len, sp[k].id) !=
             SIMDBPE_OK)
             st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
-    }
     spec.added = sp;
     spec.n_added = n_sp;
     if (st == SIMDBPE_OK)
-        return simdbpe__build(&spec, out, err);
-    simdbpe__vocab_list_free(&spec.vocab);
+        st = simdbpe__build(&spec, out, err);
+    else
+        simdbpe__vocab_list_free(&spec.vocab);
+    free(sp);
     return st;
 }

@@ -1,7 +1,8 @@
 /*
  * loader.h - building models from text formats (internal): what the
- * loaders of vocab.json + merges.txt (load.c), tokenizer.json (load_hf.c)
- * and .tiktoken files (load_tiktoken.c) share.
+ * loaders of vocab.json + merges.txt (load.c, vocab.c), tokenizer.json
+ * (load_hf.c) and .tiktoken files (load_tiktoken.c) share with the builder
+ * (build.c).
  *
  * Every loader turns its format into a build spec (the tokens as a list
  * of strings with ids, the added tokens, how to read the merges, the
@@ -23,6 +24,16 @@
 #define MAX_VOCAB_ID (1u << 24)
 #endif
 
+/* The slots of an open-addressing table for n keys: a power of two, at
+ * least 2n (and 16). */
+static inline uint64_t simdbpe__table_size_for(uint64_t n)
+{
+    uint64_t size = 16;
+    while (size < n * 2)
+        size *= 2;
+    return size;
+}
+
 typedef struct pending_merge {
     uint32_t left, right, id;
 } pending_merge;
@@ -35,7 +46,6 @@ typedef struct bytes_slot {
 
 typedef struct loader {
     simdbpe_model *m;
-    int16_t cp_byte[0x144]; /* byte-level code point -> byte, or -1 */
     /* every token's bytes -> id (added tokens excluded), for resolving merges */
     bytes_slot *all;
     uint64_t all_mask;
@@ -78,12 +88,18 @@ simdbpe_status simdbpe__vocab_from_json(const json_t *root, size_t len, const ch
  * Returns SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__vocab_append(vocab_list *v, const char *key, size_t klen, uint32_t id);
 
+/* vocab.json's text (after a byte order mark, if any) as a list; errors
+ * name "vocab.json" and the line and column. */
+simdbpe_status simdbpe__vocab_parse(const char *json, size_t len, vocab_list *v,
+                                    simdbpe_error *err);
+
 typedef struct simdbpe__build_spec {
     const char *vocab_name; /* names the vocabulary's source in errors */
     vocab_list vocab;       /* taken over (freed) by simdbpe__build */
     special_text *added;    /* not taken over */
     size_t n_added;
     int added_required; /* an added token without an id is an error (else skipped) */
+    int added_in_vocab; /* every added token is a vocabulary token (vocab.json's) */
     /* Reads the merges in rank order with simdbpe__loader_merge*: called
      * once the tokens and the bytes -> id table are in place. */
     simdbpe_status (*merges)(loader *ld, void *ctx, simdbpe_error *err);
@@ -96,6 +112,16 @@ typedef struct simdbpe__build_spec {
 simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                               simdbpe_error *err);
 
+/*
+ * The next merge, of the byte-level strings a and b. `what`, `line` and
+ * `close` say where it was read ("merges.txt line " 3 "", "tokenizer.json:
+ * model.merges[" 2 "]"), `at` its byte offset or SIMDBPE_NO_POSITION, and
+ * `vocab_name` the vocabulary's source, in errors.
+ */
+simdbpe_status simdbpe__loader_add_merge(loader *ld, const uint8_t *a, size_t alen,
+                                         const uint8_t *b, size_t blen, const char *what,
+                                         uint64_t line, const char *close, uint64_t at,
+                                         const char *vocab_name, simdbpe_error *err);
 /* The next merge (rank = the number added before it), by ids. */
 simdbpe_status simdbpe__loader_merge(loader *ld, uint32_t left, uint32_t right, uint32_t id,
                                      simdbpe_error *err);

@@ -174,6 +174,45 @@ static int is_json(const char *path, const char *data, size_t len)
     return i < len && data[i] == '{';
 }
 
+simdbpe_status simdbpe_model_load_buffer(const char *data, size_t len, const char *name,
+                                         simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!out || (!data && len))
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_load_buffer: NULL argument");
+    const char *path = name ? name : "";
+    size_t n = strlen(path);
+    simdbpe_status st;
+    if (len >= 8 && memcmp(data, "SIMDBPE\x1a", 8) == 0)
+        return simdbpe_model_load_compiled(data, len, out, err);
+    if (is_json(path, data, len))
+        st = simdbpe_model_load_hf_json(data, len, out, err);
+    else if ((n >= 9 && strcmp(path + n - 9, ".tiktoken") == 0) ||
+             simdbpe__tiktoken_name_of(data, len))
+        st = simdbpe_model_load_tiktoken(data, len, NULL, out, err);
+    else
+        st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                           "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
+    if (st != SIMDBPE_OK && err && name) {
+        /* "tokenizer.json line 3: x" -> "NAME line 3: x"; else "NAME: message". */
+        char msg[sizeof err->message + 4200];
+        const char *m = err->message;
+        if (strncmp(m, "tokenizer.json", 14) == 0)
+            snprintf(msg, sizeof msg, "%s%s", name, m + 14);
+        else if (strncmp(m, ".tiktoken", 9) == 0)
+            snprintf(msg, sizeof msg, "%s%s", name, m + 9);
+        else
+            snprintf(msg, sizeof msg, "%s: %s", name, m);
+        size_t k = strlen(msg);
+        if (k >= sizeof err->message)
+            k = sizeof err->message - 1;
+        memcpy(err->message, msg, k);
+        err->message[k] = '\0';
+    }
+    return st;
+}
+
 /* A model file other than a compiled one: tokenizer.json or .tiktoken. */
 static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simdbpe_error *err)
 {
@@ -184,33 +223,8 @@ static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simd
     if (e)
         return simdbpe__fail(err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
                              SIMDBPE_NO_POSITION, 0, "%s: %s", path, strerror(e));
-    simdbpe_status st;
-    size_t n = strlen(path);
-    if (is_json(path, data, len))
-        st = simdbpe_model_load_hf_json(data, len, out, err);
-    else if ((n >= 9 && strcmp(path + n - 9, ".tiktoken") == 0) ||
-             simdbpe__tiktoken_name_of(data, len))
-        st = simdbpe_model_load_tiktoken(data, len, NULL, out, err);
-    else
-        st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
-                           "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
+    simdbpe_status st = simdbpe_model_load_buffer(data, len, path, out, err);
     release_file(data, len, mapped);
-    if (st != SIMDBPE_OK && err) {
-        /* "tokenizer.json line 3: x" -> "PATH line 3: x"; else "PATH: message". */
-        char msg[sizeof err->message + 4200];
-        const char *m = err->message;
-        if (strncmp(m, "tokenizer.json", 14) == 0)
-            snprintf(msg, sizeof msg, "%s%s", path, m + 14);
-        else if (strncmp(m, ".tiktoken", 9) == 0)
-            snprintf(msg, sizeof msg, "%s%s", path, m + 9);
-        else
-            snprintf(msg, sizeof msg, "%s: %s", path, m);
-        size_t k = strlen(msg);
-        if (k >= sizeof err->message)
-            k = sizeof err->message - 1;
-        memcpy(err->message, msg, k);
-        err->message[k] = '\0';
-    }
     return st;
 }
 
@@ -277,6 +291,12 @@ const char *simdbpe_model_pretokenizer(const simdbpe_model *m)
     return simdbpe__pretok_kind_name(m->pretok);
 }
 
+const char *simdbpe_model_pattern(const simdbpe_model *m)
+{
+    const simdbpe__pretok_family *f = simdbpe__pretok_family_of(m->pretok);
+    return f->n_patterns == 1 ? f->patterns[0] : NULL;
+}
+
 uint32_t simdbpe_model_vocab_size(const simdbpe_model *m)
 {
     return m->vocab_size;
@@ -318,6 +338,38 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32
     *text = (const char *)m->specials[i].text;
     *len = m->specials[i].len;
     return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe_model_eot(const simdbpe_model *m, uint32_t *id)
+{
+    static const char *const names[] = {"<|end_of_text|>", "<\xEF\xBD\x9C" "end\xE2\x96\x81of"
+                                        "\xE2\x96\x81sentence\xEF\xBD\x9C>", "</s>", "<eos>"};
+    if (simdbpe_model_special_id(m, "<|endoftext|>", 13, id) == SIMDBPE_OK)
+        return SIMDBPE_OK;
+    if (m->n_suffix) {
+        *id = m->suffix[m->n_suffix - 1];
+        return SIMDBPE_OK;
+    }
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        for (size_t i = 0; i < m->n_specials; i++) {
+            const simdbpe__special *s = &m->specials[i];
+            if ((s->flags & SIMDBPE__ADDED_SPECIAL) && s->len == strlen(names[k]) &&
+                memcmp(s->text, names[k], s->len) == 0) {
+                *id = s->id;
+                return SIMDBPE_OK;
+            }
+        }
+    return SIMDBPE_ERR_UNSUPPORTED;
+}
+
+_Static_assert(SIMDBPE_ADDED_SPECIAL == SIMDBPE__ADDED_SPECIAL &&
+                   SIMDBPE_ADDED_NORMALIZED == SIMDBPE__ADDED_NORMALIZED &&
+                   SIMDBPE_ADDED_IN_VOCAB == SIMDBPE__ADDED_IN_VOCAB,
+               "the public added-token flags are the model's");
+
+unsigned simdbpe_model_special_flags(const simdbpe_model *m, size_t i)
+{
+    return i < m->n_specials ? m->specials[i].flags : 0;
 }
 
 int simdbpe_model_whole_token_exact(const simdbpe_model *m)

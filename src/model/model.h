@@ -27,6 +27,7 @@
 #ifndef SIMDBPE_MODEL_H
 #define SIMDBPE_MODEL_H
 
+#include "../common/bytelevel.h"
 #include "../common/common.h"
 #include "../pretok/pretok.h"
 
@@ -59,6 +60,10 @@ typedef struct simdbpe__whole_slot {
  * after the normalizer, the others in the raw text (HF's two passes). */
 #define SIMDBPE__ADDED_SPECIAL 1u
 #define SIMDBPE__ADDED_NORMALIZED 2u
+/* Also a token of the BPE vocabulary (tokenizer.json's model.vocab,
+ * vocab.json): what HF counts in get_vocab_size(with_added_tokens=False).
+ * Reported only (simdbpe_model_special_flags); encoding ignores it. */
+#define SIMDBPE__ADDED_IN_VOCAB 4u
 
 typedef struct simdbpe__special {
     uint32_t id;
@@ -66,9 +71,6 @@ typedef struct simdbpe__special {
     const uint8_t *text; /* points into the model's blob */
     uint32_t flags;      /* SIMDBPE__ADDED_* */
 } simdbpe__special;
-
-/* Normalizers a model may have (stored in model files: never renumber). */
-enum { SIMDBPE__NORM_NONE = 0, SIMDBPE__NORM_NFC = 1 };
 
 /* Post-processor ids added around a document on request (HF
  * TemplateProcessing's single-sequence template), at most this many each. */
@@ -148,6 +150,10 @@ struct simdbpe_model {
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
     uint32_t n_whole;
     int whole_exact; /* every non-special token is in `whole` */
+    /* The whole tokens of up to 16 bytes in a piece table, and the byte
+     * pairs, each built on first use and shared by the model's encoders
+     * (ptab.c). */
+    struct simdbpe__lazy *ptab, *byte_pairs;
 
     simdbpe__special *specials; /* malloc'd */
     size_t n_specials;
@@ -347,10 +353,9 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
  * single-byte tokens of bytes a and b, as rank + 1 (0: none) and the new
  * id. Every pair a word starts with in BPE is such a pair, and the table
  * answers it with one load: no hash, compare or branch (faster than the
- * pair cache). An encoder keeps one in its lazily zeroed huge-page mapping
- * and fills it when it is created; a model does not, because 512 KB of
- * fresh pages, or even a compact 30 KB form, would cost every model load
- * in a fresh process its page faults.
+ * pair cache). A model builds its table when its first encoder is made
+ * (simdbpe__model_byte_pairs, ptab.c), not when it is opened: a model
+ * that only decodes does not pay for 512 KB of fresh pages.
  */
 typedef struct simdbpe__byte_pair {
     uint32_t rank1, id;
@@ -359,6 +364,23 @@ typedef struct simdbpe__byte_pair {
 /* Writes the model's byte pairs into table[] (65536 entries, zeroed by
  * the caller). */
 void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table);
+
+/* BPE of a word of 2..SIMDBPE__SMALL_WORD bytes with the byte pairs
+ * (bpe_small.inc.h): for the baseline CPU, and for AVX2 (x86 builds),
+ * which an encoder with the AVX2 kernel set puts in its scratch. */
+#define SIMDBPE__SMALL_WORD 32
+struct simdbpe__bpe_scratch;
+typedef simdbpe_status (*simdbpe__bpe_small_fn)(const simdbpe_model *m,
+                                                struct simdbpe__bpe_scratch *sc,
+                                                const uint8_t *s, size_t n, uint32_t *out,
+                                                size_t *n_out);
+simdbpe_status simdbpe__bpe_small(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                  const uint8_t *s, size_t n, uint32_t *out, size_t *n_out);
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+simdbpe_status simdbpe__bpe_small_avx2(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                       const uint8_t *s, size_t n, uint32_t *out,
+                                       size_t *n_out);
+#endif
 
 /* Scratch space for merging long words; owned by an encoder (or a model
  * build), reused across words. Zero-initialise it; free with
@@ -379,6 +401,8 @@ typedef struct simdbpe__bpe_scratch {
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
+    /* BPE of small words, or NULL: simdbpe__bpe_small. */
+    simdbpe__bpe_small_fn small;
     /* The backtracking search's tables for one model (bpe.c), built on
      * the first long word of a model that allows it. */
     struct simdbpe__bpe_backtrack *backtrack;
@@ -427,13 +451,6 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
  * fault (dear on virtual machines). Free with free(). */
 void *simdbpe__model_alloc(size_t bytes);
 void *simdbpe__model_calloc(size_t n, size_t size);
-
-/* ---- byte-level alphabet (bytelevel.c) ---- */
-
-/* The code point that stands for byte b in vocab.json / merges.txt. */
-uint32_t simdbpe__bytelevel_cp(uint8_t b);
-/* The byte a code point stands for, or -1 if it is not in the alphabet. */
-int simdbpe__bytelevel_byte(uint32_t cp);
 
 /* ---- added tokens (added.c) ---- */
 

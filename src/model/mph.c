@@ -6,11 +6,11 @@
  * lands on a free slot of 0..n-1 and no two on the same one. A bucket of k
  * keys placed when a fraction f of the table is free needs about f^-k
  * tries, so buckets must stay small for a minimal (full) table: with 4 keys
- * per bucket the last pairs and triples took millions of tries (40 ms for
- * GPT-2's merges), with 2 the build is a few milliseconds. The last,
- * single-key buckets need about n / (free slots) tries each. If a bucket finds no pilot (which
- * only happens in practice when two keys are equal) the build starts again
- * with another seed, a few times, then gives up.
+ * per bucket the last pairs and triples took millions of tries, with 2
+ * very few (bench/README.md). The last, single-key buckets need about
+ * n / (free slots) tries each. If a bucket finds no pilot (which only
+ * happens in practice when two keys are equal) the build starts again with
+ * another seed, a few times, then gives up.
  */
 #include <stdlib.h>
 #if defined(__linux__)

@@ -13,8 +13,9 @@
  *
  *   space  X not White_Space, Y one White_Space character followed by
  *          one that is not; Y is not \r or \n except for GPT-2's regex
- *          (the other families put line breaks after a run of punctuation
- *          into its piece: ".\n", and o200k "./");
+ *          (SIMDBPE__CUTS_SHAPES_AT_BREAKS; the other families put line
+ *          breaks after a run of punctuation into its piece: ".\n", and
+ *          o200k "./");
  *   digit  X neither White_Space nor \p{N}, Y an ASCII digit;
  *   punct  X a letter (\p{L}), Y ASCII punctuation or a symbol, not '.
  *
@@ -112,16 +113,23 @@ static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
     return zl && !(simdbpe__ucd_props(simdbpe__utf8_decode(s, p + wl, &zl)) & SIMDBPE__UCD_WS);
 }
 
+int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p)
+{
+    return p > 0 && p < n && candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, 0);
+}
+
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p)
 {
-    return p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
-           shape_ok(s, n, p, kind == SIMDBPE__PRETOK_GPT2);
+    simdbpe__pretok_cuts rule = simdbpe__pretok_family_of(kind)->cuts;
+    return rule != SIMDBPE__CUTS_NONE && p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
+           shape_ok(s, n, p, rule == SIMDBPE__CUTS_SHAPES_AT_BREAKS);
 }
 
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi)
 {
-    int line_breaks = kind == SIMDBPE__PRETOK_GPT2;
-    if (n < 2)
+    simdbpe__pretok_cuts rule = simdbpe__pretok_family_of(kind)->cuts;
+    int line_breaks = rule == SIMDBPE__CUTS_SHAPES_AT_BREAKS;
+    if (n < 2 || rule == SIMDBPE__CUTS_NONE)
         return SIZE_MAX;
     if (hi > n - 1)
         hi = n - 1;

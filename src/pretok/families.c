@@ -4,7 +4,7 @@
  *
  * Each reproduces what HF tokenizers (Oniguruma: leftmost match, the
  * first alternative that matches wins, backtracking inside it) makes of
- * the family's Split regexes (texts in pretok.c, simdbpe__pretok_patterns):
+ * the family's Split regexes (their texts in the records below):
  *
  *   cl100k  (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}
  *           | ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
@@ -37,6 +37,7 @@
  * All need valid UTF-8. The classes are Unicode 16.0.0's General_Category
  * and White_Space, as the references see them (ucd.h).
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -72,7 +73,7 @@ static inline unsigned props_of(uint32_t cp)
  * generated simdbpe__ucd_props_ascii), filled once: the ASCII paths read
  * them with one load. */
 static uint16_t ascii_props[128];
-static int ascii_ready;
+static pthread_once_t ascii_once = PTHREAD_ONCE_INIT;
 
 static void init_ascii(void)
 {
@@ -81,7 +82,6 @@ static void init_ascii(void)
         ascii_props[c] =
             (uint16_t)(p | (p & (SIMDBPE__UCD_L | SIMDBPE__UCD_N | SIMDBPE__UCD_WS) ? 0 : C_X));
     }
-    __atomic_store_n(&ascii_ready, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -906,59 +906,72 @@ static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, co
     return chained ? block_family_piece(s, n, q, fam) : i;
 }
 
-static size_t scan_cl100k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                          size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_CL100K);
-}
+/* ------------------------------------------------------------ the records */
 
-static size_t scan_qwen2(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                         size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_QWEN2);
-}
-
-static size_t scan_o200k(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                         size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_O200K);
-}
-
-static size_t scan_deepseek(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,
-                            size_t hi, size_t lo, uint64_t *starts)
-{
-    return scan_blocks(k, s, n, i, hi, lo, starts, F_DEEPSEEK);
-}
-
-simdbpe__pretok_scan_fn simdbpe__pretok_scanner(simdbpe__pretok_kind kind)
-{
-    if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
-        init_ascii();
-    switch (kind) {
-    case SIMDBPE__PRETOK_CL100K: return scan_cl100k;
-    case SIMDBPE__PRETOK_QWEN2: return scan_qwen2;
-    case SIMDBPE__PRETOK_O200K: return scan_o200k;
-    case SIMDBPE__PRETOK_DEEPSEEK_V3: return scan_deepseek;
-    default: return NULL;
+/* The entry points the records give out, which fill the scanners' ASCII
+ * classes on first use. */
+#define ENTRY_POINTS(fam, flag, piece)                                                             \
+    static size_t fam##_scan(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,      \
+                             size_t hi, size_t lo, uint64_t *starts)                               \
+    {                                                                                              \
+        pthread_once(&ascii_once, init_ascii);                                                     \
+        return scan_blocks(k, s, n, i, hi, lo, starts, flag);                                      \
+    }                                                                                              \
+    static size_t fam##_piece_end(const uint8_t *s, size_t n, size_t i)                           \
+    {                                                                                              \
+        pthread_once(&ascii_once, init_ascii);                                                     \
+        return piece(s, n, i);                                                                     \
     }
-}
+ENTRY_POINTS(cl100k, F_CL100K, cl100k_piece)
+ENTRY_POINTS(qwen2, F_QWEN2, qwen2_piece)
+ENTRY_POINTS(o200k, F_O200K, o200k_end)
+ENTRY_POINTS(deepseek_v3, F_DEEPSEEK, deepseek_end)
 
-/* The family's scanner, one piece a call. */
-static size_t (*piece_fn(simdbpe__pretok_kind kind))(const uint8_t *, size_t, size_t)
-{
-    if (!__atomic_load_n(&ascii_ready, __ATOMIC_ACQUIRE))
-        init_ascii();
-    switch (kind) {
-    case SIMDBPE__PRETOK_CL100K: return cl100k_piece;
-    case SIMDBPE__PRETOK_QWEN2: return qwen2_piece;
-    case SIMDBPE__PRETOK_O200K: return o200k_end;
-    case SIMDBPE__PRETOK_DEEPSEEK_V3: return deepseek_end;
-    default: return simdbpe__pretok_piece_end;
-    }
-}
+/* The Split patterns of each family, exactly as their tokenizer.json
+ * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
+ * third pattern holds a real CR and LF). */
+static const char *const CL100K_PATTERNS[] = {
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const QWEN2_PATTERNS[] = {
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const O200K_PATTERNS[] = {
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
+    "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const DEEPSEEK_PATTERNS[] = {
+    "\\p{N}{1,3}",
+    "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+",
+    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
+    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+"};
 
-size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t *s, size_t n,
-                                        size_t i)
-{
-    return piece_fn(kind)(s, n, i);
-}
+/* tiktoken's cl100k_base pat_str (o200k_base's is the HF pattern). */
+static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
+    {"'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+| ?[^\\s\\p{L}\\p{N}]++"
+     "[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s",
+     1},
+};
+
+/* Their pieces, read one way or the other, start anew at the cuts.c
+ * shapes, but for line breaks (".\n" is one piece). */
+#define FAMILY(fam, title, pats, spelled, n_spelled)                                               \
+    const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
+        .name = title,                                                                             \
+        .patterns = pats,                                                                          \
+        .n_patterns = sizeof pats / sizeof pats[0],                                                \
+        .bytelevel_regex = 0,                                                                      \
+        .spellings = spelled,                                                                      \
+        .n_spellings = n_spelled,                                                                  \
+        .piece_end = fam##_piece_end,                                                              \
+        .scan = fam##_scan,                                                                        \
+        .cuts = SIMDBPE__CUTS_SHAPES,                                                              \
+        .train_cut = simdbpe__pretok_cut_shapes,                                                   \
+        .train_lines_joined = 0,                                                                   \
+        .normalizer = SIMDBPE__NORM_NONE,                                                          \
+    };
+FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1)
+FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0)
+FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0)
+FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0)

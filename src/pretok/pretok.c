@@ -1,7 +1,8 @@
 /*
  * pretok.c - the GPT-2 pre-tokenizer: a scanner one code point at a time
- * (the reference) and a block scanner 64 bytes at a time (the fast path);
- * see pretok.h for the rules. Both need valid UTF-8.
+ * (the reference), a bitmask scanner 64 bytes at a time (the fast path),
+ * the trainer's cut points, and the family's record; see pretok.h for the
+ * rules. The scanners need valid UTF-8.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -170,16 +171,15 @@ static bool fix_block_kernel(simdbpe__pretok_state *st, size_t b, simdbpe__block
  * takes the loop below, one character at a time.
  *
  * The kernel costs about the same for one character as for a block of
- * them, and English has a few (quotes, dashes) in 15% of its blocks:
- * sending the blocks of up to 8 to the loop took pre-tokenizing the
- * English corpus from 29.9 to 26.0 ms (CPU time, medians of 7 alternating
- * rounds), multilingual from 23.1 to 21.4 ms at best; code the same.
+ * them, and English has a few (quotes, dashes) in many of its blocks:
+ * sending the blocks of up to 8 to the loop made pre-tokenizing English
+ * and multilingual text faster, code the same (bench/README.md).
  */
 #define KERNEL_LEADS 8
 
 /* Whether x has more than KERNEL_LEADS bits set. Not __builtin_popcountll:
  * this file is built for the baseline CPU, where gcc makes that a call to
- * libgcc's table-driven __popcountdi2 (0.3-0.5% of a multilingual profile). */
+ * libgcc's table-driven __popcountdi2 (measurable in a profile). */
 static inline bool over_kernel_leads(uint64_t x)
 {
     for (int i = 0; i < KERNEL_LEADS; i++)
@@ -254,13 +254,13 @@ static void load_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks
 void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
                                 const simdbpe__kernels *k, const uint8_t *s, size_t n)
 {
-    if (kind == SIMDBPE__PRETOK_GPT2) {
+    simdbpe__pretok_scan_fn scan = simdbpe__pretok_family_of(kind)->scan;
+    if (!scan) {
         simdbpe__pretok_begin(st, k, s, n);
         return;
     }
     memset(st, 0, sizeof *st);
-    st->kind = kind;
-    st->scan = simdbpe__pretok_scanner(kind);
+    st->scan = scan;
     st->k = k;
     st->s = s;
     st->n = n;
@@ -274,8 +274,8 @@ static size_t chunk_blocks(const simdbpe__pretok_state *st)
     return left < SIMDBPE__PRETOK_CHUNK ? left : SIMDBPE__PRETOK_CHUNK;
 }
 
-/* A chunk of another family's piece starts: its scanner, one piece at a
- * time (a piece may run on past the chunk; its end is the next start). */
+/* A chunk of piece starts by the family's scanner (a piece may run on
+ * past the chunk; its end is the next start). */
 static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
                           size_t *base)
 {
@@ -364,7 +364,7 @@ static uint64_t block_starts(simdbpe__pretok_state *st, size_t b, const simdbpe_
 size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
                             size_t *base)
 {
-    if (st->kind != SIMDBPE__PRETOK_GPT2)
+    if (st->scan)
         return family_next(st, starts, base);
     size_t first = st->next_block, count = chunk_blocks(st);
     if (count == 0)
@@ -397,61 +397,78 @@ size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__
     return count;
 }
 
-/* ------------------------------------------------------------ families */
+/* ------------------------------------------------------ the trainer's cuts */
 
-static const char *const KIND_NAMES[SIMDBPE__PRETOK_KINDS] = {"gpt2", "cl100k", "qwen2", "o200k",
-                                                              "deepseek_v3"};
-
-const char *simdbpe__pretok_kind_name(unsigned kind)
+int simdbpe__pretok_class_before(const uint8_t *s, size_t p)
 {
-    return kind < SIMDBPE__PRETOK_KINDS ? KIND_NAMES[kind] : NULL;
+    size_t q = p - 1;
+    if (s[q] < 0x80)
+        return (int)simdbpe__ascii_class[s[q]];
+    while (q > 0 && p - q < 4 && (s[q] & 0xC0) == 0x80)
+        q--;
+    size_t len;
+    if (simdbpe__utf8_sequence_len(s + q, p - q) != p - q)
+        return -1;
+    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, q, &len));
 }
 
-int simdbpe__pretok_kind_of(const char *name)
+/* The class of the valid code point that starts at s[p] and ends within
+ * s[0..n), or -1. */
+static int class_from(const uint8_t *s, size_t n, size_t p)
 {
-    for (int k = 0; k < SIMDBPE__PRETOK_KINDS; k++)
-        if (strcmp(KIND_NAMES[k], name) == 0)
-            return k;
-    return -1;
+    if (s[p] < 0x80)
+        return (int)simdbpe__ascii_class[s[p]];
+    size_t len;
+    if (simdbpe__utf8_sequence_len(s + p, n - p) == 0)
+        return -1;
+    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, p, &len));
 }
 
-/* The Split patterns of each family, exactly as their tokenizer.json
- * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
- * third pattern holds a real CR and LF). GPT-2's is the one HF's
- * ByteLevel pre-tokenizer runs with use_regex. */
-static const char PAT_GPT2[] =
-    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+";
-static const char PAT_CL100K[] =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_QWEN2[] =
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_O200K[] =
-    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
-    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
-    "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
-static const char PAT_DS1[] = "\\p{N}{1,3}";
-static const char PAT_DS2[] = "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-"
-                              "\xE3\x83\xBF]+";
-static const char PAT_DS3[] =
-    "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+|"
-    " ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+";
-
-
-const char *const *simdbpe__pretok_patterns(unsigned kind, size_t *n)
+/*
+ * Whether every GPT-2 piece boundary is kept when s[0..n) is cut at p
+ * (0 < p < n) and each side is pre-tokenized alone, whatever follows.
+ *
+ * The piece holding the code point before p is a run of letters, numbers or
+ * "other" (with an optional leading space) or a contraction, if that code
+ * point is not whitespace. Such a run ends exactly where the class changes,
+ * whatever follows, and the next piece starts afresh. Two exceptions are
+ * excluded: whitespace before p (`\s+(?!\S)` looks ahead and may give its
+ * last space to the next word) and "'" before a letter (a contraction may
+ * start at the "'"). Both code points must be valid UTF-8 so that `replace`
+ * mode repairs both sides the same way.
+ */
+static int gpt2_train_cut(const uint8_t *s, size_t n, size_t p)
 {
-    static const char *const gpt2[] = {PAT_GPT2}, *const cl100k[] = {PAT_CL100K},
-                             *const qwen2[] = {PAT_QWEN2}, *const o200k[] = {PAT_O200K},
-                             *const deepseek[] = {PAT_DS1, PAT_DS2, PAT_DS3};
-    static const char *const *const all[SIMDBPE__PRETOK_KINDS] = {gpt2, cl100k, qwen2, o200k,
-                                                                  deepseek};
-    static const size_t counts[SIMDBPE__PRETOK_KINDS] = {1, 1, 1, 1, 3};
-    if (kind >= SIMDBPE__PRETOK_KINDS) {
-        *n = 0;
-        return NULL;
-    }
-    *n = counts[kind];
-    return all[kind];
+    int a = simdbpe__pretok_class_before(s, p);
+    if (a < 0 || a == S)
+        return 0;
+    int b = class_from(s, n, p);
+    return b >= 0 && a != b && !(s[p - 1] == '\'' && b == L);
 }
+
+/* ---------------------------------------------------------- the family */
+
+/* The pattern HF's ByteLevel pre-tokenizer runs with use_regex. */
+static const char *const GPT2_PATTERNS[] = {
+    "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+"};
+
+/* tiktoken's r50k_base pat_str, and the original GPT-2 release's. */
+static const simdbpe__pretok_spelling GPT2_SPELLINGS[] = {
+    {"'(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s", 0},
+    {"'s|'t|'re|'ve|'m|'ll|'d| ?[\\p{L}]+| ?[\\p{N}]+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+", 0},
+};
+
+const simdbpe__pretok_family simdbpe__pretok_gpt2 = {
+    .name = "gpt2",
+    .patterns = GPT2_PATTERNS,
+    .n_patterns = 1,
+    .bytelevel_regex = 1,
+    .spellings = GPT2_SPELLINGS,
+    .n_spellings = 2,
+    .piece_end = simdbpe__pretok_piece_end,
+    .scan = NULL, /* the bitmask scanner above */
+    .cuts = SIMDBPE__CUTS_SHAPES_AT_BREAKS,
+    .train_cut = gpt2_train_cut,
+    .train_lines_joined = 1,
+    .normalizer = SIMDBPE__NORM_NONE,
+};

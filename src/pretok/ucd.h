@@ -21,7 +21,7 @@
  * tools/gen_ucd.mjs from the same Unicode 16.0.0 data). It is checked on
  * every code point against the properties HF tokenizers 0.23.2 (Oniguruma)
  * and tiktoken 1.0.22 (fancy-regex) show inside those regexes
- * (tests/test_ucd_props.c, tests/data/ucd_props_reference.txt from
+ * (tests/pretok/test_ucd_props.c, tests/data/ucd_props_reference.txt from
  * tools/ucd-gen/reference_props.mjs): both engines agree with Unicode 16.0.0
  * on all eight properties of every code point, and every composite class of
  * the family regexes ([^\r\n\p{L}\p{N}], [\p{Ll}\p{Lm}\p{Lo}\p{M}], ...)

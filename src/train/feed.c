@@ -86,62 +86,16 @@ void simdbpe__feeder_free(simdbpe__feeder *f)
 
 /* ------------------------------------------------------------ safe points */
 
-/* The class of the valid code point that ends exactly at s[p] (p > 0), or
- * -1 if the bytes before p do not end with one. */
-static int class_before(const uint8_t *s, size_t p)
-{
-    size_t q = p - 1;
-    if (s[q] < 0x80)
-        return (int)simdbpe__ascii_class[s[q]];
-    while (q > 0 && p - q < 4 && (s[q] & 0xC0) == 0x80)
-        q--;
-    size_t len;
-    if (simdbpe__utf8_sequence_len(s + q, p - q) != p - q)
-        return -1;
-    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, q, &len));
-}
-
-/* The class of the valid code point that starts at s[p] and ends within
- * s[0..n), or -1. */
-static int class_at(const uint8_t *s, size_t n, size_t p)
-{
-    if (s[p] < 0x80)
-        return (int)simdbpe__ascii_class[s[p]];
-    size_t len;
-    if (simdbpe__utf8_sequence_len(s + p, n - p) == 0)
-        return -1;
-    return (int)simdbpe__ucd_class(simdbpe__utf8_decode(s, p, &len));
-}
-
 /*
- * Whether every GPT-2 pre-token boundary of the stream is kept when the text
- * is cut at p (0 < p < n) and each side is pre-tokenized alone.
- *
- * The piece holding the code point before p is a run of letters, numbers or
- * "other" (with an optional leading space) or a contraction, if that code
- * point is not whitespace. Such a run ends exactly where the class changes,
- * whatever follows, and the next piece starts afresh. Two exceptions are
- * excluded: whitespace before p (`\s+(?!\S)` looks ahead and may give its
- * last space to the next word) and "'" before a letter (a contraction may
- * start at the "'"). Both code points must be valid UTF-8 so that `replace`
- * mode repairs both sides the same way.
+ * Whether every pre-token boundary of the stream is kept when the text is
+ * cut at p (0 < p < n) and each side is pre-tokenized alone: the family's
+ * rule (its train_cut), and no occurrence of the document separator
+ * straddles p.
  */
 static int is_split_point(const simdbpe__feeder *f, const uint8_t *s, size_t n, size_t p)
 {
-    if (f->pretok != SIMDBPE__PRETOK_GPT2) {
-        /* The other families' pieces may take a character of another
-         * class after a run ("(foo" in cl100k, "Hello" in o200k) or line
-         * breaks after one (".\n"): their cut points (pretok/cuts.c). */
-        if (!simdbpe__pretok_cut_ok(f->pretok, s, n, p))
-            return 0;
-    } else {
-        int a = class_before(s, p);
-        if (a < 0 || a == SIMDBPE__CP_SPACE)
-            return 0;
-        int b = class_at(s, n, p);
-        if (b < 0 || a == b || (s[p - 1] == '\'' && b == SIMDBPE__CP_LETTER))
-            return 0;
-    }
+    if (!f->family->train_cut || !f->family->train_cut(s, n, p))
+        return 0;
     if (f->sep) {
         /* No occurrence of the separator may straddle p, nor possibly
          * start before p and run past the bytes we have. */
@@ -246,8 +200,8 @@ static int count_sequence(job *j, const uint8_t *s, size_t n, size_t room)
  * whitespace of the same line is dropped. Nothing else in a line depends on
  * what follows its '\n'.
  */
-/* Lines mode for the families other than GPT-2: each line on its own
- * (their rules around line breaks are not fixed up as GPT-2's are). */
+/* Lines mode for the families whose pieces are not fixed up at line
+ * breaks as above (train_lines_joined 0): each line on its own. */
 static int count_each_line(job *j, const uint8_t *s, size_t n, size_t room)
 {
     for (size_t i = 0; i < n;) {
@@ -262,7 +216,7 @@ static int count_each_line(job *j, const uint8_t *s, size_t n, size_t room)
 
 static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
 {
-    if (j->f->pretok != SIMDBPE__PRETOK_GPT2)
+    if (!j->f->family->train_lines_joined)
         return count_each_line(j, s, n, room);
     simdbpe__pretok_state ps;
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
@@ -270,7 +224,7 @@ static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
     const uint8_t *hit = n ? memchr(s, '\n', n) : NULL;
     size_t nl = hit ? (size_t)(hit - s) : SIZE_MAX; /* the next '\n' to note */
     uint64_t carry = 0; /* the previous block ended with '\n' */
-    simdbpe__pretok_begin(&ps, j->f->k, s, n);
+    simdbpe__pretok_begin_kind(&ps, j->f->pretok, j->f->k, s, n);
     while ((count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
         for (size_t b = 0; b < count; b++) {
             size_t at = base + 64 * b;
@@ -284,7 +238,8 @@ static int count_lines(job *j, const uint8_t *s, size_t n, size_t room)
             bits |= lf << 1;
             for (uint64_t m = lf & bits; m; m &= m - 1) {
                 size_t p = at + (size_t)__builtin_ctzll(m);
-                if (p > 0 && s[p - 1] != '\n' && class_before(s, p) == SIMDBPE__CP_SPACE)
+                if (p > 0 && s[p - 1] != '\n' &&
+                    simdbpe__pretok_class_before(s, p) == SIMDBPE__CP_SPACE)
                     bits &= ~((uint64_t)1 << (p - at));
             }
             if (n - at < 64)

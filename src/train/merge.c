@@ -44,40 +44,6 @@
 #define EMPTY_KEY UINT64_MAX
 #define WORD_HEADER 4 /* len, stamp, count lo, count hi */
 
-/* ------------------------------------------------------------ byte order */
-
-static uint32_t byte_id_tab[256];
-static uint8_t id_byte_tab[256];
-static pthread_once_t byte_order_once = PTHREAD_ONCE_INIT;
-
-/* GPT-2 orders the 256 byte tokens by the code point that spells each byte;
- * the bytes that spell themselves come first, in byte order. */
-static void init_byte_order(void)
-{
-    uint32_t next = 0;
-    for (unsigned pass = 0; pass < 2; pass++)
-        for (unsigned b = 0; b < 256; b++) {
-            int own = (b >= 0x21 && b <= 0x7E) || (b >= 0xA1 && b <= 0xAC) || b >= 0xAE;
-            if (own == (pass == 0)) {
-                byte_id_tab[b] = next;
-                id_byte_tab[next] = (uint8_t)b;
-                next++;
-            }
-        }
-}
-
-uint32_t simdbpe__train_byte_id(uint8_t b)
-{
-    pthread_once(&byte_order_once, init_byte_order);
-    return byte_id_tab[b];
-}
-
-uint8_t simdbpe__train_id_byte(uint32_t id)
-{
-    pthread_once(&byte_order_once, init_byte_order);
-    return id_byte_tab[id & 0xFF];
-}
-
 /* ----------------------------------------------------------------- state */
 
 typedef struct pair_rec {
@@ -385,7 +351,7 @@ static simdbpe_status build_words(state *s, const simdbpe__wordtab *wt)
         w[3] = (uint32_t)(ws->count >> 32);
         const uint8_t *b = simdbpe__word_bytes(wt, ws);
         for (uint32_t k = 0; k < ws->len; k++)
-            w[WORD_HEADER + k] = simdbpe__train_byte_id(b[k]);
+            w[WORD_HEADER + k] = simdbpe__bytelevel_rank(b[k]);
         s->wa_len += WORD_HEADER + ws->len;
         s->n_words++;
     }
@@ -558,7 +524,7 @@ static simdbpe_status build(state *s, const simdbpe__wordtab *wt)
     if (st == SIMDBPE_OK && tmap_grow(s))
         st = SIMDBPE_ERR_NOMEM;
     for (uint32_t id = 0; id < 256 && st == SIMDBPE_OK; id++) {
-        uint8_t b = simdbpe__train_id_byte(id);
+        uint8_t b = simdbpe__bytelevel_at_rank(id);
         if (tok_add(s, &b, 1) == UINT32_MAX)
             st = SIMDBPE_ERR_NOMEM;
     }

@@ -27,33 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../common/replace.h"
 #include "../common/utf8_valid.h"
-#include "../model/model.h"
+#include "../pretok/pretok.h"
 #include "train.h"
-
-/* ------------------------------------------------------- byte-level text */
-
-static uint8_t spell_tab[256][2];
-static uint8_t spell_len[256];
-static pthread_once_t spell_once = PTHREAD_ONCE_INIT;
-
-static void init_spell(void)
-{
-    for (unsigned b = 0; b < 256; b++) {
-        /* A byte-level character is below U+0200: one or two bytes. */
-        uint8_t u[4];
-        spell_len[b] = (uint8_t)simdbpe__utf8_encode(simdbpe__bytelevel_cp((uint8_t)b), u);
-        memcpy(spell_tab[b], u, 2);
-    }
-}
-
-size_t simdbpe__bytelevel_utf8(uint8_t b, uint8_t out[2])
-{
-    pthread_once(&spell_once, init_spell);
-    out[0] = spell_tab[b][0];
-    out[1] = spell_tab[b][1];
-    return spell_len[b];
-}
 
 /* ------------------------------------------------------------ the writer */
 
@@ -73,18 +50,20 @@ static void put(sink *k, const void *data, size_t n)
 
 static void put_spelled(sink *k, const uint8_t *b, size_t n)
 {
+    uint8_t u[2];
     for (size_t i = 0; i < n; i++)
-        put(k, spell_tab[b[i]], spell_len[b[i]]);
+        put(k, u, simdbpe__bytelevel_utf8(b[i], u));
 }
 
 /* Spelled bytes inside a JSON string: of the byte-level alphabet only '"'
  * and '\\' need an escape. */
 static void put_spelled_json(sink *k, const uint8_t *b, size_t n)
 {
+    uint8_t u[2];
     for (size_t i = 0; i < n; i++) {
         if (b[i] == '"' || b[i] == '\\')
             put(k, "\\", 1);
-        put(k, spell_tab[b[i]], spell_len[b[i]]);
+        put(k, u, simdbpe__bytelevel_utf8(b[i], u));
     }
 }
 
@@ -181,7 +160,6 @@ simdbpe_status simdbpe_trainer_vocab_json(const simdbpe_trainer *t, char *out, s
 {
     if (!t || !out_len || (!out && cap) || !t->trained)
         return SIMDBPE_ERR_INVALID_ARG;
-    pthread_once(&spell_once, init_spell);
     const simdbpe__train_result *r = &t->res;
     index_entry *idx = malloc((r->n_tokens ? r->n_tokens : 1) * sizeof *idx);
     uint8_t *is_index = calloc(r->n_tokens ? r->n_tokens : 1, 1);
@@ -220,7 +198,6 @@ simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, s
 {
     if (!t || !out_len || (!out && cap) || !t->trained)
         return SIMDBPE_ERR_INVALID_ARG;
-    pthread_once(&spell_once, init_spell);
     const simdbpe__train_result *r = &t->res;
     sink k = {out, cap, 0};
     put(&k, "#version: 0.2\n", 14);
@@ -239,21 +216,19 @@ simdbpe_status simdbpe_trainer_merges_txt(const simdbpe_trainer *t, char *out, s
 #define PUT_LIT(k, lit) put(k, lit, sizeof(lit) - 1)
 
 /* The pre_tokenizer of a family as HF tokenizers writes it. */
-static void put_pre_tokenizer(sink *k, unsigned kind)
+static void put_pre_tokenizer(sink *k, const simdbpe__pretok_family *f)
 {
     static const char bytelevel[] = "{\"type\":\"ByteLevel\",\"add_prefix_space\":false,"
                                     "\"trim_offsets\":true,\"use_regex\":";
-    if (kind == SIMDBPE__PRETOK_GPT2) {
+    if (f->bytelevel_regex) {
         put(k, bytelevel, sizeof bytelevel - 1);
         PUT_LIT(k, "true}");
         return;
     }
-    size_t n;
-    const char *const *pats = simdbpe__pretok_patterns(kind, &n);
     PUT_LIT(k, "{\"type\":\"Sequence\",\"pretokenizers\":[");
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < f->n_patterns; i++) {
         PUT_LIT(k, "{\"type\":\"Split\",\"pattern\":{\"Regex\":\"");
-        put_json_text(k, (const uint8_t *)pats[i], strlen(pats[i]));
+        put_json_text(k, (const uint8_t *)f->patterns[i], strlen(f->patterns[i]));
         PUT_LIT(k, "\"},\"behavior\":\"Isolated\",\"invert\":false},");
     }
     put(k, bytelevel, sizeof bytelevel - 1);
@@ -265,7 +240,6 @@ simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *ou
 {
     if (!t || !out_len || (!out && cap) || !t->trained)
         return SIMDBPE_ERR_INVALID_ARG;
-    pthread_once(&spell_once, init_spell);
     const simdbpe__train_result *r = &t->res;
     sink k = {out, cap, 0};
     static const char head[] = "{\"version\":\"1.0\",\"truncation\":null,\"padding\":null,"
@@ -282,8 +256,10 @@ simdbpe_status simdbpe_trainer_tokenizer_json(const simdbpe_trainer *t, char *ou
                                     "\"normalized\":false,\"special\":true}";
         put(&k, flags, sizeof flags - 1);
     }
+    /* No normalizer: the trainer takes only families without one
+     * (trainer.c). */
     PUT_LIT(&k, "],\"normalizer\":null,\"pre_tokenizer\":");
-    put_pre_tokenizer(&k, t->feed.pretok);
+    put_pre_tokenizer(&k, simdbpe__pretok_family_of(t->feed.pretok));
     static const char mid[] =
         ",\"post_processor\":null,\"decoder\":{\"type\":\"ByteLevel\",\"add_prefix_space\":"
         "false,\"trim_offsets\":true,\"use_regex\":true},\"model\":{\"type\":\"BPE\","
@@ -341,52 +317,6 @@ static simdbpe_status render(const simdbpe_trainer *t, render_fn fn, char **buf,
     return fn(t, *buf, need, len);
 }
 
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return errno;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Writes DIR/NAME's content under a temporary name in DIR, returned in
- * *tmp (malloc'ed) for a later rename. */
-static simdbpe_status write_temp(const char *dir, const char *name, const char *data, size_t len,
-                                 char **tmp, simdbpe_error *err)
-{
-    size_t n = strlen(dir) + strlen(name) + 32;
-    *tmp = malloc(n);
-    if (!*tmp)
-        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
-    snprintf(*tmp, n, "%s/.%s.tmp.XXXXXX", dir, name);
-    int e = 0;
-    int fd = mkstemp(*tmp);
-    if (fd < 0) {
-        e = errno;
-    } else {
-        e = write_all(fd, data, len);
-        if (!e && fchmod(fd, 0644) != 0)
-            e = errno;
-        if (close(fd) != 0 && !e)
-            e = errno;
-        if (e)
-            unlink(*tmp);
-    }
-    if (!e)
-        return SIMDBPE_OK;
-    free(*tmp);
-    *tmp = NULL;
-    return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s/%s: %s", dir, name,
-                         strerror(e));
-}
-
 /* DIR/NAME, malloc'ed, or NULL. */
 static char *join(const char *dir, const char *name)
 {
@@ -396,6 +326,35 @@ static char *join(const char *dir, const char *name)
         snprintf(p, n, "%s/%s", dir, name);
     return p;
 }
+
+/* Writes DIR/NAME's content under a temporary name beside it, returned in
+ * *tmp (malloc'ed) for a later rename. */
+static simdbpe_status write_temp(const char *dir, const char *name, const char *data, size_t len,
+                                 char **tmp, simdbpe_error *err)
+{
+    char *path = join(dir, name);
+    if (!path)
+        return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+    int e = 0, fd = simdbpe__tmp_open(path, tmp);
+    if (fd < 0) {
+        e = errno;
+    } else {
+        e = simdbpe__write_all(fd, data, len);
+        if (close(fd) != 0 && !e)
+            e = errno;
+        if (e) {
+            unlink(*tmp);
+            free(*tmp);
+        }
+    }
+    free(path);
+    if (!e)
+        return SIMDBPE_OK;
+    *tmp = NULL;
+    return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0, "%s/%s: %s", dir, name,
+                         strerror(e));
+}
+
 
 simdbpe_status simdbpe_trainer_save(const simdbpe_trainer *t, const char *dir,
                                     simdbpe_error *err)

@@ -22,6 +22,7 @@
 
 #include <pthread.h>
 
+#include "../common/bytelevel.h"
 #include "../common/common.h"
 #include "simdbpe_train.h"
 
@@ -194,9 +195,6 @@ simdbpe_status simdbpe__train_merge(simdbpe__wordtab *words, const simdbpe__merg
                                     simdbpe__train_result *res, simdbpe_error *err);
 void simdbpe__train_result_free(simdbpe__train_result *res);
 
-/* The GPT-2 id of byte b (0..255) and its inverse. */
-uint32_t simdbpe__train_byte_id(uint8_t b);
-uint8_t simdbpe__train_id_byte(uint32_t id);
 
 /* ---------------------------------------------------------------- feed.c */
 
@@ -204,6 +202,7 @@ uint8_t simdbpe__train_id_byte(uint32_t id);
 typedef struct simdbpe__feeder {
     simdbpe_train_mode mode;
     uint8_t pretok; /* simdbpe__pretok_kind */
+    const struct simdbpe__pretok_family *family; /* its record */
     const uint8_t *sep; /* documents mode separator, or NULL */
     size_t sep_len;
     simdbpe_utf8_policy errors;
@@ -254,10 +253,5 @@ struct simdbpe_trainer {
     uint64_t unique_words;
     simdbpe__train_result res;
 };
-
-/* -------------------------------------------------------------- output.c */
-
-/* The byte-level spelling of byte b as UTF-8 (1 or 2 bytes) in out[0..]. */
-size_t simdbpe__bytelevel_utf8(uint8_t b, uint8_t out[2]);
 
 #endif

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "../../kernels/kernels.h"
-#include "../model/model.h"
+#include "../pretok/pretok.h"
 #include "train.h"
 
 #define MAX_THREADS 64
@@ -30,31 +30,13 @@ static uint8_t *bytelevel_decode(const uint8_t *s, size_t n, size_t *out_len, in
 {
     uint8_t *out = malloc(n ? n : 1);
     *ok = out != NULL;
-    if (!out)
+    uint32_t bad;
+    long len = out ? simdbpe__bytelevel_decode(s, n, out, &bad) : -1;
+    if (len < 0) {
+        free(out);
         return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            cp = c;
-            i += 1;
-        } else if (c < 0xE0) {
-            cp = (uint32_t)(c & 0x1F) << 6 | (s[i + 1] & 0x3F);
-            i += 2;
-        } else {
-            /* Three- and four-byte code points are all above U+0143. */
-            free(out);
-            return NULL;
-        }
-        int b = simdbpe__bytelevel_byte(cp);
-        if (b < 0) {
-            free(out);
-            return NULL;
-        }
-        out[o++] = (uint8_t)b;
     }
-    *out_len = o;
+    *out_len = (size_t)len;
     return out;
 }
 
@@ -110,10 +92,17 @@ static simdbpe_status check_options(simdbpe_trainer *t, const simdbpe_train_opti
     if (o->doc_separator && o->mode != SIMDBPE_TRAIN_DOCUMENTS)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "a document separator needs documents mode");
-    if (o->pre_tokenizer && simdbpe__pretok_kind_of(o->pre_tokenizer) < 0)
+    int kind = o->pre_tokenizer ? simdbpe__pretok_kind_of(o->pre_tokenizer) : 0;
+    if (kind < 0) {
+        char names[128];
+        simdbpe__pretok_names(names, sizeof names, ", ");
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
-                             "unknown pre-tokenizer \"%.40s\" (gpt2, cl100k, qwen2, o200k, "
-                             "deepseek_v3)",
+                             "unknown pre-tokenizer \"%.40s\" (%s)", o->pre_tokenizer, names);
+    }
+    /* The words are counted as the pre-tokenizer splits the raw text. */
+    if (simdbpe__pretok_family_of((unsigned)kind)->normalizer != SIMDBPE__NORM_NONE)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "the trainer applies no normalizer, which pre-tokenizer %s needs",
                              o->pre_tokenizer);
     if (o->errors != SIMDBPE_UTF8_STRICT && o->errors != SIMDBPE_UTF8_REPLACE)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
@@ -167,6 +156,7 @@ simdbpe_status simdbpe_trainer_new(const simdbpe_train_options *o, simdbpe_train
         f->pool = pool;
         f->mode = o->mode;
         f->pretok = o->pre_tokenizer ? (uint8_t)simdbpe__pretok_kind_of(o->pre_tokenizer) : 0;
+        f->family = simdbpe__pretok_family_of(f->pretok);
         f->sep = t->sep;
         f->sep_len = t->sep ? o->doc_separator_len : 0;
         f->errors = o->errors;

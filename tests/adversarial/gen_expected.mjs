@@ -1,5 +1,5 @@
 // gen_expected.mjs - records what the references make of simdbpe's
-// adversarial inputs, for tests/test_adversarial.c.
+// adversarial inputs, for tests/adversarial/test_adversarial.c.
 //
 // References, never simdbpe:
 //   - HF `tokenizers` 0.23.2 (npm, native binding; pinned in package.json

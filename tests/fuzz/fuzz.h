@@ -91,7 +91,7 @@ static inline simdbpe_encoder *fuzz_encoder(void)
 {
     static simdbpe_encoder *enc;
     if (!enc)
-        FUZZ_CHECK(simdbpe_encoder_new(fuzz_gpt2(), &enc) == SIMDBPE_OK, "encoder_new");
+        FUZZ_CHECK(simdbpe_encoder_new(fuzz_gpt2(), &enc, NULL) == SIMDBPE_OK, "encoder_new");
     return enc;
 }
 
@@ -229,7 +229,7 @@ static inline uint8_t *fuzz_decode(const simdbpe_model *model, const uint32_t *i
  * an id the loaders accept but pay for in time and memory (their per-id
  * arrays are dense; larger ids they refuse at once). A vocabulary of
  * 20 bytes with the id 16777215 takes 1.5 s to load (15 s under ASan);
- * such ids are covered by tests/test_model.c and the seeds with sparse
+ * such ids are covered by tests/model/test_model.c and the seeds with sparse
  * ids, and the loader targets skip them so that fuzzing is not slowed a
  * hundredfold.
  */
@@ -309,9 +309,9 @@ static inline void fuzz_check_roundtrip(const simdbpe_model *m, simdbpe_encoder 
  * with an encoder of its own, and finds each special token by its text. */
 static inline void fuzz_check_loaded(const simdbpe_model *m, const char *text, size_t len)
 {
-    simdbpe_encoder_options eo = {.cache_mb = 3}; /* the smallest: one per input */
+    simdbpe_encoder_options eo = {.cache_mb = 1}; /* the smallest: one per input */
     simdbpe_encoder *enc;
-    FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc) == SIMDBPE_OK, "encoder_new");
+    FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc, NULL) == SIMDBPE_OK, "encoder_new");
     fuzz_check_roundtrip(m, enc, text, len);
     for (size_t i = 0; i < simdbpe_model_special_count(m); i++) {
         uint32_t id, again;

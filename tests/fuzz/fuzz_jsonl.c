@@ -12,7 +12,7 @@
  * record (without its newline), in an exact-size buffer. Checked:
  *   - where the fast path decides (does not return -1), it gives jansson's
  *     value, or jansson's kind of failure, except as documented;
- *   - jsonl_extract() (fast path, then jansson) calls a record malformed
+ *   - simdbpe__jsonl_extract() (fast path, then jansson) calls a record malformed
  *     only if jansson does, and its OK value is the fast path's or
  *     jansson's.
  */
@@ -32,19 +32,19 @@ static int jansson_limit(const char *msg)
 static void check(const char *line, size_t len, const char *spec, int replace)
 {
     jsonl_key key;
-    FUZZ_CHECK(jsonl_key_parse(&key, spec) == 0, "key %s", spec);
+    FUZZ_CHECK(simdbpe__jsonl_key_parse(&key, spec) == 0, "key %s", spec);
     jsonl_buf b1 = {0}, b2 = {0}, b3 = {0};
     const char *t1 = NULL, *t2 = NULL, *t3 = NULL;
     size_t n1 = 0, n2 = 0, n3 = 0;
     char m1[400], m2[400], m3[400];
-    int fast = jsonl_fast(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1);
-    jsonl_status ref = jsonl_jansson(line, len, &key, &b2, &t2, &n2, m2, sizeof m2);
+    int fast = simdbpe__jsonl_fast(line, len, &key, replace, &b1, &t1, &n1, m1, sizeof m1);
+    jsonl_status ref = simdbpe__jsonl_jansson(line, len, &key, &b2, &t2, &n2, m2, sizeof m2);
     if (fast == JSONL_OK && ref == JSONL_OK) {
         FUZZ_CHECK(n1 == n2 && memcmp(t1, t2, n1) == 0, "key %s: values differ (%zu, %zu bytes)",
                    spec, n1, n2);
     } else if (fast == JSONL_OK && ref == JSONL_MALFORMED) {
         /* Only a replaced lone surrogate or invalid UTF-8 in the value. */
-        int strict = jsonl_fast(line, len, &key, 0, &b3, &t3, &n3, m3, sizeof m3);
+        int strict = simdbpe__jsonl_fast(line, len, &key, 0, &b3, &t3, &n3, m3, sizeof m3);
         int bad_utf8 = strict == JSONL_OK && fuzz_utf8_first_invalid((const uint8_t *)t3, n3) != n3;
         FUZZ_CHECK(strict == JSONL_SURROGATE || bad_utf8 || jansson_limit(m2),
                    "key %s: fast path accepted what jansson rejects: %s", spec, m2);
@@ -58,7 +58,8 @@ static void check(const char *line, size_t len, const char *spec, int replace)
     const char *t4 = NULL;
     size_t n4 = 0;
     char m4[400];
-    jsonl_status all = jsonl_extract(line, len, &key, replace, &b4, &t4, &n4, m4, sizeof m4, NULL);
+    jsonl_status all =
+        simdbpe__jsonl_extract(line, len, &key, replace, &b4, &t4, &n4, m4, sizeof m4, NULL);
     if (all == JSONL_MALFORMED)
         FUZZ_CHECK(ref == JSONL_MALFORMED, "key %s: extract says malformed (%s), jansson %d",
                    spec, m4, (int)ref);
@@ -66,11 +67,11 @@ static void check(const char *line, size_t len, const char *spec, int replace)
         FUZZ_CHECK((fast == JSONL_OK && n4 == n1 && memcmp(t4, t1, n1) == 0) ||
                        (ref == JSONL_OK && n4 == n2 && memcmp(t4, t2, n2) == 0),
                    "key %s: extract gave a value neither path gave", spec);
-    jsonl_buf_free(&b1);
-    jsonl_buf_free(&b2);
-    jsonl_buf_free(&b3);
-    jsonl_buf_free(&b4);
-    jsonl_key_free(&key);
+    simdbpe__jsonl_buf_free(&b1);
+    simdbpe__jsonl_buf_free(&b2);
+    simdbpe__jsonl_buf_free(&b3);
+    simdbpe__jsonl_buf_free(&b4);
+    simdbpe__jsonl_key_free(&key);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

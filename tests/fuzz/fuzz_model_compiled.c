@@ -33,7 +33,7 @@ static void put64(uint8_t *p, uint64_t v)
 static void check_model(const simdbpe_model *m, int must_round_trip)
 {
     simdbpe_encoder *enc;
-    FUZZ_CHECK(simdbpe_encoder_new(m, &enc) == SIMDBPE_OK, "encoder_new");
+    FUZZ_CHECK(simdbpe_encoder_new(m, &enc, NULL) == SIMDBPE_OK, "encoder_new");
     for (int policy = SIMDBPE_SPECIAL_AS_TEXT; policy <= SIMDBPE_SPECIAL_ALLOW; policy++) {
         simdbpe_encode_options opts = {.special = (simdbpe_special_policy)policy, .errors = SIMDBPE_UTF8_STRICT};
         const uint32_t *ids;

@@ -16,7 +16,7 @@
  *   - the stream: read 64 KB at a time, or in small, changing read sizes,
  *     it gives the bytes of decoding the file here with zlib and libzstd,
  *     and fails where they do (a plain file: its bytes, no failure);
- *   - the framing: the segments of reader_fill(), pieces joined, are the
+ *   - the framing: the segments of simdbpe__reader_fill(), pieces joined, are the
  *     documents of those bytes by the rules of reader_docs.h, computed
  *     here independently: file index, offset, line (text: of each piece),
  *     the piece flags and offsets; after a stream failure, the units that
@@ -94,14 +94,14 @@ static void read_stream(const char *path, int small, stream *out)
     static const size_t caps[] = {1, 7, 3, 64, 2, 4096, 5, 1};
     static uint8_t buf[1 << 16];
     source *s;
-    FUZZ_CHECK(source_open(&s, path) == 0, "cannot open %s", path);
+    FUZZ_CHECK(simdbpe__source_open(&s, path) == 0, "cannot open %s", path);
     out->data.len = 0;
     put(&out->data, NULL, 0);
     out->msg[0] = '\0';
     for (size_t i = 0;; i++) {
         size_t cap = small ? caps[i % (sizeof caps / sizeof *caps)] : sizeof buf;
-        ssize_t n = source_read(s, buf, cap, out->msg, sizeof out->msg);
-        FUZZ_CHECK(n >= -1 && n <= (ssize_t)cap, "source_read gave %zd for %zu", n, cap);
+        ssize_t n = simdbpe__source_read(s, buf, cap, out->msg, sizeof out->msg);
+        FUZZ_CHECK(n >= -1 && n <= (ssize_t)cap, "simdbpe__source_read gave %zd for %zu", n, cap);
         if (n < 0) {
             FUZZ_CHECK(out->msg[0] != '\0', "a failed read without a message");
             break;
@@ -110,7 +110,7 @@ static void read_stream(const char *path, int small, stream *out)
             break;
         put(&out->data, buf, (size_t)n);
     }
-    source_close(s);
+    simdbpe__source_close(s);
 }
 
 /*
@@ -318,10 +318,10 @@ static const uint8_t *find(const uint8_t *s, size_t n, const uint8_t *pat, size_
 /* reader_docs.h's rules on the decoded bytes s[0..n) of file `file`; with
  * `failed`, only the units that end before the failure. */
 FUZZ_NO_COVERAGE
-static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, input_mode mode,
+static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, simdbpe_input_format mode,
                   const uint8_t *sep, size_t sep_len, int failed)
 {
-    if (mode == IN_TEXT && !sep) {
+    if (mode == SIMDBPE_INPUT_TEXT && !sep) {
         if (!failed) {
             add_doc(ds, file, 0, 1)->len = n;
             put(&ds->text, s, n);
@@ -336,9 +336,9 @@ static void frame(docs *ds, uint32_t file, const uint8_t *s, size_t n, input_mod
         size_t end = hit ? (size_t)(hit - s) : n, next = hit ? end + (sep ? sep_len : 1) : n;
         if (!hit && (failed || a == n))
             break;
-        if (mode == IN_LINES && hit && end > a && s[end - 1] == '\r')
+        if (mode == SIMDBPE_INPUT_LINES && hit && end > a && s[end - 1] == '\r')
             end--;
-        if (!(mode == IN_JSONL && blank(s + a, end - a))) {
+        if (!(mode == SIMDBPE_INPUT_JSONL && blank(s + a, end - a))) {
             add_doc(ds, file, a, line_at(s, a))->len = end - a;
             put(&ds->text, s + a, end - a);
         }
@@ -393,12 +393,12 @@ FUZZ_NO_COVERAGE
 static void read_docs(const job *j, const stream *st, docs *ds)
 {
     reader *r;
-    FUZZ_CHECK(reader_new(&r, j) == 0, "reader_new");
+    FUZZ_CHECK(simdbpe__reader_new(&r, j) == 0, "simdbpe__reader_new");
     batch b = {0};
     doc *open = NULL; /* the document whose pieces are coming */
     static bytes cuts; /* size_t offsets in the open document */
     int rc;
-    while ((rc = reader_fill(r, &b)) == 1) {
+    while ((rc = simdbpe__reader_fill(r, &b)) == 1) {
         FUZZ_CHECK(b.nsegs > 0, "a batch without segments");
         for (size_t i = 0; i < b.nsegs; i++) {
             const seg *s = &b.segs[i];
@@ -427,8 +427,8 @@ static void read_docs(const job *j, const stream *st, docs *ds)
                 ds->failed[s->file] = 1;
                 continue;
             }
-            FUZZ_CHECK(s->kind == (j->mode == IN_JSONL ? SEG_JSON : SEG_TEXT), "segment kind %u",
-                       s->kind);
+            FUZZ_CHECK(s->kind == (j->mode == SIMDBPE_INPUT_JSONL ? SEG_JSON : SEG_TEXT),
+                       "segment kind %u", s->kind);
             FUZZ_CHECK(s->off + s->len <= b.len, "segment past the batch");
             FUZZ_CHECK(!ds->failed[s->file], "a segment after file %u failed", s->file);
             if (s->begin) {
@@ -440,14 +440,15 @@ static void read_docs(const job *j, const stream *st, docs *ds)
                 FUZZ_CHECK(open && open->file == s->file, "a piece without its document");
                 FUZZ_CHECK(s->doc_off == open->len, "piece at %llu of a document, %zu bytes "
                            "before it", (unsigned long long)s->doc_off, open->len);
-                FUZZ_CHECK(j->mode != IN_JSONL, "a JSON record cut");
+                FUZZ_CHECK(j->mode != SIMDBPE_INPUT_JSONL, "a JSON record cut");
                 put(&cuts, &open->len, sizeof open->len);
             }
             FUZZ_CHECK(s->file_off == open->off + s->doc_off,
                        "piece at file offset %llu, its document at %llu + %llu",
                        (unsigned long long)s->file_off, (unsigned long long)open->off,
                        (unsigned long long)s->doc_off);
-            uint64_t want_line = line_at(st->data.p, j->mode == IN_TEXT ? s->file_off : open->off);
+            uint64_t want_line =
+                line_at(st->data.p, j->mode == SIMDBPE_INPUT_TEXT ? s->file_off : open->off);
             FUZZ_CHECK(s->line == want_line, "piece at %llu: line %llu, expected %llu",
                        (unsigned long long)s->file_off, (unsigned long long)s->line,
                        (unsigned long long)want_line);
@@ -464,13 +465,13 @@ static void read_docs(const job *j, const stream *st, docs *ds)
             free(b.msgs[i]);
         b.nmsgs = 0;
     }
-    FUZZ_CHECK(rc == 0, "reader_fill: out of memory");
+    FUZZ_CHECK(rc == 0, "simdbpe__reader_fill: out of memory");
     FUZZ_CHECK(!open, "the input ended inside a document");
     free(b.buf);
     free(b.segs);
     free(b.ids);
     free(b.msgs);
-    reader_free(r);
+    simdbpe__reader_free(r);
 }
 
 FUZZ_NO_COVERAGE
@@ -496,7 +497,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *const seps[4] = {"\n\n", "<|endoftext|>", "\0", "ab"};
     static const size_t sep_lens[4] = {2, 13, 1, 2};
-    static const input_mode modes[4] = {IN_TEXT, IN_LINES, IN_JSONL, IN_TEXT};
+    static const simdbpe_input_format modes[4] = {SIMDBPE_INPUT_TEXT, SIMDBPE_INPUT_LINES,
+                                                  SIMDBPE_INPUT_JSONL, SIMDBPE_INPUT_TEXT};
     if (size < 1)
         return 0;
     setup();

@@ -20,7 +20,7 @@
  * per input, which under ASan cost more than a tiny corpus (and its
  * thread's allocations, freed after the input ended, made libFuzzer run
  * a full leak scan for it). A trainer's own pool is covered by
- * tests/test_train.c. */
+ * tests/train/test_train.c. */
 static simdbpe_pool *shared_pool(unsigned threads)
 {
     static simdbpe_pool *pools[2];

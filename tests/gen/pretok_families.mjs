@@ -1,6 +1,6 @@
 // pretok_families.mjs - records the pre-tokens HF tokenizers makes with the
 // pre-tokenizers of the byte-level BPE families simdbpe scans itself
-// (src/pretok/families.c), as the oracle of tests/test_pretok_hf.c.
+// (src/pretok/families.c), as the oracle of tests/pretok/test_pretok_hf.c.
 //
 // Every piece written comes from HF tokenizers (the native binding, pinned in
 // package.json / package-lock.json), never from simdbpe. For each family the

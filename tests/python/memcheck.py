@@ -7,6 +7,7 @@ model is a tokenizer.json made here from GPT-2's byte tokens and a few
 merges, with a TemplateProcessing post-processor (BOS and EOS)."""
 import json
 import os
+import pickle
 import struct
 import sys
 import tempfile
@@ -68,24 +69,67 @@ def main():
         path = os.path.join(d, "tokenizer.json")
         with open(path, "w", encoding="utf-8") as f:
             json.dump(tj, f)
-        tok = simdbpe.Tokenizer.from_file(path)
-        hello = tok.encode_ordinary("Hello world")
+        enc = simdbpe.Encoding.from_file(path)
+        hello = enc.encode_ordinary("Hello world")
         assert hello == [259, 260, 111, 114, 108, 100], hello  # Hello, Ġw, o, r, l, d
-        assert tok.encode("Hello world") == hello
-        assert tok.encode_ordinary_batch(["Hello world"] * 3, num_threads=2) == [hello] * 3
-        assert tok.encode_to_numpy("Hello world").tolist() == hello
-        ids, offsets = tok.encode_ordinary_batch_to_buffer(["Hello world", "x"], num_threads=2)
+        assert enc.encode("Hello world") == hello
+        assert enc.encode_ordinary_batch(["Hello world"] * 3, num_threads=2) == [hello] * 3
+        assert enc.encode_to_numpy("Hello world").tolist() == hello
+        ids, offsets = enc.encode_ordinary_batch_to_buffer(["Hello world", "x"], num_threads=2)
         assert list(ids) == hello + [120] and list(offsets) == [0, 6, 7]
-        assert tok._model.encode("Hello world", add_special_tokens=True) == [bos] + hello + [eos]
-        assert tok._model.encode_batch(["Hello world"], threads=2, add_special_tokens=True) == \
+        assert enc._model.encode("Hello world", add_special_tokens=True) == [bos] + hello + [eos]
+        assert enc._model.encode_batch(["Hello world"], threads=2, add_special_tokens=True) == \
             [[bos] + hello + [eos]]
-        assert tok.decode(hello) == "Hello world"
+        assert enc.decode(hello) == "Hello world"
+        assert enc.decode_with_offsets(hello) == ("Hello world", [0, 5, 7, 8, 9, 10])
 
-        enc = simdbpe.get_encoding("gpt2")
-        assert enc.encode("hello world") == [31373, 995]
-        assert enc.encode("<|endoftext|>", allowed_special="all") == [50256]
-        assert enc.encode_ordinary_batch(["hello world", "a"], num_threads=2) == [[31373, 995],
-                                                                                   [64]]
+        # the HF-shaped calls: offsets (the library's simdbpe_encode_offsets),
+        # added tokens (a model built again), truncation and padding
+        tok = simdbpe.Tokenizer.from_file(path)
+        out = tok.encode("Hello world \U0001F600")
+        assert out.ids[:7] == [bos] + hello and out.ids[-1] == eos
+        assert out.offsets[:3] == [(0, 0), (0, 5), (5, 7)] and out.offsets[-2] == (12, 13)
+        assert out.tokens[1] == "Hello" and out.word_ids[1] == 0
+        assert tok.decode(out.ids) == "Hello world \U0001F600"
+        assert tok.add_tokens(["<tool>"]) == 1 and tok.add_special_tokens(["<x>"]) == 1
+        out = tok.encode("a<tool>b<x>", add_special_tokens=False)
+        assert out.offsets == [(0, 1), (1, 7), (7, 8), (8, 11)], out.offsets
+        tok.enable_truncation(4, stride=1)
+        tok.enable_padding(length=6, pad_token="<pad>")
+        out = tok.encode("Hello world and more")
+        assert len(out.ids) == 6 and out.overflowing and out.attention_mask[-1] == 0
+        assert [len(e.ids) for e in tok.encode_batch(["a", "Hello world"])] == [6, 6]
+        assert pickle.loads(pickle.dumps(tok)).encode("a<tool>").ids == tok.encode("a<tool>").ids
+        # NFC: offsets of a composed character in the text as given
+        tj_nfc = dict(tj, normalizer={"type": "NFC"})
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(tj_nfc, f)
+        nfc = simdbpe.Tokenizer.from_file(path)
+        out = nfc.encode("e\u0301x", add_special_tokens=False)
+        assert out.offsets == [(0, 1), (0, 1), (2, 3)], out.offsets
+        # bytes with invalid UTF-8, offsets in bytes
+        ids, offs, pieces = enc._model.encode_offsets(b"ab\xffc", 1, 1, 0)
+        assert offs[-2:] == [(2, 3), (3, 4)], offs
+
+        # an encoding built from ranks (tiktoken's constructor), pickled
+        ranks = {bytes([b]): b for b in range(256)}
+        ranks.update({b"He": 256, b"ll": 257, b"Hell": 258, b"Hello": 259})
+        custom = simdbpe.Encoding(name="tiny", pat_str=enc._pat_str, mergeable_ranks=ranks,
+                                  special_tokens={"<|endoftext|>": 260})
+        assert custom.encode("Hello<|endoftext|>", allowed_special="all") == [259, 260]
+        assert pickle.loads(pickle.dumps(custom)).encode("Hello") == [259]
+        assert custom.encode_single_token(b"\xe6") == 0xE6
+        try:
+            custom.decode([999])
+            raise AssertionError("decode of an id that is no token")
+        except KeyError:
+            pass
+
+        gpt2 = simdbpe.get_encoding("gpt2")
+        assert gpt2.encode("hello world") == [31373, 995]
+        assert gpt2.encode("<|endoftext|>", allowed_special="all") == [50256]
+        assert gpt2.encode_ordinary_batch(["hello world", "a"], num_threads=2) == [[31373, 995],
+                                                                                    [64]]
         src = os.path.join(d, "docs.txt")
         with open(src, "w", encoding="utf-8") as f:
             f.write("hello world")
@@ -94,6 +138,8 @@ def main():
         assert totals["tokens"] == 3, totals
         with open(os.path.join(d, "out.bin"), "rb") as f:
             assert f.read() == struct.pack("<3H", 31373, 995, 50256)
+        with simdbpe.open_input(src, "rt") as f:
+            assert f.read() == "hello world"
     print("memcheck.py: ok")
 
 

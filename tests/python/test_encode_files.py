@@ -169,3 +169,83 @@ print("finished", flush=True)
         assert rest.strip() == "interrupted"
         assert [q.name for q in tmp_path.iterdir() if q.name.startswith(out.name)] in (
             [], [out.name + ".lock"])
+
+
+API = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "api")
+SMALL = os.path.join(API, "hf_small.tokenizer.json.gz")  # no <|endoftext|>; its EOS: </s>
+SMALL_EOS = 10430
+
+
+def test_inputs_as_the_command_takes_them(corpus, tmp_path):
+    """Glob patterns and @LIST files stand for the files they name."""
+    paths, docs = corpus
+    want = [t for _, ids in docs for t in ids + [EOT]]
+    lst = tmp_path / "files.txt"
+    lst.write_text("\n".join(paths) + "\n\n", encoding="utf-8")
+    pattern = os.path.join(os.path.dirname(paths[0]), "*.jsonl*")
+    for given in ([f"@{lst}"], [pattern]):
+        out = tmp_path / "o.bin"
+        simdbpe.encode_files(given, out, input_format="jsonl", eot="append", threads=2)
+        assert np.frombuffer(out.read_bytes(), "<u2").tolist() == want, given
+    with pytest.raises(OSError, match="no file matches this pattern"):
+        simdbpe.encode_files([str(tmp_path / "nothing*.jsonl")], tmp_path / "x.bin")
+    (tmp_path / "empty.txt").write_text("\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="the list names no file"):
+        simdbpe.encode_files([f"@{tmp_path / 'empty.txt'}"], tmp_path / "x.bin")
+
+
+def test_end_of_text_of_a_model_without_endoftext(corpus, tmp_path):
+    """Megatron's format appends the end of text: the model's own (its EOS)
+    when it has no <|endoftext|>, or the one named."""
+    paths, docs = corpus
+    for enc in (SMALL, simdbpe.Tokenizer.from_file(SMALL)):
+        totals = simdbpe.encode_files(paths, tmp_path / "m", encoding=enc, input_format="jsonl",
+                                      format="megatron")
+        assert totals["eot_token"] == SMALL_EOS
+    assert cli("-m", SMALL, "--input-format", "jsonl", "--output-format", "megatron", "-o",
+               str(tmp_path / "c"), *paths)[0] == 0
+    for ext in (".bin", ".idx"):
+        assert (tmp_path / ("m" + ext)).read_bytes() == (tmp_path / ("c" + ext)).read_bytes()
+    totals = simdbpe.encode_files(paths, tmp_path / "n.bin", encoding=SMALL,
+                                  input_format="jsonl", eot="append", eot_token="<tool>")
+    assert totals["eot_token"] == 10431
+    totals = simdbpe.encode_files(paths, tmp_path / "n.bin", encoding=SMALL,
+                                  input_format="jsonl", eot="append", eot_token=7)
+    ids = np.frombuffer((tmp_path / "n.bin").read_bytes(), "<u2")
+    assert totals["eot_token"] == 7 and ids[-1] == 7
+    with pytest.raises(simdbpe.Error, match="eot_token 'nope' is neither"):
+        simdbpe.encode_files(paths, tmp_path / "n.bin", encoding=SMALL, eot="append",
+                             eot_token="nope")
+
+
+def test_messages_name_encode_files_keywords(corpus, tmp_path):
+    paths, _ = corpus
+    out = tmp_path / "o.bin"
+    with pytest.raises(simdbpe.Error, match=r"^json_key is for input_format jsonl$"):
+        simdbpe.encode_files(paths, out, json_key="x")
+    with pytest.raises(simdbpe.Error, match=r"^format megatron writes several files: give "
+                                            r"output \(the second argument\) a prefix$"):
+        simdbpe.encode_files(paths, "-", format="megatron")
+    with pytest.raises(simdbpe.Error, match=r"^shard_tokens is for format llmc$"):
+        simdbpe.encode_files(paths, out, shard_tokens=10)
+    for bad in (-1, 10000):
+        with pytest.raises(ValueError, match=rf"^threads={bad}: give a whole number from 1 to "
+                                             r"1024, or 0 \(the CPUs this process may use\)$"):
+            simdbpe.encode_files(paths, out, threads=bad)
+    with pytest.raises(TypeError, match="threads is an int"):
+        simdbpe.encode_files(paths, out, threads="2")
+
+
+def test_truncation_and_padding_are_not_applied_and_said_so(corpus, tmp_path):
+    paths, docs = corpus
+    tok = simdbpe.Tokenizer.from_file(SMALL)
+    tok.enable_truncation(4)
+    tok.enable_padding(length=9)
+    said = []
+    totals = simdbpe.encode_files(paths, tmp_path / "o.bin", encoding=tok, input_format="jsonl",
+                                  format="u32", on_message=lambda k, t: said.append((k, t)))
+    assert said == [("notice", totals["notices"][0])] and "applies neither" in said[0][1]
+    plain = simdbpe.encode_files(paths, tmp_path / "p.bin", encoding=SMALL, input_format="jsonl",
+                                 format="u32")
+    assert plain["notices"] == []
+    assert (tmp_path / "o.bin").read_bytes() == (tmp_path / "p.bin").read_bytes()

@@ -67,3 +67,50 @@ def test_megatron_bin_idx(corpus, tmp_path):
         seqs = range(doc_index[d], doc_index[d + 1])
         got = [t for s in seqs for t in data[ptrs[s] // 2: ptrs[s] // 2 + lens[s]].tolist()]
         assert got == (ids + [EOT] if ids else []), d
+
+
+API = os.path.join(HERE, "..", "data", "api")
+
+
+def test_compressed_corpora_and_a_model_without_endoftext(corpus, tmp_path):
+    """.jsonl.gz and .jsonl.zst corpora are read through the library's
+    reader; the small tokenizer.json (gzip'd) has no <|endoftext|> token, so
+    the end of each document is its EOS </s> (its post-processor's), as the
+    command-line tool takes it."""
+    import gzip
+    import shutil
+    path, docs = corpus
+    gz = tmp_path / "corpus.jsonl.gz"
+    with open(path, "rb") as f, gzip.open(gz, "wb") as g:
+        g.write(f.read())
+    zst = tmp_path / "corpus.jsonl.zst"
+    if not shutil.which("zstd"):
+        pytest.fail("zstd (the command) is needed to make the .zst corpus")
+    subprocess.run(["zstd", "-q", "-f", path, "-o", str(zst)], check=True)
+    model = os.path.join(API, "hf_small.tokenizer.json.gz")
+    for name in (gz, zst):
+        example("megatron_preprocess.py", str(name), str(tmp_path / "py"), "--encoding", model)
+        cli("-m", model, "--output-format", "megatron", "-o", str(tmp_path / "cli"), str(name))
+        for ext in (".bin", ".idx"):
+            assert (tmp_path / ("py" + ext)).read_bytes() == \
+                (tmp_path / ("cli" + ext)).read_bytes(), (name, ext)
+        example("nanogpt_prepare.py", str(name), str(tmp_path / "py.u16"), "--encoding", model)
+        cli("-m", model, "--output-format", "u16", "--eot", "append", "-o",
+            str(tmp_path / "cli.u16"), str(name))
+        assert (tmp_path / "py.u16").read_bytes() == (tmp_path / "cli.u16").read_bytes()
+    eos = 10430  # </s> in tests/data/api/hf_small.tokenizer.json.gz
+    data = np.frombuffer((tmp_path / "py.u16").read_bytes(), "<u2")
+    assert (data == eos).sum() == len(docs)
+
+
+def test_a_damaged_corpus_leaves_no_file(corpus, tmp_path):
+    path, _ = corpus
+    bad = tmp_path / "bad.jsonl.zst"
+    subprocess.run(["zstd", "-q", "-f", path, "-o", str(bad)], check=True)
+    data = bad.read_bytes()
+    bad.write_bytes(data[:len(data) // 2])  # truncated
+    for script, out in (("nanogpt_prepare.py", "o.bin"), ("megatron_preprocess.py", "o")):
+        p = subprocess.run([sys.executable, os.path.join(EXAMPLES, script), str(bad),
+                            str(tmp_path / out)], capture_output=True, text=True)
+        assert p.returncode != 0 and "bad.jsonl.zst" in p.stderr, p.stderr[-500:]
+    assert sorted(os.listdir(tmp_path)) == ["bad.jsonl.zst"]

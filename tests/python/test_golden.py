@@ -71,7 +71,7 @@ def test_decode_round_trip(enc, golden):
 
 def test_tokenizer_from_directory():
     """The RoBERTa-style model (ids not 256 + rank): HF tokenizers 0.23.2's ids."""
-    tok = simdbpe.Tokenizer.from_file(os.path.join(GOLDEN, "small_model"))
+    tok = simdbpe.Encoding.from_file(os.path.join(GOLDEN, "small_model"))
     recs = records("small_model.jsonl")
     assert recs
     for r in recs:
@@ -85,6 +85,6 @@ def test_tokenizer_from_compiled_file(tmp_path, golden):
         pytest.skip("SIMDBPE_CLI (the simdbpe binary, to compile a .sbpe) not set")
     out = tmp_path / "gpt2.sbpe"
     subprocess.run([cli, "compile", "-m", "gpt2", "-o", str(out)], check=True)
-    tok = simdbpe.Tokenizer.from_file(out)
+    tok = simdbpe.Encoding.from_file(out)
     for text, want in golden[:1000]:
-        assert tok.encode(text) == want
+        assert tok.encode_ordinary(text) == want

@@ -1,7 +1,7 @@
 // reference_classes.mjs - record the GPT-2 pre-tokenizer's character class
 // of every Unicode code point, as the reference implementations see it.
 //
-// This is the oracle for tests/test_ucd.c. It does NOT read any Unicode data
+// This is the oracle for tests/pretok/test_ucd.c. It does NOT read any Unicode data
 // itself: each class is inferred from how the real tokenizers split probe
 // strings with the GPT-2 pattern
 //

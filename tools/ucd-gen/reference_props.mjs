@@ -3,7 +3,7 @@
 // about, as the reference implementations see them, and which code points
 // their case-insensitive contractions (?i:'s|'t|'re|'ve|'m|'ll|'d) accept.
 //
-// This is the oracle for tests/test_ucd_props.c. Like reference_classes.mjs
+// This is the oracle for tests/pretok/test_ucd_props.c. Like reference_classes.mjs
 // it reads no Unicode data: every answer comes from how the real regex
 // engines split probe strings.
 //

@@ -1,0 +1,352 @@
+/*
+ * offsets.c - where each token of a document comes from
+ * (simdbpe_encode_offsets).
+ *
+ * Works on the document, after the encoder: the ids of the text as
+ * simdbpe_encode gives them, each token's bytes taken in turn along the
+ * text the tokens spell. That text is the one given, except where the
+ * encoder changed it before pre-tokenizing:
+ *
+ *   given text O --(UTF-8 repair)--> R --(NFC, stretches between the
+ *   added tokens matched in the raw text)--> T (what the tokens spell)
+ *
+ * The pieces (pre-tokens and added tokens, HF's words) are found in T as
+ * the encoder finds them: the added tokens matched in R, then in each
+ * normalized stretch the others, then the family's scanner (one piece at
+ * a time) over what is left.
+ *
+ * Both changes are recorded as blocks (a range of the later text that
+ * replaced a range of the earlier one); outside the blocks the two texts
+ * are the same bytes, shifted. A block of the repair is one U+FFFD for one
+ * ill-formed sequence; a block of NFC carries an alignment per byte
+ * (nfc.c: HF tokenizers' rule). Nearly all text has no block at all, and
+ * then the spans are the tokens' bytes widened to whole characters.
+ *
+ * The tokens are checked to spell T byte for byte: the split of the raw
+ * added tokens below mirrors the encoder's (encode_stretch in encoder.c),
+ * and a disagreement is reported (SIMDBPE_ERR_UNSUPPORTED), never turned
+ * into wrong spans.
+ */
+#include <stdlib.h>
+
+#include "encoder.h"
+#include "nfc.h"
+
+/* A range of a later text [to_start, to_end) that replaced [from_start,
+ * from_end) of the earlier one; align (NFC blocks): 2 offsets in the earlier
+ * text per byte of the range, else NULL. */
+typedef struct block {
+    size_t from_start, from_end, to_start, to_end;
+    size_t *align;
+} block;
+
+typedef struct blocks {
+    block *b;
+    size_t n, cap;
+    int failed; /* out of memory */
+} blocks;
+
+static block *blocks_add(blocks *bs)
+{
+    if (simdbpe__grow((void **)&bs->b, &bs->cap, bs->n + 1, sizeof *bs->b)) {
+        bs->failed = 1;
+        return NULL;
+    }
+    block *b = &bs->b[bs->n++];
+    memset(b, 0, sizeof *b);
+    return b;
+}
+
+static void blocks_free(blocks *bs)
+{
+    for (size_t i = 0; i < bs->n; i++)
+        free(bs->b[i].align);
+    free(bs->b);
+}
+
+/* Position x of the later text in the earlier one, x outside every block
+ * or on one's edge (a start maps to the replaced range's start, an end to
+ * its end): x shifted by the last block that ends at or before x. */
+static size_t map_back(const blocks *bs, size_t x)
+{
+    size_t lo = 0, hi = bs->n; /* the blocks with to_end <= x are bs->b[0..lo) */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bs->b[mid].to_end <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return x;
+    const block *b = &bs->b[lo - 1];
+    return x - b->to_end + b->from_end;
+}
+
+/* The block holding position x of the later text strictly inside, or NULL. */
+static const block *block_at(const blocks *bs, size_t x)
+{
+    size_t lo = 0, hi = bs->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (bs->b[mid].to_end <= x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < bs->n && bs->b[lo].to_start <= x ? &bs->b[lo] : NULL;
+}
+
+/* ------------------------------------------------------------ UTF-8 repair */
+
+/* R: the text with each maximal ill-formed subpart replaced by U+FFFD, as
+ * the encoder's SIMDBPE_UTF8_REPLACE does, and a block for each. */
+static uint8_t *repair(const simdbpe_encoder *e, const uint8_t *s, size_t len, size_t bad,
+                       size_t *out_len, blocks *bs)
+{
+    if (len > (SIZE_MAX - 1) / 3)
+        return NULL;
+    uint8_t *o = malloc(3 * len + 1);
+    if (!o)
+        return NULL;
+    memcpy(o, s, bad);
+    size_t n = bad, i = bad;
+    while (i < len) {
+        size_t valid = e->k->validate_utf8(s + i, len - i);
+        memcpy(o + n, s + i, valid);
+        n += valid;
+        i += valid;
+        if (i == len)
+            break;
+        size_t sub = simdbpe__utf8_maximal_subpart(s + i, len - i);
+        block *b = blocks_add(bs);
+        if (!b) {
+            free(o);
+            return NULL;
+        }
+        *b = (block){i, i + sub, n, n + 3, NULL};
+        memcpy(o + n, "\xEF\xBF\xBD", 3);
+        n += 3;
+        i += sub;
+    }
+    *out_len = n;
+    return o;
+}
+
+/* ------------------------------------------------- NFC, pieces: T */
+
+typedef struct splitter {
+    const simdbpe_model *m;
+    uint32_t mask;    /* the added tokens that count (see encode_stretch) */
+    const uint8_t *r; /* R */
+    size_t base, lo;  /* the stretch being normalized: its offset in R; where its piece starts */
+    uint8_t *t;       /* T, when it is not R (NFC) */
+    size_t t_len, t_cap, r_copied; /* R[0..r_copied) is in t */
+    blocks *bs;       /* NFC blocks */
+    size_t *pieces;   /* where each piece starts in T */
+    size_t n_pieces, cap_pieces;
+    int failed;
+} splitter;
+
+static int t_append(splitter *w, const uint8_t *s, size_t n)
+{
+    if (simdbpe__grow((void **)&w->t, &w->t_cap, w->t_len + n + 1, 1))
+        return -1;
+    memcpy(w->t + w->t_len, s, n);
+    w->t_len += n;
+    return 0;
+}
+
+static void piece_at(splitter *w, size_t at)
+{
+    if (simdbpe__grow((void **)&w->pieces, &w->cap_pieces, w->n_pieces + 1, sizeof *w->pieces))
+        w->failed = 1;
+    else
+        w->pieces[w->n_pieces++] = at;
+}
+
+static int on_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
+{
+    splitter *w = ctx;
+    start += w->base;
+    end += w->base;
+    if (t_append(w, w->r + w->r_copied, start - w->r_copied))
+        return -1;
+    block *b = blocks_add(w->bs);
+    size_t *align = b ? malloc(2 * (len ? len : 1) * sizeof *align) : NULL;
+    if (!align)
+        return -1;
+    *b = (block){start, end, w->t_len, w->t_len + len, align};
+    simdbpe__nfc_align(w->r, w->lo, start, end, norm, len, align);
+    if (t_append(w, norm, len))
+        return -1;
+    w->r_copied = end;
+    return 0;
+}
+
+/* The pieces of t[a..b) (normalized): the added tokens matched there (the
+ * encoder's second pass), and the pre-tokens of the stretches between. */
+static void pieces_of(splitter *w, const uint8_t *t, size_t a, size_t b)
+{
+    const simdbpe_model *m = w->m;
+    for (size_t i = a; i < b;) {
+        size_t which = 0;
+        size_t at = m->trie ? i + simdbpe__added_find(m, t + i, b - i, w->mask,
+                                                       SIMDBPE__ADDED_NORMALIZED, &which)
+                            : b;
+        /* the pre-tokens of t[i..at): the scanner runs over the stretch alone */
+        for (size_t p = i; p < at;) {
+            piece_at(w, p);
+            p = i + simdbpe__pretok_family_piece_end((simdbpe__pretok_kind)m->pretok, t + i,
+                                                     at - i, p - i);
+        }
+        if (at == b)
+            break;
+        piece_at(w, at);
+        i = at + m->specials[which].len;
+    }
+}
+
+/* T (for NFC models; else T is R) with its NFC blocks, and the pieces:
+ * the added tokens matched in the raw text R first, then each stretch
+ * between them normalized and split by the others (encode_stretch). */
+static int split(splitter *w, const uint8_t *r, size_t len, int nfc)
+{
+    const simdbpe_model *m = w->m;
+    w->r = r;
+    for (size_t i = 0; i <= len;) {
+        size_t which = 0;
+        size_t at = m->trie && i < len ? i + simdbpe__added_find(m, r + i, len - i, w->mask, 0,
+                                                                 &which)
+                                       : len;
+        if (nfc) {
+            size_t t0 = w->t_len + (i - w->r_copied); /* where R[i] lands in T */
+            w->base = w->lo = i;
+            if (at > i && simdbpe__nfc_stretches(r + i, at - i, on_stretch, w) != 0)
+                return -1;
+            if (t_append(w, r + w->r_copied, at - w->r_copied))
+                return -1;
+            w->r_copied = at;
+            pieces_of(w, w->t, t0, w->t_len);
+        } else {
+            pieces_of(w, r, i, at);
+        }
+        if (at == len)
+            break;
+        size_t tl = m->specials[which].len;
+        piece_at(w, nfc ? w->t_len : at);
+        if (nfc) {
+            if (t_append(w, r + at, tl))
+                return -1;
+            w->r_copied = at + tl;
+        }
+        i = at + tl;
+    }
+    return w->failed ? -1 : 0;
+}
+/* ---------------------------------------------------------------- spans */
+
+/* The span in R of byte x of T: its NFC alignment, or the whole character
+ * of R it is part of. */
+static void span_of(const blocks *nfc, const uint8_t *r, size_t r_len, size_t x, size_t *a,
+                    size_t *b)
+{
+    const block *k = block_at(nfc, x);
+    if (k) {
+        *a = k->align[2 * (x - k->to_start)];
+        *b = k->align[2 * (x - k->to_start) + 1];
+        return;
+    }
+    size_t p = map_back(nfc, x), q = p + 1;
+    while (p > 0 && (r[p] & 0xC0) == 0x80)
+        p--;
+    while (q < r_len && (r[q] & 0xC0) == 0x80)
+        q++;
+    *a = p;
+    *b = q;
+}
+
+simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size_t len,
+                                      const simdbpe_encode_options *opts, const uint32_t **ids,
+                                      simdbpe_span **spans, size_t *n_ids, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!spans)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "encode_offsets: NULL argument");
+    *spans = NULL;
+    simdbpe_status st = simdbpe_encode(e, text, len, opts, ids, n_ids, err);
+    if (st != SIMDBPE_OK)
+        return st;
+    static const simdbpe_encode_options defaults = SIMDBPE_ENCODE_OPTIONS_INIT;
+    if (!opts)
+        opts = &defaults;
+    const simdbpe_model *m = e->m;
+    size_t n = *n_ids;
+    int add = opts->add_special_tokens;
+    size_t n_pre = add & ~SIMDBPE_ADD_SUFFIX ? m->n_prefix : 0;
+    size_t n_suf = add & ~SIMDBPE_ADD_PREFIX ? m->n_suffix : 0;
+    simdbpe_span *out = calloc(n ? n : 1, sizeof *out);
+    blocks fixes = {0}, nfc = {0};
+    splitter w = {0};
+    w.m = m;
+    w.mask = SIMDBPE__ADDED_NORMALIZED |
+             (opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0);
+    w.bs = &nfc;
+    const uint8_t *o = (const uint8_t *)text, *r = o, *t;
+    uint8_t *repaired = NULL;
+    size_t r_len = len, t_len;
+    if (!out)
+        goto nomem;
+    size_t bad = len ? e->k->validate_utf8(o, len) : 0;
+    if (bad != len && !(r = repaired = repair(e, o, len, bad, &r_len, &fixes)))
+        goto nomem;
+    int nfc_model = m->normalizer == SIMDBPE__NORM_NFC;
+    if (split(&w, r, r_len, nfc_model) || nfc.failed)
+        goto nomem;
+    t = nfc_model ? w.t : r;
+    t_len = nfc_model ? w.t_len : r_len;
+    for (size_t i = 0; i < n; i++)
+        out[i].piece = SIMDBPE_NO_PIECE;
+    size_t x = 0, piece = 0; /* where the next token starts in T; its piece */
+    for (size_t i = n_pre; i + n_suf < n; i++) {
+        const uint8_t *tok;
+        size_t tl;
+        if (simdbpe_model_token_bytes(m, (*ids)[i], &tok, &tl) != SIMDBPE_OK || tl == 0 ||
+            tl > t_len - x || memcmp(tok, t + x, tl) != 0)
+            break;
+        size_t a, b, c, d; /* HF: the first byte's start, the last byte's end */
+        span_of(&nfc, r, r_len, x, &a, &b);
+        span_of(&nfc, r, r_len, x + tl - 1, &c, &d);
+        out[i].start = map_back(&fixes, a);
+        out[i].end = map_back(&fixes, d);
+        while (piece + 1 < w.n_pieces && w.pieces[piece + 1] <= x)
+            piece++;
+        out[i].piece = piece;
+        x += tl;
+    }
+    if (x != t_len || (n_pre + n_suf > n)) {
+        st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                           "encode_offsets: the tokens do not spell the text (at byte %zu of "
+                           "its normalized form)",
+                           x);
+        goto done;
+    }
+    *spans = out;
+    out = NULL;
+    goto done;
+nomem:
+    st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
+done:
+    free(out);
+    free(repaired);
+    free(w.t);
+    free(w.pieces);
+    blocks_free(&fixes);
+    blocks_free(&nfc);
+    if (st != SIMDBPE_OK) {
+        *ids = NULL;
+        *n_ids = 0;
+    }
+    return st;
+}

@@ -1,0 +1,382 @@
+/*
+ * test_models.c - parity with the references for every byte-level BPE
+ * model simdbpe claims, on every document of the public corpora:
+ * golden/models/NAME/{english,code,multilingual}.tsv (documents cut by
+ * corpus/NAME.index.tsv), edge.tsv (each line of golden/edge.jsonl) and,
+ * where it differs, edge.specials.tsv (added tokens recognised: encoded
+ * with SIMDBPE_SPECIAL_ALLOW). The ids are HF tokenizers 0.23.2's,
+ * cross-checked with tiktoken 1.0.22 where it has the encoding (see
+ * golden/models/README.md).
+ *
+ * Models: r50k_base, p50k_base, cl100k_base, o200k_base by name (embedded
+ * in the library), and the tokenizer.json of gpt4o, llama3, llama3_1,
+ * qwen3 and deepseek_v3 from shared/models/NAME/tokenizer.json.zst.
+ * Under the sanitizers (slow) only the edge sets run, and the test says
+ * so. Each model's compiled image is also checked: opened
+ * untrusted from a copy, it must give the same ids on the edge set. And
+ * every document's ids must decode to its text.
+ */
+#include "corpus_util.h"
+
+#include <unistd.h>
+
+#include <jansson.h>
+#include <utf8proc.h>
+
+#include "model/model.h"
+
+#ifndef SIMDBPE_TESTS_SANITIZE
+#define SIMDBPE_TESTS_SANITIZE 0
+#endif
+
+typedef struct parity {
+    simdbpe_model *m;
+    simdbpe_encoder *e;
+    simdbpe_encode_options opts;
+    size_t checked, failed;
+    uint64_t bytes, tokens;
+    uint8_t *text; /* decode's output */
+    size_t text_cap;
+    int nfc; /* the model normalizes to NFC */
+    uint32_t *both; /* check_cuts' ids of the two parts */
+    size_t both_cap;
+    size_t cuts, cut_failed;
+    unsigned cut_every; /* check the cuts of every k-th document */
+} parity;
+
+/* Shapes of cut points (src/encode/cut.c), by the byte after the cut. */
+static int cut_shape(unsigned char c)
+{
+    return c >= '0' && c <= '9' ? 0 : c > 0x20 && c < 0x7F ? 1 : 2;
+}
+
+/* Encodes text[0..p) and then text[p..len): ids and count must be the
+ * golden ones. */
+static void check_cut(parity *p, const char *what, const golden_row *row, const char *text,
+                      size_t len, size_t at)
+{
+    const uint32_t *ids;
+    size_t n1 = 0, n2 = 0;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(p->e, text, at, &p->opts, &ids, &n1, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s doc %llu, cut at %zu: %s", what,
+                 (unsigned long long)row->doc, at, err.message);
+    if (n1 > p->both_cap)
+        cr_assert(p->both = realloc(p->both, (p->both_cap = 2 * n1) * sizeof *p->both));
+    memcpy(p->both, ids, n1 * sizeof *ids);
+    st = simdbpe_encode(p->e, text + at, len - at, &p->opts, &ids, &n2, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s doc %llu, cut at %zu: %s", what,
+                 (unsigned long long)row->doc, at, err.message);
+    if (n1 + n2 > p->both_cap)
+        cr_assert(p->both = realloc(p->both, (p->both_cap = 2 * (n1 + n2)) * sizeof *p->both));
+    memcpy(p->both + n1, ids, n2 * sizeof *ids);
+    char hex[65];
+    sha256_ids(p->both, n1 + n2, hex);
+    p->cuts++;
+    if (n1 + n2 == row->tokens && strcmp(hex, row->sha) == 0)
+        return;
+    if (p->cut_failed++ < 5) {
+        char show[80];
+        size_t from = at > 20 ? at - 20 : 0;
+        tu_show(show, sizeof show, text + from, len - from < 40 ? len - from : 40);
+        fprintf(stderr, "%s doc %llu: cut at byte %zu near \"%s\" changes the ids\n", what,
+                (unsigned long long)row->doc, at, show);
+    }
+}
+
+/* The last cut point of each shape in each half of the document. */
+static void check_cuts(parity *p, const char *what, const golden_row *row, const char *text,
+                       size_t len)
+{
+    for (size_t half = 0; half < 2; half++) {
+        size_t lo = half ? len / 2 : 1, hi = half ? len : len / 2;
+        int seen[3] = {0, 0, 0};
+        while (hi > lo && !(seen[0] && seen[1] && seen[2])) {
+            size_t at = simdbpe_cut_find(p->m, &p->opts, text, len, lo, hi - 1);
+            if (at == SIMDBPE_NO_CUT)
+                break;
+            int k = cut_shape((unsigned char)text[at]);
+            if (!seen[k]++)
+                check_cut(p, what, row, text, len, at);
+            hi = at;
+        }
+    }
+}
+
+static void check_doc(parity *p, const char *what, const golden_row *row, const char *text,
+                      size_t len)
+{
+    const uint32_t *ids = NULL;
+    size_t n = 0;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_encode(p->e, text, len, &p->opts, &ids, &n, &err);
+    char hex[65] = "";
+    if (st == SIMDBPE_OK)
+        sha256_ids(ids, n, hex);
+    p->checked++;
+    p->bytes += len;
+    p->tokens += n;
+    /* Decoding gives the text back (the golden texts are valid UTF-8). */
+    size_t got = 0;
+    simdbpe_status dst = SIMDBPE_ERR_INVALID_ARG;
+    if (st == SIMDBPE_OK) {
+        dst = simdbpe_decode(p->m, ids, n, p->text, p->text_cap, &got, &err);
+        if (dst == SIMDBPE_ERR_BUFFER_TOO_SMALL) {
+            p->text = realloc(p->text, p->text_cap = got);
+            cr_assert(p->text);
+            dst = simdbpe_decode(p->m, ids, n, p->text, p->text_cap, &got, &err);
+        }
+    }
+    int round_trip = dst == SIMDBPE_OK && got == len && memcmp(p->text, text, len) == 0;
+    if (!round_trip && dst == SIMDBPE_OK && p->nfc) {
+        /* A model with the NFC normalizer gives back the text's NFC. */
+        utf8proc_uint8_t *norm = NULL;
+        utf8proc_ssize_t k = utf8proc_map((const utf8proc_uint8_t *)text, (utf8proc_ssize_t)len,
+                                          &norm, UTF8PROC_STABLE | UTF8PROC_COMPOSE);
+        round_trip = k >= 0 && (size_t)k == got && memcmp(norm, p->text, got) == 0;
+        free(norm);
+    }
+    if (st == SIMDBPE_OK && n == row->tokens && strcmp(hex, row->sha) == 0 && round_trip) {
+        if (p->cut_every && row->doc % p->cut_every == 0)
+            check_cuts(p, what, row, text, len);
+        return;
+    }
+    if (p->failed++ < 5)
+        fprintf(stderr, "%s doc %llu (%zu bytes): %s; got %zu tokens, want %llu\n", what,
+                (unsigned long long)row->doc, len,
+                st != SIMDBPE_OK   ? err.message
+                : !round_trip      ? "decoding does not give the text back"
+                : n == row->tokens ? "sha256 differs"
+                                   : "count differs",
+                n, (unsigned long long)row->tokens);
+}
+
+/* The model NAME: embedded, or shared/models/NAME/tokenizer.json.zst. */
+static simdbpe_model *open_model(const dirs *d, const char *name)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    if (simdbpe_model_open(name, &m, &err) == SIMDBPE_OK)
+        return m;
+    char path[1300];
+    snprintf(path, sizeof path, "%s/../models/%s/tokenizer.json.zst", d->golden, name);
+    if (!is_file(path)) {
+        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+        cr_skip_test("model not available: %s", path);
+    }
+    size_t len;
+    char *json = read_zst(path, &len);
+    simdbpe_status st = simdbpe_model_load_hf_json(json, len, &m, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s: %s", path, err.message);
+    free(json);
+    return m;
+}
+
+static void plain_corpus(parity *p, const dirs *d, const char *model, const char *name)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/%s.txt.zst", d->corpus, name);
+    size_t len;
+    char *text = read_zst(path, &len);
+    snprintf(path, sizeof path, "%s/models/%s/%s.tsv", d->golden, model, name);
+    size_t n_rows;
+    golden_row *rows = read_golden(path, &n_rows);
+    cr_assert_gt(n_rows, 0, "%s: no rows", path);
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", model, name);
+    for (size_t i = 0; i < n_rows; i++) {
+        cr_assert_leq(rows[i].offset + rows[i].length, len, "%s row %zu is past the text", path,
+                      i);
+        check_doc(p, what, &rows[i], text + rows[i].offset, rows[i].length);
+    }
+    free(rows);
+    free(text);
+}
+
+/* golden/edge.jsonl's texts, one per line. */
+typedef struct edge_docs {
+    json_t **objs;
+    size_t n;
+} edge_docs;
+
+static edge_docs read_edge(const dirs *d)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/edge.jsonl", d->golden);
+    size_t len;
+    char *data = tu_read(path, &len);
+    edge_docs e = {NULL, 0};
+    size_t cap = 0;
+    for (size_t i = 0; i < len;) {
+        char *nl = memchr(data + i, '\n', len - i);
+        size_t end = nl ? (size_t)(nl - data) : len;
+        if (end > i) {
+            json_error_t jerr;
+            json_t *obj = json_loadb(data + i, end - i, JSON_ALLOW_NUL, &jerr);
+            cr_assert(obj, "edge.jsonl line %zu: %s", e.n + 1, jerr.text);
+            if (e.n == cap)
+                e.objs = realloc(e.objs, (cap = cap ? 2 * cap : 1024) * sizeof *e.objs);
+            e.objs[e.n++] = obj;
+        }
+        i = end + 1;
+    }
+    free(data);
+    return e;
+}
+
+static void edge_free(edge_docs *e)
+{
+    for (size_t i = 0; i < e->n; i++)
+        json_decref(e->objs[i]);
+    free(e->objs);
+}
+
+/* Returns 0 if the golden file is not there (edge.specials.tsv exists only
+ * where it differs from edge.tsv). */
+static int edge_set(parity *p, const dirs *d, const edge_docs *e, const char *model,
+                    const char *file)
+{
+    char path[1300];
+    snprintf(path, sizeof path, "%s/models/%s/%s", d->golden, model, file);
+    if (!is_file(path))
+        return 0;
+    size_t n_rows;
+    golden_row *rows = read_golden(path, &n_rows);
+    cr_assert_eq(n_rows, e->n, "%s has %zu rows, edge.jsonl %zu lines", path, n_rows, e->n);
+    char what[128];
+    snprintf(what, sizeof what, "%s %s", model, file);
+    for (size_t i = 0; i < n_rows; i++) {
+        size_t tlen;
+        const char *text = tu_json_text(e->objs[i], "text", &tlen);
+        cr_assert_eq(rows[i].length, tlen, "%s row %zu: length differs from edge.jsonl", path, i);
+        check_doc(p, what, &rows[i], text, tlen);
+    }
+    free(rows);
+    return 1;
+}
+
+static void model_parity(const char *model)
+{
+    dirs d;
+    find_dirs(&d, "english.txt.zst", "edge.jsonl");
+    parity p;
+    memset(&p, 0, sizeof p);
+    p.m = open_model(&d, model);
+    p.nfc = p.m->normalizer == SIMDBPE__NORM_NFC;
+    p.e = tu_encoder(p.m);
+    edge_docs edge = read_edge(&d);
+    /* The cut points of every edge document and of every 8th of the
+     * corpora (each costs encoding its document once more). */
+    p.cut_every = 1;
+    cr_assert(edge_set(&p, &d, &edge, model, "edge.tsv"), "no edge.tsv for %s", model);
+    p.opts.special = SIMDBPE_SPECIAL_ALLOW;
+    edge_set(&p, &d, &edge, model, "edge.specials.tsv");
+    p.opts.special = SIMDBPE_SPECIAL_AS_TEXT;
+    p.cut_every = 8;
+    static const char *const corpora[] = {"english", "code", "multilingual"};
+    for (size_t c = 0; c < 3; c++) {
+        if (SIMDBPE_TESTS_SANITIZE) {
+            fprintf(stderr, "%s: %s not checked under the sanitizers (slow)\n", model,
+                    corpora[c]);
+            continue;
+        }
+        plain_corpus(&p, &d, model, corpora[c]);
+    }
+    p.cut_every = 0;
+    fprintf(stderr,
+            "model parity %s: %zu documents, %llu bytes, %llu tokens, %zu mismatches; "
+            "%zu cut points, %zu wrong\n",
+            model, p.checked, (unsigned long long)p.bytes, (unsigned long long)p.tokens,
+            p.failed, p.cuts, p.cut_failed);
+    cr_assert_eq(p.failed, 0, "%s: %zu of %zu documents differ from the references", model,
+                 p.failed, p.checked);
+    cr_assert_gt(p.cuts, 1000, "%s: only %zu cut points checked", model, p.cuts);
+    cr_assert_eq(p.cut_failed, 0, "%s: %zu of %zu cut points change the ids", model,
+                 p.cut_failed, p.cuts);
+
+    /* The compiled image, opened untrusted from a copy, encodes the same. */
+    size_t len = simdbpe_model_compiled_size(p.m);
+    void *img = malloc(len);
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_compile(p.m, img, len, &len, &err), SIMDBPE_OK);
+    simdbpe_model *m2;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &m2, &err), SIMDBPE_OK, "%s: %s", model,
+                 err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m2), simdbpe_model_pretokenizer(p.m));
+    simdbpe_encoder_free(p.e);
+    p.e = tu_encoder(m2);
+    p.checked = p.failed = 0;
+    cr_assert(edge_set(&p, &d, &edge, model, "edge.tsv"));
+    cr_assert_eq(p.failed, 0, "%s: the compiled image encodes %zu edge documents differently",
+                 model, p.failed);
+    simdbpe_encoder_free(p.e);
+    simdbpe_model_free(m2);
+    free(img);
+    edge_free(&edge);
+    simdbpe_model_free(p.m);
+    free(p.text);
+    free(p.both);
+}
+
+Test(models, r50k_base, .timeout = 900) { model_parity("r50k_base"); }
+Test(models, p50k_base, .timeout = 900) { model_parity("p50k_base"); }
+Test(models, cl100k_base, .timeout = 900) { model_parity("cl100k_base"); }
+Test(models, o200k_base, .timeout = 900) { model_parity("o200k_base"); }
+Test(models, gpt4o, .timeout = 900) { model_parity("gpt4o"); }
+Test(models, llama3, .timeout = 900) { model_parity("llama3"); }
+Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
+Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
+Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
+
+/* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
+ * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the
+ * vocab.json + merges.txt pair alone, read with GPT-2's pre-tokenizer,
+ * would give 84641 6 51 2936 400 14990). */
+Test(models, a_directory_with_tokenizer_json_encodes_as_its_model)
+{
+    dirs d;
+    find_dirs(&d, "english.txt.zst", "edge.jsonl");
+    char path[1300];
+    snprintf(path, sizeof path, "%s/../models/qwen3/tokenizer.json.zst", d.golden);
+    if (!is_file(path)) {
+        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+        cr_skip_test("model not available: %s", path);
+    }
+    size_t len;
+    char *json = read_zst(path, &len);
+    char dir[] = "/tmp/simdbpe-qwen3-dir-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char file[256];
+    snprintf(file, sizeof file, "%s/tokenizer.json", dir);
+    tu_write(file, json, len);
+    free(json);
+    const char *names[] = {"vocab.json", "merges.txt"};
+    for (int i = 0; i < 2; i++) {
+        char src[512];
+        snprintf(src, sizeof src, "%s/%s", TU_GPT2_DIR, names[i]);
+        char *data = tu_read(src, &len);
+        snprintf(file, sizeof file, "%s/%s", dir, names[i]);
+        tu_write(file, data, len);
+        free(data);
+    }
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open(dir, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "qwen2");
+    simdbpe_encoder *e = tu_encoder(m);
+    uint32_t want[] = {84641, 17323, 2936, 400, 14990};
+    const uint32_t *ids;
+    size_t n;
+    const char *text = "DON'T stop $hello";
+    cr_assert_eq(simdbpe_encode(e, text, strlen(text), NULL, &ids, &n, &err), SIMDBPE_OK);
+    char msg[200];
+    cr_assert(!tu_ids_differ(ids, n, want, 5, msg, sizeof msg), "%s", msg);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(m);
+    const char *all[] = {"tokenizer.json", "vocab.json", "merges.txt"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/%s", dir, all[i]);
+        unlink(file);
+    }
+    rmdir(dir);
+}

@@ -1,0 +1,486 @@
+/*
+ * test_model_files.c - loading tokenizer.json and .tiktoken files, and
+ * opening models by name and by directory: what is read, what is refused
+ * (with what message), added tokens and the post-processor.
+ *
+ * The tokenizer.json files are made here, small: the 256 byte tokens of
+ * GPT-2's byte-level alphabet (ids 0-255 in code point order, as GPT-2's)
+ * and a few merges, so the expected ids follow by hand from the merges.
+ * The real models' parity is test_models.c's.
+ */
+#include <criterion/criterion.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "test_util.h"
+
+#include "model/model.h"
+
+/* The byte-level string of byte b (GPT-2's alphabet), UTF-8. */
+static void spell(uint8_t b, char out[3])
+{
+    uint32_t cp = simdbpe__bytelevel_cp(b);
+    if (cp < 0x80) {
+        out[0] = (char)cp;
+        out[1] = 0;
+    } else {
+        out[0] = (char)(0xC0 | cp >> 6);
+        out[1] = (char)(0x80 | (cp & 0x3F));
+        out[2] = 0;
+    }
+}
+
+/* The id of byte b in GPT-2's order: the bytes sorted by their code point. */
+static uint32_t byte_id(uint8_t b)
+{
+    uint32_t cp = simdbpe__bytelevel_cp(b), id = 0;
+    for (int o = 0; o < 256; o++)
+        id += simdbpe__bytelevel_cp((uint8_t)o) < cp;
+    return id;
+}
+
+/* A tokenizer.json: byte tokens, then the merges "a b" (byte-level
+ * strings; ids 256, 257, ... in order), the given pre_tokenizer and the
+ * rest. Returns a json object the caller edits or dumps. */
+static json_t *small_json(const char *const *merges, size_t n_merges)
+{
+    json_t *vocab = json_object();
+    for (int b = 0; b < 256; b++) {
+        char s[3];
+        spell((uint8_t)b, s);
+        json_object_set_new(vocab, s, json_integer(byte_id((uint8_t)b)));
+    }
+    json_t *ml = json_array();
+    for (size_t i = 0; i < n_merges; i++) {
+        char joined[64];
+        const char *sp = strchr(merges[i], ' ');
+        snprintf(joined, sizeof joined, "%.*s%s", (int)(sp - merges[i]), merges[i], sp + 1);
+        json_object_set_new(vocab, joined, json_integer((json_int_t)(256 + i)));
+        json_array_append_new(ml, json_string(merges[i]));
+    }
+    json_t *model = json_pack("{s:s, s:o, s:o, s:b}", "type", "BPE", "vocab", vocab, "merges", ml,
+                              "ignore_merges", 0);
+    json_t *pre = json_pack(
+        "{s:s, s:[{s:s, s:{s:s}, s:s, s:b}, {s:s, s:b, s:b, s:b}]}", "type", "Sequence",
+        "pretokenizers", "type", "Split", "pattern", "Regex",
+        "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| "
+        "?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+",
+        "behavior", "Isolated", "invert", 0, "type", "ByteLevel", "add_prefix_space", 0,
+        "trim_offsets", 1, "use_regex", 0);
+    return json_pack("{s:s, s:[], s:n, s:o, s:n, s:o}", "version", "1.0", "added_tokens",
+                     "normalizer", "pre_tokenizer", pre, "post_processor", "model", model);
+}
+
+static simdbpe_status load_json(json_t *j, simdbpe_model **m, simdbpe_error *err)
+{
+    char *text = json_dumps(j, JSON_COMPACT);
+    cr_assert(text);
+    simdbpe_status st = simdbpe_model_load_hf_json(text, strlen(text), m, err);
+    free(text);
+    return st;
+}
+
+static const char *const MERGES[] = {"h e", "l l", "he ll", "Ġ w"};
+
+static void expect_encode(simdbpe_model *m, const char *text, simdbpe_special_policy special,
+                          int add, const uint32_t *want, size_t n_want)
+{
+    simdbpe_encoder *e = tu_encoder(m);
+    simdbpe_encode_options o = {.special = special, .add_special_tokens = add};
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(e, text, strlen(text), &o, &ids, &n, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    char msg[200];
+    cr_assert(!tu_ids_differ(ids, n, want, n_want, msg, sizeof msg), "\"%s\": %s", text, msg);
+    simdbpe_encoder_free(e);
+}
+
+Test(model_files, tokenizer_json_with_a_known_family_loads)
+{
+    json_t *j = small_json(MERGES, 4);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "cl100k");
+    cr_assert_eq(simdbpe_model_vocab_size(m), 260);
+    /* "hello" -> he ll o; " w" is one merge (Ġw = 259). */
+    uint32_t want[] = {258, byte_id('o'), 259};
+    expect_encode(m, "hello w", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+Test(model_files, merges_as_pairs_are_the_same_merges)
+{
+    json_t *j = small_json(MERGES, 4);
+    json_t *ml = json_object_get(json_object_get(j, "model"), "merges");
+    json_array_clear(ml);
+    json_array_append_new(ml, json_pack("[s,s]", "h", "e"));
+    json_array_append_new(ml, json_pack("[s,s]", "l", "l"));
+    json_array_append_new(ml, json_pack("[s,s]", "he", "ll"));
+    json_array_append_new(ml, json_pack("[s,s]", "Ġ", "w"));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t want[] = {258, byte_id('o'), 259};
+    expect_encode(m, "hello w", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+static void expect_refused(json_t *j, simdbpe_status want, const char *needle)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    simdbpe_status st = load_json(j, &m, &err);
+    cr_assert_eq(st, want, "status %s, message: %s", simdbpe_status_name(st), err.message);
+    cr_assert_null(m);
+    cr_assert(strstr(err.message, needle), "message \"%s\" lacks \"%s\"", err.message, needle);
+    json_decref(j);
+}
+
+Test(model_files, an_unknown_pattern_is_refused_and_quoted)
+{
+    json_t *j = small_json(MERGES, 4);
+    json_t *split = json_array_get(json_object_get(json_object_get(j, "pre_tokenizer"),
+                                                   "pretokenizers"),
+                                   0);
+    json_object_set_new(json_object_get(split, "pattern"), "Regex", json_string("\\w+|\\s+"));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "pre-tokenizer pattern \"\\\\w+|\\\\s+\"");
+}
+
+Test(model_files, other_unsupported_settings_are_refused_by_name)
+{
+    json_t *j = small_json(MERGES, 4);
+    json_object_set_new(json_object_get(j, "model"), "byte_fallback", json_true());
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "byte_fallback");
+
+    j = small_json(MERGES, 4);
+    json_object_set_new(j, "normalizer", json_pack("{s:s}", "type", "Lowercase"));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "normalizer \"Lowercase\"");
+
+    j = small_json(MERGES, 4);
+    json_array_append_new(json_object_get(j, "added_tokens"),
+                          json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 300, "content",
+                                    "<x>", "single_word", 0, "lstrip", 1, "rstrip", 0,
+                                    "normalized", 0, "special", 1));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "\"<x>\" uses lstrip");
+
+    j = small_json(MERGES, 4);
+    json_t *bl = json_array_get(json_object_get(json_object_get(j, "pre_tokenizer"),
+                                                "pretokenizers"),
+                                1);
+    json_object_set_new(bl, "add_prefix_space", json_true());
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "add_prefix_space");
+}
+
+Test(model_files, malformed_files_name_where)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    const char *bad = "{\"model\": {\"vocab\": {\"a\": 0,}}}";
+    cr_assert_eq(simdbpe_model_load_hf_json(bad, strlen(bad), &m, &err), SIMDBPE_ERR_VOCAB);
+    cr_assert(strstr(err.message, "tokenizer.json line 1 column"), "%s", err.message);
+
+    json_t *j = small_json(MERGES, 4);
+    json_array_append_new(json_object_get(json_object_get(j, "model"), "merges"),
+                          json_string("q z"));
+    expect_refused(j, SIMDBPE_ERR_MERGES, "model.merges[4]: the merge of \"q\" and \"z\"");
+
+    j = small_json(MERGES, 4);
+    json_array_append_new(json_object_get(json_object_get(j, "model"), "merges"),
+                          json_string("he"));
+    expect_refused(j, SIMDBPE_ERR_MERGES, "model.merges[4]: expected two tokens");
+}
+
+Test(model_files, added_tokens_split_the_text_as_hf_does)
+{
+    json_t *j = small_json(MERGES, 4);
+    json_t *added = json_object_get(j, "added_tokens");
+    /* HF numbers added tokens the vocabulary lacks from its size on (see
+     * added_tokens_get_hf_ids); the file states those ids. */
+    int base = (int)json_object_size(json_object_get(json_object_get(j, "model"), "vocab"));
+    /* A special token and a plain one, both outside the vocabulary, and a
+     * longer special one starting like the first. */
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base,
+                                           "content", "<s>", "single_word", 0, "lstrip", 0,
+                                           "rstrip", 0, "normalized", 0, "special", 1));
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base + 1,
+                                           "content", "<t>", "single_word", 0, "lstrip", 0,
+                                           "rstrip", 0, "normalized", 0, "special", 0));
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", base + 2,
+                                           "content", "<s>x", "single_word", 0, "lstrip", 0,
+                                           "rstrip", 0, "normalized", 0, "special", 1));
+    json_object_set_new(j, "post_processor",
+                        json_pack("{s:s, s:[{s:{s:s, s:i}}, {s:{s:s, s:i}}], s:{s:{s:s, s:[i], "
+                                  "s:[s]}}}",
+                                  "type", "TemplateProcessing", "single", "SpecialToken", "id",
+                                  "<s>", "type_id", 0, "Sequence", "id", "A", "type_id", 0,
+                                  "special_tokens", "<s>", "id", "<s>", "ids", base, "tokens",
+                                  "<s>"));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_vocab_size(m), (uint32_t)base + 3);
+    uint32_t lt = byte_id('<'), gt = byte_id('>'), s = byte_id('s'), x = byte_id('x');
+    /* Specials as text: only the plain added token is cut out. */
+    uint32_t b = (uint32_t)base;
+    uint32_t as_text[] = {lt, s, gt, x, b + 1};
+    expect_encode(m, "<s>x<t>", SIMDBPE_SPECIAL_AS_TEXT, 0, as_text, 5);
+    /* Allowed: leftmost-longest, "<s>x" over "<s>". */
+    uint32_t allowed[] = {b + 2, b + 1, b};
+    expect_encode(m, "<s>x<t><s>", SIMDBPE_SPECIAL_ALLOW, 0, allowed, 3);
+    /* The post-processor's BOS, only on request. */
+    uint32_t bos[] = {b, b + 1};
+    expect_encode(m, "<t>", SIMDBPE_SPECIAL_AS_TEXT, 1, bos, 2);
+    /* Refused: the special one is the error, at its offset. */
+    simdbpe_encoder *e = tu_encoder(m);
+    simdbpe_encode_options o = {.special = SIMDBPE_SPECIAL_ERROR};
+    const uint32_t *ids;
+    size_t n;
+    cr_assert_eq(simdbpe_encode(e, "ab<t>c<s>", 9, &o, &ids, &n, &err), SIMDBPE_ERR_SPECIAL_TOKEN);
+    cr_assert_eq(err.byte_offset, 6);
+    /* Decoding gives an added token's text. */
+    uint8_t out[16];
+    size_t len;
+    uint32_t dec[] = {b + 2, b + 1};
+    cr_assert_eq(simdbpe_decode(m, dec, 2, out, sizeof out, &len, &err), SIMDBPE_OK);
+    cr_assert(len == 7 && memcmp(out, "<s>x<t>", 7) == 0);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+/* An added token that model.vocab has and a merge makes ("er", id 257) is
+ * a token BPE may reach, as in HF's BPE; it was refused ("the merge of e
+ * and r is not in the vocabulary"). The ids are HF tokenizers 0.23.2's
+ * for this file (tests/fuzz/findings/README.md, finding 6). */
+Test(model_files, an_added_token_a_merge_makes_loads_as_in_hf)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_SOURCE_DIR
+                         "/tests/fuzz/corpus/hf_json/finding6_added_token_made_by_merge",
+                         &len);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t want[] = {83, 264, 220, 257, 81, 258, 220, 257, 82, 220, 86, 64, 83, 257};
+    expect_encode(m, "the error ers water", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 14);
+    simdbpe_model_free(m);
+    free(text);
+}
+
+Test(model_files, ignore_merges_emits_a_whole_token_merges_would_not_build)
+{
+    /* "hel" is a token no merge makes: BPE gives he + l; with
+     * ignore_merges the whole piece "hel" is that token. */
+    json_t *j = small_json(MERGES, 4);
+    json_object_set_new(json_object_get(json_object_get(j, "model"), "vocab"), "hel",
+                        json_integer(260));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t plain[] = {256, byte_id('l')};
+    expect_encode(m, "hel", SIMDBPE_SPECIAL_AS_TEXT, 0, plain, 2);
+    simdbpe_model_free(m);
+    json_object_set_new(json_object_get(j, "model"), "ignore_merges", json_true());
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t whole[] = {260};
+    expect_encode(m, "hel", SIMDBPE_SPECIAL_AS_TEXT, 0, whole, 1);
+    /* Only whole pieces: inside "hello" BPE runs as usual. */
+    uint32_t hello[] = {258, byte_id('o')};
+    expect_encode(m, "hello", SIMDBPE_SPECIAL_AS_TEXT, 0, hello, 2);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+Test(model_files, names_open_the_embedded_models)
+{
+    static const char *const want[][2] = {{"gpt2", "gpt2"},
+                                          {"r50k_base", "gpt2"},
+                                          {"p50k_base", "gpt2"},
+                                          {"cl100k_base", "cl100k"},
+                                          {"o200k_base", "o200k"}};
+    size_t i = 0;
+    for (; simdbpe_model_name_at(i); i++) {
+        cr_assert_lt(i, 5);
+        cr_assert_str_eq(simdbpe_model_name_at(i), want[i][0]);
+        simdbpe_model *m;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_model_open(want[i][0], &m, &err), SIMDBPE_OK, "%s", err.message);
+        cr_assert_str_eq(simdbpe_model_pretokenizer(m), want[i][1]);
+        simdbpe_model_free(m);
+    }
+    cr_assert_eq(i, 5);
+    /* tiktoken's special token ids (openai_public.py). */
+    simdbpe_model *m;
+    uint32_t id;
+    cr_assert_eq(simdbpe_model_open("cl100k_base", &m, NULL), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_model_special_id(m, "<|endofprompt|>", 15, &id), SIMDBPE_OK);
+    cr_assert_eq(id, 100276);
+    cr_assert_eq(simdbpe_model_vocab_size(m), 100277);
+    simdbpe_model_free(m);
+}
+
+Test(model_files, tiktoken_files_are_read_and_checked)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    /* An unknown rank file names no pre-tokenizer: refused without a name. */
+    const char *ranks = "YQ== 0\nYg== 1\n";
+    cr_assert_eq(simdbpe_model_load_tiktoken(ranks, strlen(ranks), NULL, &m, &err),
+                 SIMDBPE_ERR_UNSUPPORTED);
+    cr_assert(strstr(err.message, "give the encoding"), "%s", err.message);
+    const char *bad = "YQ== 0\nnot base64! 1\n";
+    cr_assert_eq(simdbpe_model_load_tiktoken(bad, strlen(bad), "cl100k_base", &m, &err),
+                 SIMDBPE_ERR_VOCAB);
+    cr_assert(strstr(err.message, ".tiktoken line 2"), "%s", err.message);
+    cr_assert_eq(simdbpe_model_load_tiktoken(ranks, strlen(ranks), "p99k", &m, &err),
+                 SIMDBPE_ERR_UNSUPPORTED);
+    cr_assert_null(m);
+    /* The same token at two ranks (found by fuzz_tiktoken: "aW5=" is a
+     * non-canonical base64 of "in"): refused at once, naming both ranks.
+     * It took seconds and ended in "cannot build the whole-token hash". */
+    size_t cap = 256 * 12 + 64, n = 0;
+    char *twice = malloc(cap);
+    cr_assert_not_null(twice);
+    for (int b = 0; b < 256; b++) {
+        static const char b64[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        n += (size_t)snprintf(twice + n, cap - n, "%c%c== %d\n", b64[b >> 2], b64[(b & 3) << 4], b);
+    }
+    n += (size_t)snprintf(twice + n, cap - n, "aW4= 256\naW5= 257\n");
+    cr_assert_eq(simdbpe_model_load_tiktoken(twice, n, "cl100k_base", &m, &err),
+                 SIMDBPE_ERR_VOCAB, "%s", err.message);
+    cr_assert(strstr(err.message, "ranks 256 and 257 are the same token"), "%s", err.message);
+    cr_assert_null(m);
+    n -= strlen("aW5= 257\n"); /* without the second rank it loads */
+    cr_assert_eq(simdbpe_model_load_tiktoken(twice, n, "cl100k_base", &m, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    simdbpe_model_free(m);
+    m = NULL;
+    free(twice);
+    /* The shipped rank file, recognised by its contents, is cl100k_base. */
+    size_t len;
+    char *data = tu_read(SIMDBPE_SOURCE_DIR "/src/model/tiktoken/cl100k_base.tiktoken", &len);
+    cr_assert_eq(simdbpe_model_load_tiktoken(data, len, NULL, &m, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "cl100k");
+    simdbpe_model *named;
+    cr_assert_eq(simdbpe_model_open("cl100k_base", &named, &err), SIMDBPE_OK);
+    cr_assert_eq(simdbpe_model_compiled_size(m), simdbpe_model_compiled_size(named));
+    simdbpe_model_free(named);
+    simdbpe_model_free(m);
+    free(data);
+}
+
+Test(model_files, a_directory_prefers_its_tokenizer_json)
+{
+    char dir[] = "/tmp/simdbpe-model-dir-XXXXXX";
+    cr_assert(mkdtemp(dir));
+    char path[256];
+    /* GPT-2's vocab.json + merges.txt beside a tokenizer.json of the
+     * cl100k family: the directory is the tokenizer.json's model. */
+    size_t len;
+    char *v = tu_read(TU_GPT2_DIR "/vocab.json", &len);
+    snprintf(path, sizeof path, "%s/vocab.json", dir);
+    tu_write(path, v, len);
+    free(v);
+    char *mg = tu_read(TU_GPT2_DIR "/merges.txt", &len);
+    snprintf(path, sizeof path, "%s/merges.txt", dir);
+    tu_write(path, mg, len);
+    free(mg);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_open(dir, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "gpt2");
+    simdbpe_model_free(m);
+    json_t *j = small_json(MERGES, 4);
+    char *text = json_dumps(j, JSON_COMPACT);
+    snprintf(path, sizeof path, "%s/tokenizer.json", dir);
+    tu_write(path, text, strlen(text));
+    cr_assert_eq(simdbpe_model_open(dir, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "cl100k");
+    cr_assert_eq(simdbpe_model_vocab_size(m), 260);
+    simdbpe_model_free(m);
+    /* A tokenizer.json under another name opens as one too, and its
+     * errors name the file. */
+    snprintf(path, sizeof path, "%s/qwen-like.txt", dir);
+    tu_write(path, text, strlen(text));
+    cr_assert_eq(simdbpe_model_open(path, &m, &err), SIMDBPE_OK, "%s", err.message);
+    simdbpe_model_free(m);
+    tu_write(path, "{\"model\": 3", 11);
+    cr_assert_neq(simdbpe_model_open(path, &m, &err), SIMDBPE_OK);
+    cr_assert(strncmp(err.message, path, strlen(path)) == 0, "%s", err.message);
+    free(text);
+    json_decref(j);
+    const char *names[] = {"vocab.json", "merges.txt", "tokenizer.json", "qwen-like.txt"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+Test(model_files, ids_past_two_to_the_twenty_go_through)
+{
+    /* Ids are 32-bit everywhere: a merge whose token has id 2^20 + 7 and
+     * an added token at 2^22 (ids need not be dense; the added token is in
+     * model.vocab, so HF keeps its id too). */
+    json_t *j = small_json(MERGES, 4);
+    json_t *vocab = json_object_get(json_object_get(j, "model"), "vocab");
+    json_object_set_new(vocab, "hell", json_integer((1 << 20) + 7));
+    json_object_set_new(vocab, "<big>", json_integer(1 << 22));
+    json_array_append_new(json_object_get(j, "added_tokens"),
+                          json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id", 1 << 22,
+                                    "content", "<big>", "single_word", 0, "lstrip", 0,
+                                    "rstrip", 0, "normalized", 0, "special", 0));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_vocab_size(m), (1u << 22) + 1);
+    /* "hello": hell (now 2^20 + 7), o; then the added token. */
+    uint32_t want[] = {(1u << 20) + 7, byte_id('o'), 1u << 22};
+    expect_encode(m, "hello<big>", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 3);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+/* Added tokens get the ids HF tokenizers gives them, by content: the
+ * vocabulary's id where it has the content, else the next id from the
+ * number of vocabulary entries on; a stated id HF does not use is not
+ * used (tests/data/hf/PROVENANCE.md has HF's figures for this file). And
+ * the file of fuzz finding 10, as HF reads it. */
+Test(model_files, added_tokens_get_hf_ids)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_SOURCE_DIR "/tests/data/hf/added_ids_by_content.json", &len);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    cr_assert_eq(simdbpe_model_vocab_size(m), 1048584);
+    uint32_t id;
+    const char *names[] = {"<s>", "<t>", "<big>", "zzz_big"};
+    const uint32_t ids[] = {278, 279, 280, 1048583};
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(simdbpe_model_special_id(m, names[i], strlen(names[i]), &id), SIMDBPE_OK,
+                     "%s", names[i]);
+        cr_assert_eq(id, ids[i], "%s: %u", names[i], id);
+    }
+    uint32_t want[] = {64, 278, 65, 279, 66, 280};
+    expect_encode(m, "a<s>b<t>c<big>", SIMDBPE_SPECIAL_ALLOW, 0, want, 6);
+    simdbpe_model_free(m);
+    free(text);
+
+    text = tu_read(SIMDBPE_SOURCE_DIR
+                   "/tests/fuzz/corpus/hf_json/finding10_added_token_ids_hf_loads",
+                   &len);
+    cr_assert_eq(simdbpe_model_load_hf_json(text, len, &m, &err), SIMDBPE_OK, "%s", err.message);
+    uint32_t want10[] = {64, 220, 277, 220, 65, 220, 276, 220, 66};
+    expect_encode(m, "a <|im_start|> b <|endoftext|> c", SIMDBPE_SPECIAL_ALLOW, 0, want10, 9);
+    simdbpe_model_free(m);
+    free(text);
+}

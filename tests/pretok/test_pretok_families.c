@@ -1,0 +1,208 @@
+/*
+ * test_pretok_families.c - each pre-tokenizer family's scanners
+ * (src/pretok/pretok.c, families.c) against its regexes run by PCRE2 (pretok_ref.h)
+ * on random texts over an alphabet of every class the regexes ask about,
+ * and on the edge-case texts of tests/data/golden/edge.jsonl (where only
+ * code points whose classes PCRE2 and simdbpe agree on are kept).
+ */
+#include <criterion/criterion.h>
+
+#include "pretok_ref.h"
+#include "test_util.h"
+
+#include "pretok/ucd.h"
+
+/* Every family of the library's table (family.c), GPT-2's too: a family
+ * added there is checked against its own patterns here. */
+
+Test(pretok_families, the_alphabet_has_the_same_classes_in_pcre2)
+{
+    /* Bits as ref_pcre_classes: L N s M P S Lu Ll Lt Lm Lo. The L, N and
+     * s of simdbpe are its Unicode 16 tables (ucd.h). */
+    for (size_t i = 0; i < REF_ALPHABET_N; i++) {
+        uint32_t cp = REF_ALPHABET[i];
+        unsigned p = ref_pcre_classes(cp), c = simdbpe__ucd_class(cp);
+        cr_assert_eq((p & 1) != 0, c == SIMDBPE__CP_LETTER, "U+%04X letter", cp);
+        cr_assert_eq((p & 2) != 0, c == SIMDBPE__CP_NUMBER, "U+%04X number", cp);
+        cr_assert_eq((p & 4) != 0, c == SIMDBPE__CP_SPACE, "U+%04X space", cp);
+    }
+}
+
+static void check(ref_family *f, unsigned kind, const uint8_t *s, size_t n)
+{
+    size_t bad = ref_compare(f, kind, s, n);
+    if (bad != SIZE_MAX) {
+        char show[200];
+        tu_show(show, sizeof show, (const char *)s, n < 60 ? n : 60);
+        cr_assert_fail("%s: pieces differ at byte %zu of \"%s\" (%zu bytes)",
+                       simdbpe__pretok_kind_name(kind), bad, show, n);
+    }
+}
+
+Test(pretok_families, random_texts_split_as_the_regexes_do, .timeout = 300)
+{
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        uint64_t x = 0x2545F4914F6CDD1DULL + k;
+        uint8_t data[48], text[48 * 4];
+        for (int t = 0; t < 10000; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t len = 1 + (size_t)(x % 40);
+            for (size_t i = 0; i < len; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                data[i] = (uint8_t)(x >> 24);
+            }
+            size_t n = ref_text(data, len, text);
+            check(&f, k, text, n);
+        }
+        ref_close(&f);
+    }
+}
+
+/* Texts of fragments that stress the block scanners' rules: mostly ASCII
+ * (so that whole 64-byte blocks are), whitespace runs of every kind that
+ * cross block ends, digit runs, contractions, and now and then a
+ * character whose class only the Unicode tables give. */
+static const char *const FRAGMENTS[] = {
+    "the", "It", "word", "a", "Zz", "don", "'t", "'s", "'S", "'ll", "'Re", "'ve", "'m", "'d",
+    "'x", "'", "''", " ", " ", " ", "  ", "    ", "        ", "\t", "\t\t", "\n", "\n", "\r\n",
+    "\n\n", " \n", "\n    ", "\n\t", "\r", "\v", "\f", "1", "12", "123", "2024", "0000000",
+    "!", ".", ",", "(", ")", "//", "/", "\"", "#", "==", "->", "{", "}", ";", "-", "_",
+    "$", "+", "^", "`", "|", "~", /* \p{S} */
+    "\x01", "\x1F", "\x7F",  /* controls: no class */
+    /* from here on non-ASCII (NON_ASCII of them) */
+    "\xC3\xA9",         /* é, a letter */
+    "\xC2\xA0",         /* NBSP, whitespace */
+    "\xE2\x80\xA8",     /* LINE SEPARATOR, whitespace, not a line break */
+    "\xD9\xA3",         /* ARABIC-INDIC DIGIT THREE */
+    "\xE2\x80\x94",     /* EM DASH, other */
+    "\xC5\xBF",         /* LONG S: 'ſ is a contraction */
+    "\xF0\x9F\x98\x80", /* an emoji, other */
+    "\xCC\x81",         /* COMBINING ACUTE, a mark: other for cl100k */
+    "\xE4\xB8\x80",     /* CJK 一: a piece of its own for DeepSeek-V3 */
+    "\xE3\x81\x82",     /* HIRAGANA A */
+};
+#define N_FRAGMENTS (sizeof FRAGMENTS / sizeof *FRAGMENTS)
+#define NON_ASCII 10
+
+static size_t fragment_text(uint64_t *x, uint8_t *out, size_t cap)
+{
+    size_t n = 0;
+    /* Non-ASCII fragments (the last NON_ASCII): one time in 8, 64 or 512, or never,
+     * so that many texts have whole blocks of ASCII. */
+    uint64_t rare = (uint64_t)8 << 3 * (*x >> 60 & 3);
+    size_t count = 20 + (size_t)(*x % 400);
+    for (size_t f = 0; f < count; f++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        size_t pick = (*x >> 8) % (N_FRAGMENTS - NON_ASCII);
+        if (rare < 4096 && (*x >> 40) % rare == 0)
+            pick = N_FRAGMENTS - NON_ASCII + (*x >> 20) % NON_ASCII;
+        size_t len = strlen(FRAGMENTS[pick]);
+        if (n + len > cap)
+            break;
+        memcpy(out + n, FRAGMENTS[pick], len);
+        n += len;
+    }
+    return n;
+}
+
+/* The chunk scanner (simdbpe__pretok_next, what the encoder asks), with
+ * every kernel set the CPU has, against PCRE2 on texts of many blocks. */
+Test(pretok_families, chunks_of_long_texts_split_as_the_regexes_do, .timeout = 300)
+{
+    const simdbpe__kernels *const *sets = simdbpe__kernels_available();
+    static uint8_t text[8192], want[8192];
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        uint64_t x = 0x9E3779B97F4A7C15ULL + k;
+        for (int t = 0; t < 10000; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t n = fragment_text(&x, text, sizeof text);
+            ref_pieces(&f, text, n, want);
+            /* In a buffer of exactly n bytes, so that ASan sees a read past it. */
+            uint8_t *exact = malloc(n ? n : 1);
+            cr_assert(exact);
+            memcpy(exact, text, n);
+            for (size_t ks = 0; sets[ks]; ks++) {
+                simdbpe__pretok_state st;
+                simdbpe__pretok_begin_kind(&st, k, sets[ks], exact, n);
+                uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+                size_t base, count, seen = 0;
+                while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0) {
+                    for (size_t i = base; i < base + 64 * count && i < n; i++) {
+                        int got = (int)(starts[(i - base) >> 6] >> ((i - base) & 63) & 1);
+                        if (got != want[i]) {
+                            char show[200];
+                            size_t from = i > 20 ? i - 20 : 0;
+                            tu_show(show, sizeof show, (const char *)text + from,
+                                    n - from < 40 ? n - from : 40);
+                            cr_assert_fail("%s (%s kernels), text %d: piece start %s at byte "
+                                           "%zu of %zu; from byte %zu: \"%s\"",
+                                           simdbpe__pretok_kind_name(k), sets[ks]->name,
+                                           t, want[i] ? "missing" : "extra", i, n, from, show);
+                        }
+                    }
+                    seen = base + 64 * count;
+                }
+                cr_assert_geq(seen, n);
+            }
+            free(exact);
+        }
+        ref_close(&f);
+    }
+}
+
+/* Every fragment between two others, placed so that it ends right at or
+ * near a block boundary: what the block scanners read of the text before
+ * a block (the classes of the code points before it, an X-run's tail)
+ * and of the block after (the end of a whitespace run). */
+Test(pretok_families, fragments_at_block_boundaries_split_as_the_regexes_do, .timeout = 300)
+{
+    const simdbpe__kernels *const *sets = simdbpe__kernels_available();
+    uint8_t text[256], want[256];
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        for (size_t a = 0; a < N_FRAGMENTS; a++)
+            for (size_t b = 0; b < N_FRAGMENTS; b++)
+                for (size_t c = 0; c < N_FRAGMENTS; c += 7)
+                    for (size_t end = 62; end <= 66; end++) {
+                        size_t la = strlen(FRAGMENTS[a]), lb = strlen(FRAGMENTS[b]);
+                        size_t lc = strlen(FRAGMENTS[c]);
+                        if (la + lb > end)
+                            continue;
+                        /* "x" words before, then a and b, b ending at `end`. */
+                        size_t n = end - la - lb;
+                        for (size_t i = 0; i < n; i++)
+                            text[i] = i % 4 == 3 ? ' ' : 'x';
+                        memcpy(text + n, FRAGMENTS[a], la);
+                        memcpy(text + n + la, FRAGMENTS[b], lb);
+                        memcpy(text + end, FRAGMENTS[c], lc);
+                        memcpy(text + end + lc, " tail", 5);
+                        n = end + lc + 5;
+                        ref_pieces(&f, text, n, want);
+                        for (size_t ks = 0; sets[ks]; ks++) {
+                            simdbpe__pretok_state st;
+                            simdbpe__pretok_begin_kind(&st, k, sets[ks], text, n);
+                            uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+                            size_t base, count;
+                            while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0)
+                                for (size_t i = base; i < base + 64 * count && i < n; i++) {
+                                    int got = (int)(starts[(i - base) >> 6] >> ((i - base) & 63) & 1);
+                                    if (got != want[i]) {
+                                        char show[200];
+                                        tu_show(show, sizeof show, (const char *)text + 50, n - 50);
+                                        cr_assert_fail("%s (%s kernels): piece start %s at byte %zu; "
+                                                       "from byte 50: \"%s\"",
+                                                       simdbpe__pretok_kind_name(k),
+                                                       sets[ks]->name, want[i] ? "missing" : "extra",
+                                                       i, show);
+                                    }
+                                }
+                        }
+                    }
+        ref_close(&f);
+    }
+}

@@ -1,0 +1,176 @@
+/*
+ * model_open.c - how the commands open -m MODEL (see model_open.h).
+ */
+#include "model_open.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "simdbpe_dataset.h"
+
+#include "cli.h"
+
+/* A whole file through the library's reader (decompressed); NULL with the
+ * reason in err. */
+static char *read_all(const char *path, size_t *len, simdbpe_error *err)
+{
+    simdbpe_dataset_input *in;
+    if (simdbpe_dataset_input_open(path, &in, err) != SIMDBPE_OK)
+        return NULL;
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (buf && n == cap) {
+            char *p = realloc(buf, cap *= 2);
+            if (!p)
+                free(buf);
+            buf = p;
+        }
+        if (!buf) {
+            snprintf(err->message, sizeof err->message, "out of memory");
+            break;
+        }
+        long got = simdbpe_dataset_input_read(in, buf + n, cap - n, err);
+        if (got <= 0) {
+            if (got < 0) {
+                free(buf);
+                buf = NULL;
+            }
+            break;
+        }
+        n += (size_t)got;
+    }
+    simdbpe_dataset_input_close(in);
+    *len = n;
+    return buf;
+}
+
+static int compressed(const char *path)
+{
+    unsigned char head[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, 4, f);
+    fclose(f);
+    return (n >= 2 && head[0] == 0x1F && head[1] == 0x8B) ||
+           (n == 4 && !memcmp(head, "\x28\xB5\x2F\xFD", 4));
+}
+
+/* Whether JSON text s[0..n) has, at its top level, `key` with a value other
+ * than null: a scan that follows strings and nesting, no parse. */
+static int top_level_set(const char *s, size_t n, const char *key)
+{
+    size_t klen = strlen(key);
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '{' || c == '[') {
+            depth++;
+        } else if (c == '}' || c == ']') {
+            depth--;
+        } else if (c == '"') {
+            size_t start = ++i;
+            while (i < n && s[i] != '"')
+                i += s[i] == '\\' ? 2 : 1;
+            if (depth != 1 || i - start != klen || memcmp(s + start, key, klen) != 0)
+                continue;
+            size_t j = i + 1;
+            while (j < n && strchr(" \t\r\n", s[j]))
+                j++;
+            if (j >= n || s[j] != ':')
+                continue;
+            for (j++; j < n && strchr(" \t\r\n", s[j]); j++)
+                ;
+            return !(n - j >= 4 && !memcmp(s + j, "null", 4));
+        }
+    }
+    return 0;
+}
+
+/* The edit distance of a and b (short names). */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    if (lb >= 63)
+        return 99;
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+/* The library's name closest to `name`, if close enough to be a typo. */
+static const char *did_you_mean(const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = 99, len = strlen(name);
+    for (size_t i = 0; simdbpe_model_name_at(i); i++) {
+        const char *cand = simdbpe_model_name_at(i);
+        size_t d = distance(name, cand);
+        /* a prefix counts as near: "cl100k" for cl100k_base */
+        if (len >= 3 && !strncmp(cand, name, len))
+            d = 1;
+        if (d < best_d) {
+            best_d = d;
+            best = cand;
+        }
+    }
+    return best_d <= (len > 6 ? 3 : 2) ? best : NULL;
+}
+
+int cli_model_open(const char *name, simdbpe_model **out, const char **ignored)
+{
+    static const char notice[] =
+        "the model's tokenizer.json sets truncation or padding; encoding whole documents "
+        "applies neither (the Python Tokenizer applies them)";
+    simdbpe_error err;
+    simdbpe_status st;
+    char *json = NULL;
+    size_t len = 0;
+    struct stat sb;
+    int exists = stat(name, &sb) == 0;
+    if (ignored)
+        *ignored = NULL;
+    if (exists && S_ISREG(sb.st_mode) && compressed(name)) {
+        json = read_all(name, &len, &err);
+        /* a tokenizer.json is told by its contents, whatever the name */
+        st = json ? simdbpe_model_load_buffer(json, len, name, out, &err) : SIMDBPE_ERR_IO;
+    } else {
+        st = simdbpe_model_open(name, out, &err);
+        if (st == SIMDBPE_OK && ignored && exists) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s%s", name,
+                     S_ISDIR(sb.st_mode) ? "/tokenizer.json" : "");
+            if (!S_ISDIR(sb.st_mode) || stat(path, &sb) == 0)
+                json = read_all(path, &len, &err);
+        }
+    }
+    if (st == SIMDBPE_OK && ignored && json &&
+        (top_level_set(json, len, "truncation") || top_level_set(json, len, "padding")))
+        *ignored = notice;
+    free(json);
+    if (st == SIMDBPE_OK)
+        return 0;
+    const char *near = !exists && !strchr(name, '/') ? did_you_mean(name) : NULL;
+    if (near)
+        cli_error("cannot load model: %s; did you mean '%s'?", err.message, near);
+    else
+        cli_error("cannot load model: %s", err.message);
+    return EXIT_FAIL;
+}

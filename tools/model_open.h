@@ -1,0 +1,20 @@
+/*
+ * model_open.h - how the commands open -m MODEL.
+ */
+#ifndef SIMDBPE_MODEL_OPEN_H
+#define SIMDBPE_MODEL_OPEN_H
+
+#include "simdbpe.h"
+
+/*
+ * simdbpe_model_open, and a model file compressed with gzip or zstd (read
+ * through the library's reader: `-m tokenizer.json.zst`). A name that is
+ * neither a model nor a file gets "did you mean" the closest of the names
+ * the library knows. *ignored (may be NULL) is set to a message to show
+ * once when the model's tokenizer.json sets truncation or padding, which
+ * encoding whole documents does not apply, else NULL. Returns 0, or
+ * EXIT_FAIL after printing "cannot load model: ...".
+ */
+int cli_model_open(const char *name, simdbpe_model **out, const char **ignored);
+
+#endif
