@@ -44,7 +44,7 @@ build_gigatoken() {
     cat "$1/gigatoken/build.out" >&2
     exit 1
   fi
-  gtenc=$(grep -m1 '/gtenc$' "$1/gigatoken/build.out")
+  gtenc=$(grep -a -m1 '/gtenc$' "$1/gigatoken/build.out")
 }
 
 # tiktoken_dir MODEL...: `ranks` gets the directory of the .tiktoken rank files GigaToken

@@ -106,5 +106,5 @@ minutes=$((($(date +%s) - started + 59) / 60))
 echo
 echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $minutes min; $(stat -c %s "$input" | awk '{printf "%.1f MB", $1 / 1e6}') in one file, medians of $rounds rounds"
 echo
-python3 "$here/report.py" --dataset "$results"
+python3 "$here/report.py" --dataset --cpu "$results"
 grep -P '\tcrashed\t' "$results" | awk -F'\t' '{printf "crashed: %s on %s: %s\n", $2, $1, $4}' || true

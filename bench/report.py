@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """report.py - the tables of bench/run.sh and bench/dataset.sh from their results files.
 
-    report.py RESULTS.tsv [--gigatoken GT.tsv] [--svg CHART.svg [--title TEXT]]
+    report.py RESULTS.tsv [--gigatoken GT.tsv] [--cpu] [--svg CHART.svg [--title TEXT]]
     report.py --dataset RESULTS.tsv
 
 Each line of a results file: input, implementation, bytes, tokens, wall seconds, CPU
@@ -23,7 +23,9 @@ GT.tsv (each input as one file, one document) gives the table against GigaToken:
 one pass against GigaToken's first pass (both a fresh tokenizer's, timed inside the process),
 the whole `simdbpe encode` process against the same, simdbpe's re-encode against GigaToken's
 second pass, ratios within rounds, whether the ids were equal in every round, peak RSS.
---svg draws the corpora's MB/s of both files, by CPU time, as a bar chart.
+--svg draws the corpora's MB/s of both files, by CPU time, as a bar chart. --cpu: the MB/s
+columns of both tables by CPU time too (a loaded machine stretches the wall clock of every
+run; the ratios are given both ways).
 
 --dataset: bench/dataset.sh's file, the `simdbpe encode` process on one thread and on two
 (simdbpe-cli, simdbpe-cli-2) with peak RSS, one pass against re-encode, then the GigaToken
@@ -32,6 +34,8 @@ table of the same lines.
 import argparse
 import statistics
 from collections import OrderedDict
+
+SPEED_COL = 2  # the MB/s columns of the run.sh tables: 2 wall clock, 3 CPU time (--cpu)
 
 
 def read(path):
@@ -60,8 +64,9 @@ def median_mbs(runs, col=2):
     return statistics.median(mbs(v, col) for v in runs)
 
 
-def speed_cell(runs, col=2):
-    """Median MB/s (col 2 wall clock, 3 CPU time), or why there is none."""
+def speed_cell(runs, col=None):
+    """Median MB/s (col 2 wall clock, 3 CPU time; default SPEED_COL), or why there is none."""
+    col = SPEED_COL if col is None else col
     if runs is None:
         return "-"
     bad = crashed(runs)
@@ -94,6 +99,9 @@ def rss_cell(runs):
     return f"{statistics.median(kb) / 1024:.0f}" if kb else "-"
 
 
+MB_S = {2: "MB/s", 3: "CPU MB/s"}
+
+
 def split(inp):
     model, _, name = inp.partition(" ")
     return model, name
@@ -101,9 +109,10 @@ def split(inp):
 
 def main_table(lines):
     impls = ["simdbpe", "simdbpe-cli", "tiktoken-rs", "tiktoken", "hf"]
-    print("| model | input | MB | " + " | ".join(f"{i} MB/s" for i in impls) +
+    u = MB_S[SPEED_COL]
+    print("| model | input | MB | " + " | ".join(f"{i} {u}" for i in impls) +
           " | simdbpe Mtok/s | simdbpe / tiktoken-rs | (CPU) | simdbpe-cli / tiktoken-rs | (CPU) |"
-          " re-encode MB/s | re-encode / tiktoken-rs | load |")
+          f" re-encode {u} | re-encode / tiktoken-rs | load |")
     print("|---|---|---:|" + "---:|" * len(impls) + "---:|---:|---:|---:|---:|---:|---:|---|")
     mismatch = []
     for inp, r in lines.items():
@@ -114,7 +123,7 @@ def main_table(lines):
         some = next(iter(counts.values()), None)
         mb = f"{int(next(iter(some))[0]) / 1e6:.1f}" if some else ""
         ours = timed(r.get("simdbpe"))
-        mtok = (f"{statistics.median(int(v[1]) / float(v[2]) for v in ours) / 1e6:.1f}"
+        mtok = (f"{statistics.median(int(v[1]) / float(v[SPEED_COL]) for v in ours) / 1e6:.1f}"
                 if ours else "")
         print(f"| {model} | {name} | {mb} | " + " | ".join(speed_cell(r.get(i)) for i in impls) +
               f" | {mtok} | "
@@ -123,7 +132,8 @@ def main_table(lines):
               f"{ratio_cell(ratios(r, 'simdbpe-cli', 'tiktoken-rs', 2))} | "
               f"{ratio_cell(ratios(r, 'simdbpe-cli', 'tiktoken-rs', 3))} | "
               f"{speed_cell(r.get('simdbpe-reencode'))} | "
-              f"{ratio_cell(ratios(r, 'simdbpe-reencode', 'tiktoken-rs', 2))} | {load_cell(r)} |")
+              f"{ratio_cell(ratios(r, 'simdbpe-reencode', 'tiktoken-rs', SPEED_COL))} | "
+              f"{load_cell(r)} |")
 
     shown = False
     for inp, r in lines.items():
@@ -161,10 +171,10 @@ def ids_cell(r):
     return f"equal ({len(checks)})" if not bad else f"**DIFFER** ({bad[0][1]})"
 
 
-def gigatoken_table(lines):
-    print("| model | input | MB | simdbpe one pass MB/s | GigaToken 1st pass MB/s | "
-          "one pass / GT 1st | (CPU) | `simdbpe encode` MB/s | encode / GT 1st | (CPU) | "
-          "simdbpe re-encode MB/s | GigaToken 2nd pass MB/s | re-encode / GT 2nd | (CPU) | "
+def gigatoken_table(lines, u="MB/s"):
+    print(f"| model | input | MB | simdbpe one pass {u} | GigaToken 1st pass {u} | "
+          f"one pass / GT 1st | (CPU) | `simdbpe encode` {u} | encode / GT 1st | (CPU) | "
+          f"simdbpe re-encode {u} | GigaToken 2nd pass {u} | re-encode / GT 2nd | (CPU) | "
           "peak RSS MB encode / GT | ids | load |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     mismatch = []
@@ -200,12 +210,13 @@ def dataset_table(lines):
         model, _ = split(inp)
         one = timed(r.get("simdbpe-cli"))
         mb = f"{int(one[0][0]) / 1e6:.1f}" if one else ""
-        cells = [speed_cell(r.get("simdbpe-cli")), speed_cell(r.get("simdbpe-cli"), 3),
-                 rss_cell(r.get("simdbpe-cli")), speed_cell(r.get("simdbpe-cli-2")),
+        cells = [speed_cell(r.get("simdbpe-cli"), 2), speed_cell(r.get("simdbpe-cli"), 3),
+                 rss_cell(r.get("simdbpe-cli")), speed_cell(r.get("simdbpe-cli-2"), 2),
                  rss_cell(r.get("simdbpe-cli-2")),
                  ratio_cell(ratios(r, "simdbpe-cli-2", "simdbpe-cli", 2), 2),
-                 speed_cell(r.get("simdbpe")), speed_cell(r.get("simdbpe"), 3),
-                 speed_cell(r.get("simdbpe-reencode")), speed_cell(r.get("simdbpe-reencode"), 3)]
+                 speed_cell(r.get("simdbpe"), 2), speed_cell(r.get("simdbpe"), 3),
+                 speed_cell(r.get("simdbpe-reencode"), 2),
+                 speed_cell(r.get("simdbpe-reencode"), 3)]
         for a in ("simdbpe-cli", "simdbpe"):
             cells += [ratio_cell(ratios(r, a, "simdbpe-reencode", col), 2) for col in (2, 3)]
         print(f"| {model} | {mb} | " + " | ".join(cells) + f" | {load_cell(r)} |")
@@ -298,14 +309,17 @@ def main():
     p.add_argument("results")
     p.add_argument("--gigatoken")
     p.add_argument("--dataset", action="store_true")
+    p.add_argument("--cpu", action="store_true")
     p.add_argument("--svg")
     p.add_argument("--title", default="simdbpe and its peers|")
     a = p.parse_args()
+    global SPEED_COL
+    SPEED_COL = 3 if a.cpu else 2
     lines = read(a.results)
     if a.dataset:
         dataset_table(lines)
         print()
-        gigatoken_table(lines)
+        gigatoken_table(lines, MB_S[SPEED_COL])
         return
     main_table(lines)
     gt = read(a.gigatoken) if a.gigatoken else OrderedDict()
@@ -313,7 +327,7 @@ def main():
         print()
         print("Against GigaToken (each input as one file, one document; GT = GigaToken):")
         print()
-        gigatoken_table(gt)
+        gigatoken_table(gt, MB_S[SPEED_COL])
     if a.svg:
         title, _, sub = a.title.partition("|")
         every = OrderedDict((f"{n} {inp} {i}", runs) for n, f in enumerate((lines, gt))

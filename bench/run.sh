@@ -36,7 +36,8 @@
 #    ../shared/models/tiktoken), whose ids are compared with simdbpe-cli's.
 #    A peer that crashes, panics or runs past $SIMDBPE_PEER_TIMEOUT seconds (default 300)
 #    on an input is reported as crashed, with the reason, and not run again on that input;
-# 5. prints the table (bench/report.py): MB/s of each (medians over the rounds), and the
+# 5. prints the table (bench/report.py --cpu): MB/s of each by CPU time (medians over the
+#    rounds; on a shared machine the wall clock waits for a core), and the
 #    ratios to tiktoken-rs as the median of the ratios within each round, whose two runs
 #    were made seconds apart; the table against GigaToken likewise; writes the corpora's
 #    MB/s by CPU time as a bar chart to $SIMDBPE_BENCH_CHART (default WORK/speed.svg,
@@ -55,7 +56,7 @@ inputs=(english code multilingual adversarial)
 peer_list=(tiktoken-rs tiktoken hf)
 peer_timeout=${SIMDBPE_PEER_TIMEOUT:-300}
 usage() {
-  sed -n '2,48p' "$0" >&2
+  sed -n '2,49p' "$0" >&2
   exit 2
 }
 while [ $# -gt 0 ]; do
@@ -254,7 +255,7 @@ echo
 echo "simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end, $minutes min; one thread; every figure one pass of a fresh process over the documents, $rounds rounds$again; hf in the first $((hf_rounds < rounds ? hf_rounds : rounds)) rounds"
 echo
 chart=${SIMDBPE_BENCH_CHART:-$work/speed.svg}
-python3 "$here/report.py" "$results" --gigatoken "$gt_results" --svg "$chart" \
+python3 "$here/report.py" "$results" --gigatoken "$gt_results" --cpu --svg "$chart" \
   --title "simdbpe, GigaToken and tiktoken-rs: MB/s by CPU time, one thread|simdbpe $(git -C "$root" rev-parse --short HEAD), $(date -u +%Y-%m-%d), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), medians of $rounds rounds"
 echo
 echo "chart: $chart"
