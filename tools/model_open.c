@@ -134,40 +134,57 @@ static const char *did_you_mean(const char *name)
     return best_d <= (len > 6 ? 3 : 2) ? best : NULL;
 }
 
-int cli_model_open(const char *name, simdbpe_model **out, const char **ignored)
+/* Opens the model at `name` (a built-in name or a path that exists), as
+ * cli_model_open does. */
+static simdbpe_status open_located(const char *name, simdbpe_model **out, const char **ignored,
+                                   simdbpe_error *err)
 {
     static const char notice[] =
         "the model's tokenizer.json sets truncation or padding; encoding whole documents "
         "applies neither (the Python Tokenizer applies them)";
-    simdbpe_error err;
     simdbpe_status st;
     char *json = NULL;
     size_t len = 0;
     struct stat sb;
     int exists = stat(name, &sb) == 0;
-    if (ignored)
-        *ignored = NULL;
     if (exists && S_ISREG(sb.st_mode) && compressed(name)) {
-        json = read_all(name, &len, &err);
+        json = read_all(name, &len, err);
         /* a tokenizer.json is told by its contents, whatever the name */
-        st = json ? simdbpe_model_load_buffer(json, len, name, out, &err) : SIMDBPE_ERR_IO;
+        st = json ? simdbpe_model_load_buffer(json, len, name, out, err) : SIMDBPE_ERR_IO;
     } else {
-        st = simdbpe_model_open(name, out, &err);
+        st = simdbpe_model_open(name, out, err);
         if (st == SIMDBPE_OK && ignored && exists) {
             char path[4096];
             snprintf(path, sizeof path, "%s%s", name,
                      S_ISDIR(sb.st_mode) ? "/tokenizer.json" : "");
             if (!S_ISDIR(sb.st_mode) || stat(path, &sb) == 0)
-                json = read_all(path, &len, &err);
+                json = read_all(path, &len, err);
         }
     }
     if (st == SIMDBPE_OK && ignored && json &&
         (top_level_set(json, len, "truncation") || top_level_set(json, len, "padding")))
         *ignored = notice;
     free(json);
+    return st;
+}
+
+int cli_model_open(const char *name, simdbpe_model **out, const char **ignored)
+{
+    simdbpe_error err;
+    char *found = NULL;
+    if (ignored)
+        *ignored = NULL;
+    /* What the library reads for -m: the name itself if it is a path or a
+     * built-in model, else ORG/NAME's tokenizer.json in the Hugging Face
+     * cache (or the error that says where it looked). */
+    simdbpe_status st = simdbpe_model_locate(name, &found, &err);
+    if (st == SIMDBPE_OK)
+        st = open_located(found ? found : name, out, ignored, &err);
+    simdbpe_free(found);
     if (st == SIMDBPE_OK)
         return 0;
-    const char *near = !exists && !strchr(name, '/') ? did_you_mean(name) : NULL;
+    struct stat sb;
+    const char *near = stat(name, &sb) != 0 && !strchr(name, '/') ? did_you_mean(name) : NULL;
     if (near)
         cli_error("cannot load model: %s; did you mean '%s'?", err.message, near);
     else

@@ -7,8 +7,10 @@
 #include "simdbpe.h"
 
 /*
- * simdbpe_model_open, and a model file compressed with gzip or zstd (read
- * through the library's reader: `-m tokenizer.json.zst`). A name that is
+ * simdbpe_model_open (ORG/NAME in the Hugging Face cache included: the
+ * library's simdbpe_model_locate says which file a name stands for), and a
+ * model file compressed with gzip or zstd (read through the library's
+ * reader: `-m tokenizer.json.zst`). A name that is
  * neither a model nor a file gets "did you mean" the closest of the names
  * the library knows. *ignored (may be NULL) is set to a message to show
  * once when the model's tokenizer.json sets truncation or padding, which

@@ -431,6 +431,19 @@ static simdbpe_status probe_pass(simdbpe_encoder *e, const uint8_t *s, piece_ref
         w += c;
         if (SIMDBPE_UNLIKELY(c == 0)) {
             size_t a = i ? r[i - 1].end : first;
+            /* In its home bucket with its ids not inline (a run of one
+             * byte's tokens, indentation in code; more than four ids):
+             * no second lookup. (lo 0 is a long piece, and an empty slot.) */
+            const uint64_t *hk = r[i].home->key;
+            int k = r[i].lo == 0                           ? -1
+                    : hk[0] == r[i].lo && hk[1] == r[i].hi ? 0
+                    : hk[2] == r[i].lo && hk[3] == r[i].hi ? 2
+                                                           : -1;
+            if (k >= 0) {
+                w = emit_value(e, out, w, r[i].home->val[k], r[i].home->val[k + 1], s + a,
+                               r[i].end - a);
+                continue;
+            }
             simdbpe_status st;
             w = slow_piece(e, s, a, r[i].end, r[i].lo, r[i].hi, w, &st);
             if (SIMDBPE_UNLIKELY(w == SIZE_MAX))
@@ -492,6 +505,18 @@ static simdbpe_status encode_chunk(simdbpe_encoder *e, const uint8_t *s, size_t 
     return probe_pass(e, s, r, np, first, n_out);
 }
 
+/* Encodes the last piece (or part) s[a..len), which no chunk ends. */
+static simdbpe_status encode_last(simdbpe_encoder *e, const uint8_t *s, size_t a, size_t len,
+                                  size_t *n)
+{
+    simdbpe_status st = reserve_out(e, *n, 64);
+    if (st != SIMDBPE_OK)
+        return st;
+    piece_ref r;
+    key_pass(e->tab.b, e->tab.bits, s, a, len, &r, false);
+    return probe_pass(e, s, &r, 1, a, n);
+}
+
 /* Splits s[0..len) into pre-tokens and encodes each one. */
 simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
 {
@@ -509,16 +534,7 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
         if (st == SIMDBPE_OK)
             st = encode_chunk(e, s, len, starts, count, base, &piece, n, e->work);
     }
-    if (st == SIMDBPE_OK && len > 0) {
-        /* The last piece. */
-        st = reserve_out(e, *n, 64);
-        if (st == SIMDBPE_OK) {
-            piece_ref r;
-            key_pass(e->tab.b, e->tab.bits, s, piece, len, &r, false);
-            st = probe_pass(e, s, &r, 1, piece, n);
-        }
-    }
-    return st;
+    return st == SIMDBPE_OK && len > 0 ? encode_last(e, s, piece, len, n) : st;
 }
 
 /*
@@ -549,14 +565,5 @@ static simdbpe_status encode_cut_piece(simdbpe_encoder *e, const uint8_t *p, siz
         if (st == SIMDBPE_OK)
             st = encode_chunk(e, p, len, starts, count, base, &part, no, e->parts);
     }
-    if (st == SIMDBPE_OK) {
-        /* The last part. */
-        st = reserve_out(e, *no, 64);
-        if (st == SIMDBPE_OK) {
-            piece_ref r;
-            key_pass(e->tab.b, e->tab.bits, p, part, len, &r, false);
-            st = probe_pass(e, p, &r, 1, part, no);
-        }
-    }
-    return st;
+    return st == SIMDBPE_OK ? encode_last(e, p, part, len, no) : st;
 }

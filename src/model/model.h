@@ -529,5 +529,14 @@ SIMDBPE__EMBEDDED_MODELS(SIMDBPE__EMBEDDED_DECLARE)
  * hash, or NULL (load_tiktoken.c). */
 const char *simdbpe__tiktoken_name_of(const char *data, size_t len);
 
+/* hub.c: simdbpe_model_find_pretrained; with as_model, the message for a
+ * repo that is not cached also says `repo_id` is no file or directory
+ * (simdbpe_model_open's wording). */
+simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int as_model,
+                                 char **path, simdbpe_error *err);
+/* Whether simdbpe_model_open reads `name` (not an existing path) as
+ * ORG/NAME[@REVISION] in the Hugging Face cache: a repo id with one '/'. */
+int simdbpe__hub_name(const char *name);
+
 
 #endif

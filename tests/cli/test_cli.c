@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hub_util.h"
 #include "test_model.h"
 #include "test_util.h"
 
@@ -595,6 +596,103 @@ Test(cli, missing_model)
     run_free(&r);
     r = run_cli(NULL, ARGS("encode", at("no-such-file.txt")));
     expect_error(&r, NEEDLES(at("no-such-file.txt")));
+    run_free(&r);
+}
+
+/* ---------------------------------------------- the Hugging Face cache */
+
+/* -m ORG/NAME is the repo's tokenizer.json in the cache (hub_util.h):
+ * encode, compile and decode give what the file itself gives. */
+Test(cli, a_model_from_the_hugging_face_cache)
+{
+    char folder[256], blob[300];
+    hub_make_repo(at("hf/hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HOME", at("hf"), 1);
+    snprintf(blob, sizeof blob, "%s/blobs/e1", folder);
+    puts_file("a.txt", "Hello <tool> world</s>\n");
+    run_result direct = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow",
+                                           "-m", blob, at("a.txt")));
+    expect_ok(&direct);
+    cr_assert_gt(direct.out_len, 10);
+    run_result r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                                      "acme/small", at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                           "acme/small@" HUB_COMMIT, at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("compile", "-m", "acme/small", "-o", at("small.sbpe")));
+    expect_ok(&r);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                           at("small.sbpe"), at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    put("ids.txt", direct.out, direct.out_len);
+    r = run_cli(NULL, ARGS("decode", "-m", "acme/small", at("ids.txt")));
+    expect_out(&r, "<s>Hello <tool> world</s>\n</s>");
+    run_free(&r);
+    run_free(&direct);
+}
+
+/* The notice about a tokenizer.json's truncation reads the cached file. */
+Test(cli, a_cached_model_with_truncation_gets_the_notice)
+{
+    char folder[256], blob[300];
+    hub_make_repo(at("hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HUB_CACHE", at("hub"), 1);
+    snprintf(blob, sizeof blob, "%s/blobs/e1", folder);
+    size_t len;
+    char *json = tu_read(blob, &len);
+    char *t = strstr(json, "\"truncation\":null");
+    cr_assert(t);
+    FILE *f = fopen(blob, "wb");
+    cr_assert(f);
+    fprintf(f, "%.*s\"truncation\":{\"direction\":\"Right\",\"max_length\":4,"
+               "\"strategy\":\"LongestFirst\",\"stride\":0}%s",
+            (int)(t - json), json, t + strlen("\"truncation\":null"));
+    cr_assert_eq(fclose(f), 0);
+    free(json);
+    puts_file("a.txt", HELLO);
+    run_result r = run_cli(NULL, ARGS("encode", "-q", "--summary", at("summary.json"), "-m",
+                                      "acme/small", at("a.txt")));
+    expect_ok(&r);
+    run_free(&r);
+    char *summary = tu_read(at("summary.json"), &len);
+    cr_assert(strstr(summary, "sets truncation or padding"), "%s", summary);
+    free(summary);
+}
+
+Test(cli, a_model_missing_from_the_hugging_face_cache)
+{
+    char folder[256], want[512];
+    hub_make_repo(at("hf/hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HOME", at("hf"), 1);
+    puts_file("a.txt", HELLO);
+    run_result r = run_cli(NULL, ARGS("encode", "-m", "acme/none", at("a.txt")));
+    snprintf(want, sizeof want,
+             "simdbpe: cannot load model: acme/none: not a file or directory, and not in the "
+             "Hugging Face cache: no %s/hf/hub/models--acme--none (the cache: $HF_HOME/hub)",
+             dir);
+    expect_error(&r, NEEDLES(want));
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "-m", "acme/small@v2", at("a.txt")));
+    snprintf(want, sizeof want,
+             "simdbpe: cannot load model: acme/small@v2: not in the Hugging Face cache: no "
+             "%s/refs/v2 (refs: main; snapshots: 0123456789ab...)",
+             folder);
+    expect_error(&r, NEEDLES(want));
+    run_free(&r);
+    /* HF_HUB_CACHE wins over HF_HOME */
+    setenv("HF_HUB_CACHE", at("elsewhere"), 1);
+    r = run_cli(NULL, ARGS("compile", "-m", "acme/small", "-o", at("x.sbpe")));
+    snprintf(want, sizeof want,
+             "no %s/elsewhere/models--acme--small (the cache: $HF_HUB_CACHE)", dir);
+    expect_error(&r, NEEDLES(want));
     run_free(&r);
 }
 
