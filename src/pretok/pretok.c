@@ -284,7 +284,7 @@ static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PR
         return 0;
     size_t lo = first * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
     memset(starts, 0, count * sizeof *starts);
-    st->next_start = st->scan(st->k, st->s, st->n, st->next_start, hi, lo, starts);
+    st->scan(st, lo, hi, starts);
     st->next_block = first + count;
     *base = lo;
     return count;

@@ -67,11 +67,14 @@ typedef enum simdbpe__pretok_cuts {
     SIMDBPE__CUTS_SHAPES_AT_BREAKS = 2 /* the same, and the space may be \r or \n */
 } simdbpe__pretok_cuts;
 
-/* A family's scanner over a stretch: sets the bits of the piece starts
- * in s[i..hi) (i a piece start; bit k of starts[w] is byte lo + 64 w + k)
- * and returns where the next piece starts (>= hi). */
-typedef size_t (*simdbpe__pretok_scan_fn)(const simdbpe__kernels *k, const uint8_t *s, size_t n,
-                                          size_t i, size_t hi, size_t lo, uint64_t *starts);
+struct simdbpe__pretok_state;
+
+/* A family's block scanner over the next chunk s[lo..hi) of the text of
+ * state `st`: sets the bits of its piece starts (bit k of starts[w] is
+ * byte lo + 64 w + k; starts[] zeroed by the caller), keeping what the
+ * next chunk needs in st->fam. */
+typedef void (*simdbpe__pretok_scan_fn)(struct simdbpe__pretok_state *st, size_t lo, size_t hi,
+                                        uint64_t *starts);
 
 /*
  * Another spelling of a family's regex: tiktoken's pat_str of an encoding
@@ -191,7 +194,9 @@ int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p);
 
 typedef struct simdbpe__pretok_state {
     simdbpe__pretok_scan_fn scan; /* the family's, or NULL: the bitmask scanner */
-    size_t next_start; /* with scan: where the next piece starts */
+    /* with scan: what it hands from one chunk to the next (its own layout,
+     * families_scan.c), zero at the text's start */
+    uint64_t fam[32];
     const simdbpe__kernels *k;
     const uint8_t *s;
     size_t n, nblocks;
