@@ -357,6 +357,17 @@ SIMDBPE_API simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *model,
                                                     simdbpe_error *err);
 
 /*
+ * What the file the model was loaded from asks for that simdbpe does not
+ * apply and that does not change the ids of encoding a text (a
+ * tokenizer.json's "truncation" and "padding": settings of HF's encode
+ * calls), as one sentence for the caller to show once; "" when there is
+ * nothing to say (and for compiled models, which do not keep it). Fields
+ * that would change the ids are refused when the model is loaded. Valid as
+ * long as the model.
+ */
+SIMDBPE_API const char *simdbpe_model_notice(const simdbpe_model *model);
+
+/*
  * Whether encoding a pre-token that is itself a token may emit that token
  * directly. The model decides this when it is built, by encoding every token
  * on its own bytes; 1 for GPT-2.

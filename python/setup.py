@@ -76,9 +76,9 @@ class BuildWithLibrary(build_ext):
         for ext in self.extensions:
             ext.extra_compile_args += cflags
             ext.extra_link_args += libs
-            # Relink when the library changed (an extension left in
-            # python/build would otherwise be reused with the old library).
-            ext.depends = list(ext.depends) + [os.path.join(lib_dir, "libsimdbpe.a")]
+            # Relinked when the library changes, not only its own source (a
+            # stale extension kept the library it was first linked with).
+            ext.depends = ext.depends + [os.path.join(lib_dir, "libsimdbpe.a")]
         super().build_extensions()
 
 

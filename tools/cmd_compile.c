@@ -73,7 +73,7 @@ int simdbpe_cmd_compile(int argc, char **argv)
     simdbpe_model *m;
     simdbpe_error err;
     double t0 = seconds();
-    if (cli_model_open(a.model, &m, NULL))
+    if (cli_model_open(a.model, &m))
         return 1;
     double t1 = seconds();
     simdbpe_status st = simdbpe_model_save(m, a.output, &err);

@@ -75,7 +75,7 @@ struct simdbpe_encoder {
     bool out_borrowed; /* out is the caller's malloc'd array (simdbpe_encode_append) */
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
-    uint8_t *norm; /* the normalized stretch (models with a normalizer; nfc.c) */
+    uint8_t *norm; /* the normalized stretch (models with a normalizer; common/nfc.c) */
     size_t norm_cap;
     simdbpe__bpe_scratch scratch;
 
@@ -147,11 +147,8 @@ void simdbpe__grow_tab(simdbpe_encoder *e);
 
 /* The normal form `form` (SIMDBPE__NORM_*, not NONE) of *text[0..*len)
  * (valid UTF-8): unchanged, or *text and *len set to the normalized copy
- * in e->norm (nfc.c). */
+ * in e->norm (common/nfc.c). */
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **text, size_t *len);
-/* The ranges of code points HF's NFC does not know (nfc_unknown.c). */
-extern const uint32_t simdbpe__nfc_unknown[][2];
-extern const size_t simdbpe__nfc_unknown_count;
 
 /* SentencePiece-style models (encode_sp.c): the normalizer's word markers
  * on *text[0..*len) (unchanged, or set to a copy in e->sp_norm), and a

@@ -194,6 +194,13 @@ simdbpe_status simdbpe_model_load_buffer(const char *data, size_t len, const cha
     else
         st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                            "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
+    /* The notice names the file as the errors do. */
+    char *note = st == SIMDBPE_OK && name ? (*out)->notice : NULL, *named;
+    if (note && strncmp(note, "tokenizer.json", 14) == 0 &&
+        asprintf(&named, "%s%s", name, note + 14) >= 0) {
+        free(note);
+        (*out)->notice = named;
+    }
     if (st != SIMDBPE_OK && err && name) {
         /* "tokenizer.json line 3: x" -> "NAME line 3: x"; else "NAME: message". */
         char msg[sizeof err->message + 4200];
@@ -378,6 +385,11 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32
     *text = (const char *)m->specials[i].text;
     *len = m->specials[i].len;
     return SIMDBPE_OK;
+}
+
+const char *simdbpe_model_notice(const simdbpe_model *m)
+{
+    return m && m->notice ? m->notice : "";
 }
 
 simdbpe_status simdbpe_model_eot(const simdbpe_model *m, uint32_t *id)

@@ -65,6 +65,13 @@ typedef struct simdbpe__whole_slot {
  * Reported only (simdbpe_model_special_flags); encoding ignores it. */
 #define SIMDBPE__ADDED_IN_VOCAB 4u
 
+/* `text` is what the token is matched by (HF: its content; for a
+ * NORMALIZED one of a model with a normalizer, the normalized content).
+ * Its token's bytes, which decoding gives, are the content mapped back
+ * through the byte-level alphabet when every character of it is in it (as
+ * HF's ByteLevel decoder does), else the content: "Å" (a vocabulary's
+ * byte-level token of byte 0xC5) is matched by the text "Å" and decodes to
+ * the byte 0xC5. */
 typedef struct simdbpe__special {
     uint32_t id;
     uint32_t len;
@@ -173,6 +180,7 @@ struct simdbpe_model {
     uint8_t no_cuts;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
+    char *notice; /* malloc'd: what its file asked for and was not applied, or NULL */
 
     /* SentencePiece-style BPE (sentencepiece.c): SIMDBPE__SP_* flags, 0 for
      * byte-level BPE. Its tokens are their vocabulary strings (UTF-8 with

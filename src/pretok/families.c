@@ -570,8 +570,9 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
 };
 
 /* Their pieces, read one way or the other, start anew at the cuts.c
- * shapes, but for line breaks (".\n" is one piece). */
-#define FAMILY(fam, title, pats, spelled, n_spelled)                                               \
+ * shapes, but for line breaks (".\n" is one piece); runs of \p{N} are
+ * split into single characters (Qwen2) or groups of three (digits). */
+#define FAMILY(fam, title, pats, spelled, n_spelled, digits)                                       \
     const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
         .name = title,                                                                             \
         .patterns = pats,                                                                          \
@@ -582,11 +583,12 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
         .piece_end = fam##_piece_end,                                                              \
         .scan = fam##_scan,                                                                        \
         .cuts = SIMDBPE__CUTS_SHAPES,                                                              \
+        .digit_run = digits,                                                                       \
         .train_cut = simdbpe__pretok_cut_shapes,                                                   \
         .train_lines_joined = 0,                                                                   \
         .normalizer = SIMDBPE__NORM_NONE,                                                          \
     };
-FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1)
-FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0)
-FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0)
-FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0)
+FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1, 3)
+FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0, 1)
+FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0, 3)
+FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0, 3)

@@ -468,6 +468,7 @@ const simdbpe__pretok_family simdbpe__pretok_gpt2 = {
     .piece_end = simdbpe__pretok_piece_end,
     .scan = NULL, /* the bitmask scanner above */
     .cuts = SIMDBPE__CUTS_SHAPES_AT_BREAKS,
+    .digit_run = 0, /* " ?\p{N}+" */
     .train_cut = gpt2_train_cut,
     .train_lines_joined = 1,
     .normalizer = SIMDBPE__NORM_NONE,

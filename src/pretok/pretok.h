@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "../../kernels/kernels.h"
+#include "../common/nfc.h"
 
 /* The end (exclusive) of GPT-2's piece that starts at s[i], i < n. One
  * code point at a time: the reference the bitmask scanner below is tested
@@ -56,17 +57,7 @@ typedef enum simdbpe__pretok_kind {
     SIMDBPE__PRETOK_DEEPSEEK_V3 = 4  /* DeepSeek-V3 (three Splits in sequence) */
 } simdbpe__pretok_kind;
 
-/* Normalizers a model may have (stored in model files: never renumber):
- * the four Unicode normalization forms as HF tokenizers applies them
- * (src/encode/nfc.c). */
-enum {
-    SIMDBPE__NORM_NONE = 0,
-    SIMDBPE__NORM_NFC = 1,
-    SIMDBPE__NORM_NFKC = 2,
-    SIMDBPE__NORM_NFD = 3,
-    SIMDBPE__NORM_NFKD = 4,
-    SIMDBPE__NORM_LAST = SIMDBPE__NORM_NFKD
-};
+/* The normalizers a model may have: SIMDBPE__NORM_* (common/nfc.h). */
 
 /* Where a family's texts may be cut so that the parts pre-tokenize as the
  * whole does (cuts.c argues each rule). */
@@ -128,6 +119,11 @@ typedef struct simdbpe__pretok_family {
     simdbpe__pretok_scan_fn scan;
     /* The encoder's cut points in long texts (simdbpe_cut_find). */
     simdbpe__pretok_cuts cuts;
+    /* How the family's regex splits a run of \p{N}, which gives the
+     * encoder cut points inside one (cuts.c): 0 not at all (GPT-2's
+     * \p{N}+), 1 into single characters (Qwen2's), 3 into groups of three
+     * from its start (\p{N}{1,3}). */
+    uint8_t digit_run;
     /* The trainer's cut points between the parts its threads count: 1
      * where the pieces of s[0..n) certainly end at p (0 < p < n) whatever
      * follows, and the part from p pre-tokenizes alone as in the whole;
@@ -162,7 +158,9 @@ size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t
 /* Whether family `kind`'s pieces certainly end at p (0 < p < n) whatever
  * follows s[0..n), and the part from p is pre-tokenized alone as in the
  * whole text (the family's cut rule, cuts.c). And the largest such p in
- * [lo, hi], or SIZE_MAX. */
+ * [lo, hi], or SIZE_MAX; that one also inside runs of digits that the
+ * family splits in groups of three, for which s must begin where a piece
+ * does (the text, or the part after a cut). */
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p);
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi);
 /* SIMDBPE__CUTS_SHAPES at p: the trainer's cut points of the families

@@ -26,7 +26,7 @@
 
 #include <jansson.h>
 
-#include "encode/nfc.h"
+#include "common/nfc.h"
 #include "model/model.h"
 
 #ifndef SIMDBPE_TESTS_SANITIZE

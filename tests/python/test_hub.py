@@ -1,6 +1,6 @@
 """Tokenizer.from_pretrained and ORG/NAME model names read the local Hugging
 Face cache as huggingface_hub lays it out (the library's
-simdbpe_model_find_pretrained): a cache is built per test under tmp_path,
+simdbpe_model_find_pretrained): a cache is built per test under a short temporary directory,
 with refs/, snapshots/COMMIT/tokenizer.json linked into blobs/, and the
 variables that choose it set per test. The tokenizer.json is
 tests/data/api/hf_small.tokenizer.json.gz; the ids it must give are HF
@@ -8,7 +8,9 @@ tokenizers 0.23.2's (tests/data/api/hf_small.json.gz)."""
 import gzip
 import json
 import os
+import pathlib
 import pickle
+import tempfile
 
 import pytest
 
@@ -50,12 +52,16 @@ def make_repo(cache, repo, commit=COMMIT, ref="main", data=None):
 
 
 @pytest.fixture
-def hf_home(tmp_path, monkeypatch):
-    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
-    return tmp_path / "hf"
+def hf_home(monkeypatch):
+    # A short path of its own, not pytest's tmp_path (whose length grows
+    # with the test's name and the run's number): the messages quote the
+    # snapshot's path and the library's messages hold 255 bytes.
+    with tempfile.TemporaryDirectory(prefix="hub", dir="/tmp") as d:
+        for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+            monkeypatch.delenv(var, raising=False)
+        monkeypatch.setenv("HOME", d)
+        monkeypatch.setenv("HF_HOME", os.path.join(d, "hf"))
+        yield pathlib.Path(d) / "hf"
 
 
 def test_from_pretrained_gives_hf_ids(hf_home):
