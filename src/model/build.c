@@ -472,6 +472,8 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     ld.m = m;
     m->pretok = spec->pretok;
     m->normalizer = spec->normalizer;
+    m->splits = spec->splits;
+    m->splits_len = spec->splits_len;
     m->ignore_merges = spec->ignore_merges;
     simdbpe_status st = take_vocab(&ld, &spec->vocab, spec->vocab_name, sp, n_sp, err);
     if (st == SIMDBPE_OK) {

@@ -22,7 +22,8 @@
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
  *   96     12    prefix ids u32[3]   108  12  suffix ids u32[3]
- *   120..128     reserved (0)
+ *   120    4     Splits length (the generic family's, else 0)
+ *   124..128     reserved (0)
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
  *     tok_has        u8[vocab_size]        1 if the id is a token
@@ -37,6 +38,8 @@
  *                    the token's first 16 bytes, zero-padded, as two words)
  *     specials       {u32 id, u32 offset in blob, u32 length,
  *                     u32 flags (SIMDBPE__ADDED_*)}[n_specials]
+ *     splits         the generic family's Split patterns and behaviors
+ *                    (src/pretok/regex.h), compiled at open
  *
  * The section sizes follow from the header, so the file size must be
  * exactly their sum. Opening an untrusted image checks the magic, version,
@@ -95,13 +98,14 @@ typedef struct header {
     uint32_t merge_buckets, whole_buckets;
     uint64_t merge_seed, whole_seed, blob_len;
     uint8_t pretok, normalizer, n_prefix, n_suffix;
+    uint32_t splits_len;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 } header;
 
 /* Where each section starts, computed from the header. */
 typedef struct layout {
     uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, pair_filter,
-        whole_pilots, whole_slots, specials, end;
+        whole_pilots, whole_slots, specials, splits, end;
 } layout;
 
 static uint64_t align8(uint64_t x)
@@ -137,6 +141,7 @@ static layout layout_of(const header *h)
     PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
     PLACE(whole_slots, (uint64_t)h->n_whole * 24);
     PLACE(specials, (uint64_t)h->n_specials * SPECIAL_SIZE);
+    PLACE(splits, h->splits_len);
 #undef PLACE
     l.end = at;
     return l;
@@ -172,6 +177,7 @@ static header header_of(const simdbpe_model *m)
               (m->ignore_merges ? FLAG_IGNORE_MERGES : 0) | (m->no_cuts ? FLAG_NO_CUTS : 0);
     h.pretok = m->pretok;
     h.normalizer = m->normalizer;
+    h.splits_len = (uint32_t)m->splits_len;
     h.n_prefix = m->n_prefix;
     h.n_suffix = m->n_suffix;
     memcpy(h.prefix, m->prefix, sizeof h.prefix);
@@ -221,6 +227,9 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
     out[69] = h.normalizer;
     out[70] = h.n_prefix;
     out[71] = h.n_suffix;
+    put32(out + 120, h.splits_len);
+    if (h.splits_len)
+        memcpy(out + l.splits, m->splits, h.splits_len);
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         put32(out + 96 + 4 * i, h.prefix[i]);
         put32(out + 108 + 4 * i, h.suffix[i]);
@@ -308,6 +317,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     h->normalizer = p[69];
     h->n_prefix = p[70];
     h->n_suffix = p[71];
+    h->splits_len = get32(p + 120);
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         h->prefix[i] = get32(p + 96 + 4 * i);
         h->suffix[i] = get32(p + 108 + 4 * i);
@@ -319,6 +329,8 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     if (!simdbpe__pretok_family_of(h->pretok))
         return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
                    h->pretok);
+    if ((h->pretok == SIMDBPE__PRETOK_REGEX) != (h->splits_len > 0) || h->splits_len > (1u << 20))
+        return BAD("compiled model: the Split pre-tokenizers do not match the family");
     if (h->normalizer > SIMDBPE__NORM_NFC)
         return BAD("compiled model: unknown normalizer %u (made by a newer simdbpe?)",
                    h->normalizer);
@@ -480,6 +492,11 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->no_cuts = (h.flags & FLAG_NO_CUTS) != 0;
     m->pretok = h.pretok;
     m->normalizer = h.normalizer;
+    if (h.splits_len) {
+        m->splits = p + l.splits;
+        m->splits_len = h.splits_len;
+        st = simdbpe__regex_from_image(m->splits, m->splits_len, &m->regex, err);
+    }
     m->n_prefix = h.n_prefix;
     m->n_suffix = h.n_suffix;
     memcpy(m->prefix, h.prefix, sizeof m->prefix);
@@ -488,7 +505,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->image = p;
     m->image_len = len;
     m->image_kind = kind;
-    if (!trusted)
+    if (!trusted && st == SIMDBPE_OK)
         st = check_tables(m, err);
     for (uint32_t i = 0; st == SIMDBPE_OK && i < h.n_specials; i++) {
         const uint8_t *e = p + l.specials + SPECIAL_SIZE * i;
@@ -525,6 +542,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     if (st == SIMDBPE_OK && simdbpe__added_build(m) != SIMDBPE_OK)
         st = simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0, "out of memory");
     if (st != SIMDBPE_OK) {
+        simdbpe__regex_free(m->regex);
         free(joins);
         free(sp);
         free(m);
@@ -546,6 +564,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    simdbpe__regex_free(m->regex);
     simdbpe__added_free(m->trie);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
         free((void *)m->joins);

@@ -105,6 +105,10 @@ typedef struct simdbpe__build_spec {
     simdbpe_status (*merges)(loader *ld, void *ctx, simdbpe_error *err);
     void *merges_ctx;
     uint8_t pretok, normalizer, ignore_merges;
+    /* The generic family's Splits as the image stores them (regex.h); not
+     * taken over. */
+    const uint8_t *splits;
+    size_t splits_len;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
 } simdbpe__build_spec;
