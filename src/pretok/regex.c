@@ -14,12 +14,12 @@
  * Matching. onig_search from position p finds the first position q >= p
  * where the pattern matches, with the match anchored there found as
  * onig_match finds it; onig_match at q with no region gives the length.
- * So the walk calls onig_match at each character position from where the
- * search starts until one matches (pre-tokenizer patterns match nearly
- * everywhere: mostly one call a piece), which needs no match region, so
- * nothing is allocated while encoding and one compiled regex serves all
- * threads (onig_match does not write to it). \G (the search's start) would
- * tell the two apart: it is refused.
+ * So the walk tries onig_match where the search starts (pre-tokenizer
+ * patterns match nearly everywhere: mostly one call a piece), and else
+ * asks onig_search, without a region, for the next q and matches there.
+ * No match region: nothing is allocated while encoding, and one compiled
+ * regex serves all threads (matching does not write to it). \G (the
+ * search's start) would tell the two apart: it is refused.
  */
 #include <limits.h>
 #include <pthread.h>
@@ -453,12 +453,21 @@ static int find_next(simdbpe__regex_iter *it, regex_t *re, simdbpe__regex_level 
         if (L->last_end > L->pe)
             return 0;
         size_t p = L->last_end;
-        int r = ONIG_MISMATCH;
-        for (;;) {
+        int r = onig_match(re, str, end, it->s + p, NULL, ONIG_OPTION_NONE);
+        if (r == ONIG_MISMATCH && p < L->pe) {
+            /* Not here: onig_search's scan (its literal and class maps)
+             * finds the next position that matches, much faster than a
+             * match attempted at every character of a long gap. */
+            const UChar *from = it->s + p + char_len(it->s, p, L->pe);
+            int q = onig_search(re, str, end, from, end, NULL, ONIG_OPTION_NONE);
+            if (q == ONIG_MISMATCH)
+                return 0;
+            if (q < 0) {
+                it->failed = 1;
+                return 0;
+            }
+            p = L->ps + (size_t)q;
             r = onig_match(re, str, end, it->s + p, NULL, ONIG_OPTION_NONE);
-            if (r != ONIG_MISMATCH || p >= L->pe)
-                break;
-            p += char_len(it->s, p, L->pe);
         }
         if (r == ONIG_MISMATCH)
             return 0;
