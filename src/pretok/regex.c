@@ -45,6 +45,10 @@ struct simdbpe__regex {
 
 static pthread_once_t onig_once = PTHREAD_ONCE_INIT;
 static int onig_ready;
+/* onig_new is not safe to call from two threads at once (its parser's
+ * shared state): models opened on several threads take turns. Matching
+ * needs no lock. */
+static pthread_mutex_t onig_new_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void init_onig(void)
 {
@@ -235,8 +239,10 @@ static simdbpe_status compile(const char *pattern, size_t len, regex_t **re, con
                               const char *which, simdbpe_error *err)
 {
     OnigErrorInfo info;
+    pthread_mutex_lock(&onig_new_lock);
     int r = onig_new(re, (const UChar *)pattern, (const UChar *)pattern + len, ONIG_OPTION_NONE,
                      ONIG_ENCODING_UTF8, ONIG_SYNTAX_ONIGURUMA, &info);
+    pthread_mutex_unlock(&onig_new_lock);
     if (r == ONIG_NORMAL)
         return SIMDBPE_OK;
     *re = NULL;
