@@ -237,6 +237,10 @@ int main(int argc, char **argv)
     }
     simdbpe__byte_pairs_fill(m, byte_pairs);
     simdbpe__bpe_scratch scratch = {.k = k, .byte_pairs = byte_pairs};
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+    if (k == &simdbpe__kernels_avx2)
+        scratch.small = simdbpe__bpe_small_avx2;
+#endif
     double *t = xrealloc(NULL, (size_t)runs * sizeof *t);
     uint64_t sum = 0, ids = 0;
     for (int r = 0; r < runs; r++) {

@@ -364,25 +364,25 @@ typedef struct simdbpe_encode_options {
 typedef struct simdbpe_encoder simdbpe_encoder;
 
 /* An encoder for `model`, which must outlive it. An encoder is for one
- * thread at a time. It keeps lookup tables of the pieces it has seen:
- * about 6 MB at first, about 28 MB once it has seen tens of MB of text
- * (with the default options; see simdbpe_encoder_new_with). Fails with
+ * thread at a time. It finds pieces among the model's whole tokens and
+ * keeps those it encodes; after a few thousand of them, in a copy of the
+ * model's table of its whole tokens (built once, when an encoder first
+ * needs it, and shared: 4 MB for GPT-2, 16 MB for o200k_base), which grows
+ * as it keeps more (see simdbpe_encoder_new_with). Fails with
  * SIMDBPE_ERR_UNSUPPORTED when the environment variable SIMDBPE_KERNEL
  * names a kernel set this CPU lacks. */
 SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdbpe_encoder **out,
                                                simdbpe_error *err);
 
 typedef struct simdbpe_encoder_options {
-    /* The size in MB that the encoder's cache of pieces it has already
-     * encoded grows to (on top of about 4 MB of fixed tables): 3, 6, 12,
-     * 24, 48 or 96; a value in between is rounded down to one of these,
-     * 0 means 24, and one below 3 or above 96 is SIMDBPE_ERR_INVALID_ARG.
-     * A larger cache gives text the encoder sees again (a corpus encoded
-     * more than once, text that repeats) fewer pieces to encode from
-     * scratch; but several encoders running at once compete
-     * for the CPU's shared cache, and there a smaller one can be faster
-     * (the command-line tool uses 12 MB per thread when it runs more than
-     * one). */
+    /* The most MB the encoder's tables of the pieces it has encoded grow
+     * to (0: 128; at most 65536): two thirds for its piece table (whole
+     * powers of two, never smaller than the model's), the rest for longer
+     * pieces. It forgets nothing: once the budget is spent, pieces it
+     * has not kept are encoded from scratch each time they come. A larger
+     * budget makes text it sees again faster (over a large corpus nearly
+     * every piece has been seen before); the tables grow as they fill, so
+     * a short job never pays for the budget. */
     unsigned cache_mb;
 } simdbpe_encoder_options;
 

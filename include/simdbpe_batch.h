@@ -74,9 +74,8 @@ typedef struct simdbpe_batch_options {
     unsigned threads;
     /* A pool to run on instead of an own one; it must outlive the batch. */
     simdbpe_pool *pool;
-    /* Each encoder's cache_mb (see simdbpe_encoder_options); 0 means 12 if
-     * the pool has several workers (several encoders share the CPU's
-     * cache), else the encoder's default. */
+    /* Each encoder's cache_mb (see simdbpe_encoder_options); 0: the
+     * encoder's default. */
     unsigned cache_mb;
 } simdbpe_batch_options;
 

@@ -150,7 +150,7 @@ typedef struct simdbpe_dataset_options {
                               * more than the input (when its size is known) has
                               * batches for */
     simdbpe_pool *pool;      /* run on this pool instead of an own one */
-    unsigned cache_mb;       /* each encoder's (0: 24 with one thread, else 12) */
+    unsigned cache_mb;       /* each encoder's (simdbpe_encoder_options; 0: its default) */
     size_t batch_bytes;      /* input bytes per batch, 16 .. 1 GiB (0: 128 KiB) */
     long rank, world_size;   /* world_size 0: not sharded */
 

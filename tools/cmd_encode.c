@@ -62,7 +62,7 @@ typedef struct encode_opts {
 static const struct {
     const char *name;
     uint64_t lo, hi;
-} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 3, 96},
+} ranges[] = {{"--threads", 1, MAX_THREADS},        {"--cache-mb", 1, 65536},
               {"--rank", 0, 1000000},               {"--world-size", 1, 1000000},
               {"--batch-bytes", 16, MAX_BATCH_BYTES}, {"--shard-tokens", 1, INT32_MAX},
               {NULL, 0, 0}};
@@ -127,7 +127,7 @@ static int set_common(encode_opts *o, const char *name, const char *val)
         bad = choice(val, on_error_names, &o->skip_errors);
     else if (!strcmp(name, "--threads") && !(bad = count_in(val, 1, MAX_THREADS, &n)))
         o->threads = (long)n;
-    else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 3, 96, &n)))
+    else if (!strcmp(name, "--cache-mb") && !(bad = count_in(val, 1, 65536, &n)))
         o->cache_mb = (unsigned)n;
     else if (!strcmp(name, "--rank") && !(bad = count_in(val, 0, 1000000, &n)))
         o->rank = (long)n;

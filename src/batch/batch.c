@@ -99,7 +99,7 @@ simdbpe_status simdbpe_batch_new(const simdbpe_model *model, const simdbpe_batch
         b->own_pool = 1;
     }
     unsigned n = simdbpe_pool_threads(b->pool);
-    b->cache_mb = opts && opts->cache_mb ? opts->cache_mb : n > 1 ? 12 : 0;
+    b->cache_mb = opts ? opts->cache_mb : 0;
     b->workers = calloc(n, sizeof *b->workers);
     if (!b->workers) {
         simdbpe_batch_free(b);

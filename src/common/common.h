@@ -44,6 +44,12 @@ void simdbpe__quote(char *out, size_t cap, const uint8_t *s, size_t len);
  * `*cap` is in elements. */
 int simdbpe__grow(void **buf, size_t *cap, size_t need, size_t elem_size);
 
+/* `bytes` of zeroed memory aligned to 64 bytes (to 2 MB, in transparent
+ * huge pages, on Linux); *base and *mapped are what simdbpe__huge_unmap
+ * takes. NULL if out of memory. huge.c. */
+void *simdbpe__huge_map(size_t bytes, void **base, size_t *mapped);
+void simdbpe__huge_unmap(void *base, size_t mapped);
+
 /* Little helpers for hashing short byte strings. */
 uint64_t simdbpe__hash_bytes(const void *data, size_t len);
 

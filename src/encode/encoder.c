@@ -8,103 +8,27 @@
  *      of special tokens;
  *   3. find the pre-tokens of each stretch with the block scanner (a bitmask
  *      of piece starts per 64 bytes) and encode each one:
- *        - in a hot table (pieces of 1..16 bytes that encode to up to three
- *          ids, or to up to six in the 32-byte slots, or to their bytes'
- *          ids; 98% of English pieces are up to 16 bytes): copy them;
- *        - in a warm table (the same kind of pieces, over three times as
- *          many of them): copy them;
- *        - the whole pre-token is a token BPE would produce whole (the
- *          model's whole-token map): emit it;
- *        - in the encoder's cache: copy the cached ids;
+ *        - in the piece table (pieces of up to 16 bytes: the model's whole
+ *          tokens, and every piece the encoder has encoded): copy its ids;
+ *        - over 16 bytes, in the long map: copy its ids;
  *        - if no merge spans some place in it (simdbpe__may_join: most
  *          runs of CJK characters, of emoji, of punctuation), encode its
  *          parts between such places as pieces of their own;
- *        - otherwise run the BPE merge; cache the result.
+ *        - otherwise run the BPE merge, and keep the result.
  *
  * Step 3 is the piece path (pieces.inc.h, built for the baseline CPU and
  * for AVX2); the tables it uses are described in encoder.h.
  */
 #include <stdlib.h>
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
 
 #include "encoder.h"
 
 /*
- * The tables live in two zeroed regions, touched at random: 7.4 MB for
- * the hot tables, caches, byte pairs, BPE's merge-lookup cache, the piece
- * path's arrays and the first ids of an output, and the warm tables'
- * 1.5 MB, later 24 MB by default. On Linux each is an anonymous mapping of whole 2 MB pages,
- * aligned to 2 MB, with transparent huge pages asked for: the kernel
- * hands out zeroed pages on first touch (no memset of memory that may
- * never be used, which cost a few ms per encoder), and a handful of page
- * faults and TLB entries cover it instead of thousands.
- */
-#define HUGE_PAGE ((size_t)2 << 20)
-
-static void *map_tables(size_t bytes, void **base, size_t *mapped)
-{
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    /* Whole huge pages: the part of a region past its last whole one
-     * would be faulted in 4 KB at a time. */
-    bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-    size_t len = bytes + HUGE_PAGE;
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    uintptr_t at = ((uintptr_t)p + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1);
-#if defined(MADV_HUGEPAGE)
-    madvise((void *)at, bytes, MADV_HUGEPAGE);
-#endif
-    *base = p;
-    *mapped = len;
-    return (void *)at;
-#else
-    void *p = calloc(1, bytes + 64);
-    *base = p;
-    *mapped = 0;
-    return p ? (void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
-#endif
-}
-
-void simdbpe__unmap_tables(void *base, size_t mapped)
-{
-#if defined(__linux__) && defined(MAP_ANONYMOUS)
-    if (base)
-        munmap(base, mapped);
-#else
-    (void)mapped;
-    free(base);
-#endif
-}
-
-bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
-{
-    size_t lines = ((size_t)1 << bits) / WARM_WAYS;
-    size_t lines16 = ((size_t)1 << bits) / WARM16_WAYS;
-    size_t bytes = lines * WARM_WAYS * sizeof(hot_slot);
-    void *map;
-    size_t map_len;
-    uint8_t *t = map_tables(bytes + lines16 * WARM16_WAYS * sizeof(hot16_slot), &map, &map_len);
-    if (!t)
-        return false;
-    e->warm = (hot_slot *)(void *)t;
-    e->warm16 = (hot16_slot *)(void *)(t + bytes);
-    e->warm_lines = lines;
-    e->warm16_lines = lines16;
-    e->warm_map = map;
-    e->warm_map_len = map_len;
-    return true;
-}
-
-/*
- * The first OUT_SMALL ids of an output go to room in the encoder's
- * tables; a larger output goes to a mapping of huge pages of its own
- * (map_tables), written in order, like the text is read: a 3 MB
- * document's 3.3 MB of ids on 4 KB pages took a TLB miss every 1 K ids,
- * which this VM's nested page walks make dear, and a page fault per 1 K
- * ids the first time (a few microseconds each on such a VM).
+ * The first OUT_SMALL ids of an output go to room in the encoder's fixed
+ * mapping; a larger output goes to a mapping of huge pages of its own,
+ * written in order, like the text is read: on 4 KB pages a long
+ * document's ids take a TLB miss every 1 K ids and, the first time, a
+ * page fault (microseconds on virtual machines).
  */
 #define OUT_SMALL ((size_t)1 << 17)
 
@@ -112,7 +36,7 @@ bool simdbpe__map_warm(simdbpe_encoder *e, unsigned bits)
 static void free_out(simdbpe_encoder *e)
 {
     if (e->out_map)
-        simdbpe__unmap_tables(e->out_map, e->out_map_len);
+        simdbpe__huge_unmap(e->out_map, e->out_map_len);
 }
 
 simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
@@ -133,7 +57,7 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
     }
     void *map;
     size_t map_len;
-    uint32_t *out = map_tables(cap * sizeof *out, &map, &map_len);
+    uint32_t *out = simdbpe__huge_map(cap * sizeof *out, &map, &map_len);
     if (!out)
         return SIMDBPE_ERR_NOMEM;
     memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
@@ -145,19 +69,82 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
     return SIMDBPE_OK;
 }
 
-/* The warm tables' b for cache_mb (see WARM_BITS): 3 * 2^(b - 16) MB, the
- * largest that is at most cache_mb; 0 if cache_mb is out of range. */
-static unsigned warm_bits_for(unsigned cache_mb)
+/* A table of 2^bits buckets takes up to one piece a bucket (half its
+ * slots): fuller, three times as many pieces land past their home bucket,
+ * each a call of the slow path (bench/README.md). */
+static size_t tab_room_for(unsigned bits, size_t n)
 {
-    if (cache_mb == 0)
-        return WARM_BITS;
-    if (cache_mb < 3 || cache_mb > 3u << (WARM_MAX_BITS - WARM_MIN_BITS))
-        return 0;
-    unsigned b = WARM_MIN_BITS;
-    while (b < WARM_MAX_BITS && cache_mb >= 3u << (b + 1 - WARM_MIN_BITS))
-        b++;
-    return b;
+    size_t most = (size_t)1 << bits;
+    return n < most ? most - n : 0;
 }
+
+/* A table of 2^bits buckets in huge pages: *t, its mapping in *map;
+ * false if out of memory. */
+static bool tab_new(simdbpe__ptab *t, unsigned bits, void **map, size_t *map_len)
+{
+    *t = (simdbpe__ptab){simdbpe__huge_map(sizeof(simdbpe__pbucket) << bits, map, map_len), bits,
+                         0};
+    return t->b != NULL;
+}
+
+void simdbpe__grow_tab(simdbpe_encoder *e)
+{
+    void *map;
+    size_t map_len;
+    simdbpe__ptab t;
+    if (!e->tab_map) {
+        /* From the model's table and the overflow to one of our own, of
+         * the model's size if it has room for both (a small model's may
+         * not: then larger, whatever the budget). */
+        if (!e->prefilled) {
+            const simdbpe__ptab *base = simdbpe__model_ptab(e->m);
+            if (!base) {
+                e->tab_room = 0;
+                return;
+            }
+            e->tab = *base;
+            e->prefilled = true;
+            e->tab_max_bits = e->tab_max_bits > base->bits ? e->tab_max_bits : base->bits;
+        }
+        unsigned bits = e->tab.bits;
+        while (((size_t)1 << bits) <= e->tab.n + e->ovf.n)
+            bits++;
+        if (!tab_new(&t, bits, &map, &map_len)) {
+            e->tab_room = 0;
+            return;
+        }
+        if (bits == e->tab.bits) {
+            memcpy(t.b, e->tab.b, sizeof(simdbpe__pbucket) << t.bits);
+            t.n = e->tab.n;
+        } else {
+            simdbpe__ptab_rehash(&t, &e->tab);
+        }
+        if (e->tab_max_bits < bits)
+            e->tab_max_bits = bits;
+        simdbpe__ptab_rehash(&t, &e->ovf);
+        simdbpe__huge_unmap(e->ovf_map, e->ovf_map_len);
+        e->ovf = (simdbpe__ptab){NULL, 0, 0};
+        e->ovf_map = NULL;
+    } else {
+        if (e->tab.bits >= e->tab_max_bits || !tab_new(&t, e->tab.bits + 1, &map, &map_len)) {
+            e->tab_room = 0;
+            return;
+        }
+        simdbpe__ptab_rehash(&t, &e->tab);
+        simdbpe__huge_unmap(e->tab_map, e->tab_map_len);
+    }
+    e->tab = t;
+    e->tab_map = map;
+    e->tab_map_len = map_len;
+    e->tab_room = tab_room_for(t.bits, t.n);
+    if (e->tab_room == 0) /* the model's table was full: double it now */
+        simdbpe__grow_tab(e);
+}
+
+/* The default budget of an encoder's tables, in MB: a piece table of up to
+ * 2^20 buckets (a million pieces, more than a pass over the 1 GB benchmark
+ * keeps: bench/README.md) and 43 MB for longer ones. */
+#define CACHE_MB_DEFAULT 128
 
 static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
                                   simdbpe_encoder **out);
@@ -176,7 +163,7 @@ simdbpe_status simdbpe_encoder_new_with(const simdbpe_model *model,
     simdbpe_status st = encoder_new(model, opts, out);
     if (st == SIMDBPE_ERR_INVALID_ARG && model && out)
         return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
-                             "encoder: cache_mb %u is outside 3-96", opts->cache_mb);
+                             "encoder: cache_mb %u is above 65536", opts->cache_mb);
     if (st == SIMDBPE_ERR_UNSUPPORTED)
         return simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
                              "encoder: SIMDBPE_KERNEL names an unknown or unsupported kernel set");
@@ -192,72 +179,64 @@ static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_enco
     if (!model || !out)
         return SIMDBPE_ERR_INVALID_ARG;
     *out = NULL;
-    unsigned warm_bits = warm_bits_for(opts ? opts->cache_mb : 0);
-    if (warm_bits == 0)
+    unsigned mb = opts && opts->cache_mb ? opts->cache_mb : CACHE_MB_DEFAULT;
+    if (mb > 65536)
         return SIMDBPE_ERR_INVALID_ARG;
     const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));
     if (!k)
         return SIMDBPE_ERR_UNSUPPORTED;
+    const simdbpe__byte_pair *byte_pairs = simdbpe__model_byte_pairs(model);
+    if (!byte_pairs)
+        return SIMDBPE_ERR_NOMEM;
     simdbpe_encoder *e = calloc(1, sizeof *e);
     if (!e)
         return SIMDBPE_ERR_NOMEM;
-    e->whole_ahead = true;
-    size_t cache_bytes = (size_t)CACHE_SLOTS * sizeof(cache_slot);
-    size_t long_bytes = ((size_t)1 << LONG_BITS) * sizeof(long_slot);
-    size_t hot_bytes = ((size_t)1 << HOT_BITS) * sizeof(hot_slot);
-    size_t hot16_bytes = ((size_t)1 << HOT16_BITS) * sizeof(hot16_slot);
-    size_t pairs_bytes = 65536 * sizeof(simdbpe__byte_pair);
-    size_t big_bytes = BIG_SLOTS * sizeof(big_slot);
-    /* BPE's cache of merge lookups, encode_chunk's arrays and the first
-     * ids of an output in the same huge pages: on 4 KB pages of their
-     * own they cost a page fault each (over 300 a fresh encoder). */
+    /* BPE's cache of merge lookups, the chunk's pieces and the first ids
+     * of an output in one mapping: on 4 KB pages of their own they cost a
+     * page fault each (hundreds a fresh encoder). */
     size_t merge_cache_bytes = simdbpe__bpe_pairs_bytes();
-    size_t work_bytes = (sizeof *e->work + 63) & ~(size_t)63;
+    size_t work_bytes = 2 * MAX_PIECES * sizeof *e->work;
     size_t out_bytes = OUT_SMALL * sizeof *e->out;
-    uint8_t *t = map_tables(cache_bytes + long_bytes + hot_bytes + hot16_bytes + pairs_bytes +
-                                big_bytes + BIG_ARENA + merge_cache_bytes + work_bytes + out_bytes,
-                            &e->tables, &e->tables_len);
-    e->warm_bits = warm_bits;
-    if (!t || !simdbpe__map_warm(e, WARM_START_BITS)) {
+    uint8_t *t = simdbpe__huge_map(merge_cache_bytes + work_bytes + out_bytes, &e->fixed,
+                                   &e->fixed_len);
+    /* The model's table until the encoder has added more pieces than the
+     * overflow takes (a short job never copies it), or an empty one while
+     * the model's is not built. */
+    static const simdbpe__pbucket empty[2];
+    const simdbpe__ptab *base = simdbpe__model_ptab_if_built(model);
+    e->prefilled = base != NULL;
+    e->tab = base ? *base : (simdbpe__ptab){(simdbpe__pbucket *)empty, 1, 0};
+    if (!t || !tab_new(&e->ovf, OVERFLOW_BITS, &e->ovf_map, &e->ovf_map_len)) {
         simdbpe_encoder_free(e);
         return SIMDBPE_ERR_NOMEM;
     }
-    e->warm_room = e->warm_lines * WARM_WAYS + e->warm16_lines * WARM16_WAYS;
-    e->cache = (cache_slot *)(void *)t;
-    t += cache_bytes;
-    e->long_cache = (long_slot *)(void *)t;
-    t += long_bytes;
-    e->hot = (hot_slot *)(void *)t;
-    t += hot_bytes;
-    e->hot16 = (hot16_slot *)(void *)t;
-    t += hot16_bytes;
-    e->byte_pairs = (simdbpe__byte_pair *)(void *)t;
-    t += pairs_bytes;
-    e->big = (big_slot *)(void *)t;
-    t += big_bytes;
-    e->big_arena = t;
-    t += BIG_ARENA;
+    e->tab_room = tab_room_for(OVERFLOW_BITS, 0);
+    /* The budget: up to two thirds for the table (whole powers of two,
+     * never below the model's), the rest for the long map and arenas. */
+    size_t budget = (size_t)mb << 20;
+    e->tab_max_bits = e->tab.bits;
+    while ((sizeof(simdbpe__pbucket) << (e->tab_max_bits + 1)) <= budget / 3 * 2)
+        e->tab_max_bits++;
+    size_t tab_most = sizeof(simdbpe__pbucket) << e->tab_max_bits;
+    e->side_budget = budget > tab_most + budget / 8 ? budget - tab_most : budget / 8;
     simdbpe__bpe_lend_pairs(&e->scratch, t);
     t += merge_cache_bytes;
-    e->work = (struct chunk_work *)(void *)t;
+    e->work = (piece_ref *)(void *)t;
+    e->parts = e->work + MAX_PIECES;
     t += work_bytes;
     e->out = (uint32_t *)(void *)t;
     e->out_cap = OUT_SMALL;
     e->m = model;
     e->k = k;
-    /* Ids up to 2^18 in the hot values when the vocabulary needs them
-     * (encoder.h); a larger vocabulary keeps 16 (its pieces with larger
-     * ids go to the other tables, as they do). */
-    uint32_t vocab = simdbpe_model_vocab_size(model);
-    int wide = vocab > (1u << 16) && vocab <= (1u << 18);
-    e->encode_pieces = wide ? simdbpe__encode_pieces_wide : simdbpe__encode_pieces;
+    e->encode_pieces = simdbpe__encode_pieces;
 #if defined(SIMDBPE_HAVE_X86_KERNELS)
-    if (k == &simdbpe__kernels_avx2)
-        e->encode_pieces = wide ? simdbpe__encode_pieces_wide_avx2 : simdbpe__encode_pieces_avx2;
+    if (k == &simdbpe__kernels_avx2) {
+        e->encode_pieces = simdbpe__encode_pieces_avx2;
+        e->scratch.small = simdbpe__bpe_small_avx2;
+    }
 #endif
     e->scratch.k = k;
-    simdbpe__byte_pairs_fill(model, e->byte_pairs);
-    e->scratch.byte_pairs = e->byte_pairs;
+    e->scratch.byte_pairs = byte_pairs;
     *out = e;
     return SIMDBPE_OK;
 }
@@ -269,8 +248,12 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free_out(e);
     free(e->clean);
     free(e->norm);
-    simdbpe__unmap_tables(e->tables, e->tables_len);
-    simdbpe__unmap_tables(e->warm_map, e->warm_map_len);
+    simdbpe__huge_unmap(e->fixed, e->fixed_len);
+    simdbpe__huge_unmap(e->tab_map, e->tab_map_len);
+    simdbpe__huge_unmap(e->ovf_map, e->ovf_map_len);
+    free(e->longs);
+    free(e->arena_ids);
+    free(e->arena_bytes);
     simdbpe__bpe_scratch_free(&e->scratch);
     free(e);
 }
@@ -279,7 +262,6 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *e)
 {
     return e->k->name;
 }
-
 
 /*
  * Added tokens split the text before anything else, as in HF tokenizers:

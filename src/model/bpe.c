@@ -40,67 +40,21 @@
 #include "../../kernels/kernels.h"
 #include "model.h"
 
-#define NONE UINT32_MAX
-#define PREFETCH 16 /* entries ahead in a sweep (16 measured best on 5 MB of digits) */
+#define PREFETCH 16 /* entries ahead in a sweep (the best on long words: bench/README.md) */
 #define SHORT_WORD 64
+
+/* Words of up to SMALL_WORD bytes: bpe_small.inc.h, here for the
+ * baseline CPU (bpe_small_avx2.c builds it for AVX2). */
+#define SMALL_WORD SIMDBPE__SMALL_WORD
+#define SIMDBPE__BPE_SMALL_FN simdbpe__bpe_small
+#include "bpe_small.inc.h"
 
 typedef struct simdbpe__bpe_bucket {
     uint32_t *pos; /* left positions of queued pairs of one rank */
     uint32_t n, cap;
 } bucket;
 
-/*
- * A small direct-mapped cache of merge lookups, (left, right) -> (rank,
- * new id) or "no merge", in front of the model's perfect hash. Words repeat
- * pairs a lot (a 5 MB run of digits has 100 distinct pairs), and one probe
- * here is a multiply and one L1/L2 load where the perfect hash costs two
- * mixes and two dependent loads.
- */
-#define PAIR_BITS 14
-
-typedef struct simdbpe__pair_entry {
-    uint64_t key; /* left << 32 | right, or UINT64_MAX when empty */
-    uint32_t rank, id; /* rank NONE: not a merge */
-} pair_entry;
-
-static inline size_t pair_index(uint64_t key)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ULL) >> (64 - PAIR_BITS));
-}
-
-/* The merge of the pair (left, right) = key in the model's perfect hash. */
-static inline pair_entry merge_entry(const simdbpe_model *m, uint64_t key, uint32_t left,
-                                     uint32_t right)
-{
-    const simdbpe__merge_slot *slot = simdbpe__merge_find(m, left, right);
-    return (pair_entry){key, slot ? slot->rank : NONE, slot ? slot->id : NONE};
-}
-
-/* The merge (rank, id) of the pair; rank NONE if it is not one. The pair
- * filter answers most pairs that are not (model.h), the cache most that
- * are; one branch asks whether either did, since which one answers is
- * as good as random. Without a cache (out of memory) the filter and the
- * perfect hash answer alone. */
-static inline pair_entry pair_find(const simdbpe_model *m, simdbpe__bpe_scratch *s,
-                                   uint32_t left, uint32_t right)
-{
-    uint64_t key = (uint64_t)left << 32 | right;
-    int may = simdbpe__pair_may_merge(m, key);
-    if (SIMDBPE_UNLIKELY(!s->pairs)) {
-        s->pairs = malloc(sizeof(pair_entry) << PAIR_BITS);
-        if (!s->pairs)
-            return may ? merge_entry(m, key, left, right) : (pair_entry){key, NONE, NONE};
-        memset(s->pairs, 0xFF, sizeof(pair_entry) << PAIR_BITS);
-    }
-    pair_entry *e = &s->pairs[pair_index(key)];
-    pair_entry c = *e;
-    if (SIMDBPE_LIKELY(!may | (c.key == key))) {
-        c.rank = may ? c.rank : NONE;
-        c.id = may ? c.id : NONE;
-        return c;
-    }
-    return *e = merge_entry(m, key, left, right);
-}
+#include "bpe_pairs.h"
 
 /* Frees the buckets and their arrays. Only the buckets that got an array
  * are visited: reading all n_merges of them would fault in the whole
@@ -135,9 +89,11 @@ void simdbpe__bpe_scratch_free(simdbpe__bpe_scratch *s)
     bt_free(s->backtrack);
     const struct simdbpe__kernels *k = s->k;
     const simdbpe__byte_pair *byte_pairs = s->byte_pairs;
+    simdbpe__bpe_small_fn small = s->small;
     memset(s, 0, sizeof *s);
     s->k = k;
     s->byte_pairs = byte_pairs;
+    s->small = small;
 }
 
 size_t simdbpe__bpe_pairs_bytes(void)
@@ -292,9 +248,8 @@ static simdbpe_status bpe_short(const simdbpe_model *m, simdbpe__bpe_scratch *sc
  * a TAG entry, which is what makes an entry queued for a position inside
  * a symbol stale.
  *
- * Nodes of id, prev and next took 12 bytes a position: 60 MB for a 5 MB
- * word, whose sweeps read it at scattered places. With 20 MB, 5 MB of
- * digits went from 28.7 to 36.8 MB/s (bench/ab.sh, 8 rounds).
+ * Nodes of id, prev and next took 12 bytes a position, three times as
+ * much for the sweeps to read at scattered places (bench/README.md).
  */
 #define TAG 0x80000000u
 #define MAX_LONG_WORD (TAG - 1) /* lengths must fit in a TAG entry */
@@ -393,8 +348,8 @@ static int bucket_grow(simdbpe__bpe_scratch *s, bucket *b, uint32_t r)
         return -1;
     size_t cap = b->cap;
     if (cap >= HUGE_BUCKET) {
-        /* Past 2 MB, arrays of whole huge pages: on 4 KB pages a 5 MB
-         * run of one letter took 10 K page faults, a fifth of its time. */
+        /* Past 2 MB, arrays of whole huge pages: on 4 KB pages a long
+         * run of one letter spends much of its time in page faults. */
         size_t bytes = 2 * cap * sizeof *b->pos;
         uint32_t *pos = cap <= UINT32_MAX / 2 ? aligned_alloc(2u << 20, bytes) : NULL;
         if (!pos)
@@ -441,7 +396,7 @@ static inline void rank_clear(simdbpe__bpe_scratch *s, uint32_t r)
 /* The first non-empty rank at or after r, or NONE. The summary's bit w
  * says whether bits[w] has any: a word of a few hundred bytes has that
  * many ranks among o200k's 200 K, and scanning the 3 K words of bits
- * from each to the next was a third of its merging. */
+ * from each to the next dominated its merging (bench/README.md). */
 static uint32_t next_rank(const simdbpe__bpe_scratch *s, uint32_t r)
 {
     size_t words = ((size_t)s->n_buckets + 63) / 64;
@@ -581,9 +536,8 @@ static void drain(simdbpe__bpe_scratch *s)
 
 /* Prefetches what a merge at pos reads: its entry, the entries of its
  * left neighbour and of the two symbols to its right, a few entries
- * apart: the lines of 16 bytes before the entry and 32 after it (with
- * 12-byte nodes, one line measured 20 MB/s on 5 MB of digits, two
- * 25-30). The addresses are integers: one may be before the array, which
+ * apart: the lines of 16 bytes before the entry and 32 after it (two
+ * lines beat one on long words: bench/README.md). The addresses are integers: one may be before the array, which
  * a prefetch does not mind but a C pointer may not point to. */
 static inline void prefetch_merge(const uint32_t *sym, uint32_t pos)
 {
@@ -927,8 +881,8 @@ static int bytes_within(const uint8_t *s, uint32_t len, const uint64_t *bytes)
  * (Re)builds the trie of the candidates made only of bytes in `bytes`:
  * a long word can only be spelled by those (a run of digits by about a
  * thousand of GPT-2's tokens), which keeps the trie small enough to stay
- * in cache and cheap to build (all of o200k's 200 K tokens took 120 M
- * instructions). The candidates are the tokens of the whole-token map
+ * in cache and cheap to build (all of o200k's tokens would take a
+ * hundred times longer). The candidates are the tokens of the whole-token map
  * (each is BPE of its own bytes), inserted shortest first.
  */
 static int bt_trie(const simdbpe_model *m, bt_state *t, const uint64_t *bytes)
@@ -1263,6 +1217,9 @@ simdbpe_status simdbpe__bpe_word(const simdbpe_model *m, simdbpe__bpe_scratch *s
         out[(*n_out)++] = m->byte_id[s[0]];
         return SIMDBPE_OK;
     }
+    if (len <= SMALL_WORD && scratch->byte_pairs)
+        return scratch->small ? scratch->small(m, scratch, s, len, out, n_out)
+                              : simdbpe__bpe_small(m, scratch, s, len, out, n_out);
     if (len <= SHORT_WORD && m->n_merges < (1u << 26)) /* ranks fit a short-word key */
         return bpe_short(m, scratch, s, len, out, n_out);
     if (len >= BT_MIN_WORD && (len >= BT_ANY_WORD || few_bytes(s, len))) {

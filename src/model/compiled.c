@@ -74,6 +74,7 @@
 #include <xxhash.h>
 
 #include "model.h"
+#include "ptab.h"
 
 #include "../common/replace.h"
 
@@ -565,6 +566,7 @@ void simdbpe_model_free(simdbpe_model *m)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
     simdbpe__regex_free(m->regex);
+    simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)
         free((void *)m->joins);

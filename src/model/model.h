@@ -150,6 +150,10 @@ struct simdbpe_model {
     const simdbpe__whole_slot *whole; /* n_whole, at their mph slot */
     uint32_t n_whole;
     int whole_exact; /* every non-special token is in `whole` */
+    /* The whole tokens of up to 16 bytes in a piece table, and the byte
+     * pairs, each built on first use and shared by the model's encoders
+     * (ptab.c). */
+    struct simdbpe__lazy *ptab, *byte_pairs;
 
     simdbpe__special *specials; /* malloc'd */
     size_t n_specials;
@@ -354,10 +358,9 @@ static inline uint64_t simdbpe__piece_hash(const uint8_t *s, size_t len)
  * single-byte tokens of bytes a and b, as rank + 1 (0: none) and the new
  * id. Every pair a word starts with in BPE is such a pair, and the table
  * answers it with one load: no hash, compare or branch (faster than the
- * pair cache). An encoder keeps one in its lazily zeroed huge-page mapping
- * and fills it when it is created; a model does not, because 512 KB of
- * fresh pages, or even a compact 30 KB form, would cost every model load
- * in a fresh process its page faults.
+ * pair cache). A model builds its table when its first encoder is made
+ * (simdbpe__model_byte_pairs, ptab.c), not when it is opened: a model
+ * that only decodes does not pay for 512 KB of fresh pages.
  */
 typedef struct simdbpe__byte_pair {
     uint32_t rank1, id;
@@ -366,6 +369,23 @@ typedef struct simdbpe__byte_pair {
 /* Writes the model's byte pairs into table[] (65536 entries, zeroed by
  * the caller). */
 void simdbpe__byte_pairs_fill(const simdbpe_model *m, simdbpe__byte_pair *table);
+
+/* BPE of a word of 2..SIMDBPE__SMALL_WORD bytes with the byte pairs
+ * (bpe_small.inc.h): for the baseline CPU, and for AVX2 (x86 builds),
+ * which an encoder with the AVX2 kernel set puts in its scratch. */
+#define SIMDBPE__SMALL_WORD 32
+struct simdbpe__bpe_scratch;
+typedef simdbpe_status (*simdbpe__bpe_small_fn)(const simdbpe_model *m,
+                                                struct simdbpe__bpe_scratch *sc,
+                                                const uint8_t *s, size_t n, uint32_t *out,
+                                                size_t *n_out);
+simdbpe_status simdbpe__bpe_small(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                  const uint8_t *s, size_t n, uint32_t *out, size_t *n_out);
+#if defined(SIMDBPE_HAVE_X86_KERNELS)
+simdbpe_status simdbpe__bpe_small_avx2(const simdbpe_model *m, struct simdbpe__bpe_scratch *sc,
+                                       const uint8_t *s, size_t n, uint32_t *out,
+                                       size_t *n_out);
+#endif
 
 /* Scratch space for merging long words; owned by an encoder (or a model
  * build), reused across words. Zero-initialise it; free with
@@ -386,6 +406,8 @@ typedef struct simdbpe__bpe_scratch {
     /* The byte pairs (simdbpe__byte_pairs_fill), not owned; NULL: the
      * pair cache answers the initial pairs too. */
     const simdbpe__byte_pair *byte_pairs;
+    /* BPE of small words, or NULL: simdbpe__bpe_small. */
+    simdbpe__bpe_small_fn small;
     /* The backtracking search's tables for one model (bpe.c), built on
      * the first long word of a model that allows it. */
     struct simdbpe__bpe_backtrack *backtrack;

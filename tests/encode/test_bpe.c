@@ -459,16 +459,15 @@ Test(bpe_gpt2, megabyte_words_both_paths_agree)
 }
 
 /*
- * Words encoded again and again: the encoder keeps a word's ids in one of
- * several tables by its length and number of ids (hot slots of up to three
- * ids, 32-byte hot slots of four to six, cache slots of up to 11, the long
- * cache for more or for words over 16 bytes), and a word whose hot slot
- * was taken by another is looked up in the warm tables (up to three ids in
- * 16-byte entries, four to six in 32-byte ones). n_words words of up to 24
- * bytes, each a few characters of one script, are encoded in 4 rounds in
- * a different order each time, through one encoder. kinds[] counts the
- * words of each kind of entry: up to 3 ids; 4-6 ids and up to 16 bytes;
- * 12-16 ids and up to 16 bytes; over 16 bytes.
+ * Words encoded again and again: the encoder keeps a word's ids in its
+ * piece table (up to 16 bytes: up to four ids inline, more in its id
+ * arena, or none where they are its bytes'), in the model's table while
+ * it has added few (they go to its overflow), in a copy of its own after
+ * that, which grows; and longer words in its long map. n_words words of
+ * up to 24 bytes, each a few characters of one script, are encoded in 4
+ * rounds in a different order each time, through one encoder. kinds[]
+ * counts the words of each kind: up to 4 ids; 5-11 ids and up to 16
+ * bytes; 12-16 ids and up to 16 bytes; over 16 bytes.
  */
 static void encode_words_again(size_t n_words, unsigned seed, size_t kinds[4])
 {
@@ -505,7 +504,7 @@ static void encode_words_again(size_t n_words, unsigned seed, size_t kinds[4])
         lens[t] = len;
         long n = ref_encode(&gpt2.ref, w, len, gpt2.want);
         cr_assert_geq(n, 1);
-        kinds[len > 16 ? 3 : n >= 12 ? 2 : n >= 4 && n <= 6 ? 1 : 0]++;
+        kinds[len > 16 ? 3 : n >= 12 ? 2 : n >= 5 ? 1 : 0]++;
     }
     static const size_t step[ROUNDS] = {1, 7, 11, 13}; /* prime to n_words: a permutation */
     for (int round = 0; round < ROUNDS; round++) {
@@ -518,66 +517,104 @@ static void encode_words_again(size_t n_words, unsigned seed, size_t kinds[4])
     free(lens);
 }
 
-/* 600 words: after the first round, most are found in their hot slot. */
-Test(bpe_gpt2, words_encoded_again_from_every_table)
+/* A hash of the bytes of the model's piece table, to see that encoders
+ * never write to it. */
+static uint64_t model_table_hash(const simdbpe_model *m)
 {
+    const simdbpe__ptab *t = simdbpe__model_ptab(m);
+    cr_assert_not_null(t);
+    return simdbpe__hash_bytes(t->b, sizeof *t->b << t->bits);
+}
+
+/* 600 words: fewer than the overflow takes, so the encoder still reads
+ * the table it started with (made before the model's was built: an empty
+ * one, the whole tokens coming from the model's whole-token map), and
+ * finds them again in its overflow. */
+Test(bpe_gpt2, words_encoded_again_from_the_overflow)
+{
+    uint64_t before = model_table_hash(gpt2.m);
     size_t kinds[4] = {0};
     encode_words_again(600, 5, kinds);
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert(kinds[0] > 50 && kinds[1] > 50 && kinds[2] > 10 && kinds[3] > 10,
               "words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
+    cr_assert_null(gpt2.e->tab_map, "the encoder copied the model's table");
+    cr_assert(!gpt2.e->prefilled && gpt2.e->tab.n == 0);
+    cr_assert_gt(gpt2.e->ovf.n, 500, "%zu pieces in the overflow", gpt2.e->ovf.n);
+    cr_assert_gt(gpt2.e->long_n, 10);
+    cr_assert_eq(model_table_hash(gpt2.m), before, "an encoder wrote to the model's table");
 }
 
-/* 150,001 words (prime to the steps 7, 11 and 13): far more than the 16 K
- * 32-byte hot slots and the 128 K others hold, so most words of up to six
- * ids are found again in the warm tables, those of 4-6 ids with their
- * `more` word; and more than the first, small warm tables hold (64 K
- * entries), so the encoder moves to the full ones during the first round
- * and later rounds find words that were moved. */
-Test(bpe_gpt2, words_found_again_in_the_warm_tables)
+/* An encoder made once the model's table is built starts from it, and
+ * finds the whole tokens there (pass 2, no slow path); an empty table
+ * before. */
+Test(bpe_gpt2, encoders_start_from_the_models_table_once_built)
 {
+    simdbpe_encoder *e = NULL;
+    cr_assert_eq(simdbpe_encoder_new(gpt2.m, &e, NULL), SIMDBPE_OK);
+    cr_assert(!e->prefilled && e->tab.n == 0);
+    simdbpe_encoder_free(e);
+    const simdbpe__ptab *t = simdbpe__model_ptab(gpt2.m);
+    cr_assert_not_null(t);
+    cr_assert_gt(t->n, 50000); /* GPT-2's tokens of up to 16 bytes */
+    cr_assert_eq(simdbpe_encoder_new(gpt2.m, &e, NULL), SIMDBPE_OK);
+    cr_assert(e->prefilled && e->tab.b == t->b && e->tab_map == NULL);
+    const uint32_t *ids;
+    size_t n;
+    cr_assert_eq(simdbpe_encode(e, " hello world", 12, NULL, &ids, &n, NULL), SIMDBPE_OK);
+    cr_assert(n == 2 && ids[0] == 23748 && ids[1] == 995); /* tiktoken gpt2's */
+    cr_assert_eq(e->ovf.n, 0, "whole tokens went to the overflow");
+    simdbpe_encoder_free(e);
+}
+
+/* 150,001 words (prime to the steps 7, 11 and 13): far more than the
+ * overflow takes, so the encoder moves to a table of its own during the
+ * first round (with the overflow's words in it), which grows twice (the
+ * model's has 2^16 buckets); every word is found again, and the model's
+ * table is as it was. */
+Test(bpe_gpt2, words_found_again_after_the_table_grows)
+{
+    uint64_t before = model_table_hash(gpt2.m);
+    unsigned model_bits = simdbpe__model_ptab(gpt2.m)->bits;
+    size_t n_model = simdbpe__model_ptab(gpt2.m)->n;
     size_t kinds[4] = {0};
     encode_words_again(150001, 6, kinds);
     cr_log_info("words by kind: %zu %zu %zu %zu", kinds[0], kinds[1], kinds[2], kinds[3]);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
-    /* By the last rounds the warm tables answered nearly every word, so
-     * the encoder stopped using the whole-token map (WHOLE_WINDOW), and
-     * the parts of long words came from the warm tables: the ids above
-     * were checked in that state. Tokens it has not seen, one each, bring
-     * the map back. */
-    cr_assert(!gpt2.e->whole_ahead, "the whole-token map is still used");
-    size_t checked = 0;
-    for (uint32_t id = 20000; id < 50000 && !gpt2.e->whole_ahead; id++) {
-        const uint8_t *b;
-        size_t len;
-        cr_assert_eq(simdbpe_model_token_bytes(gpt2.m, id, &b, &len), SIMDBPE_OK);
-        check_word(&gpt2, b, len, "token");
-        checked++;
-    }
-    cr_assert(gpt2.e->whole_ahead, "the whole-token map is not used again");
-    cr_log_info("the map is used again after %zu tokens", checked);
+    cr_assert_not_null(gpt2.e->tab_map);
+    cr_assert(gpt2.e->prefilled);
+    cr_assert_geq(gpt2.e->tab.bits, model_bits + 2, "the table has 2^%u buckets",
+                  gpt2.e->tab.bits);
+    /* every short word a piece of its own, besides the model's tokens
+     * (a few words are tokens) */
+    cr_assert_gt(gpt2.e->tab.n, n_model + 100000, "the table has %zu entries", gpt2.e->tab.n);
+    cr_assert_eq(model_table_hash(gpt2.m), before, "an encoder wrote to the model's table");
 }
 
-/* The same through an encoder with the smallest cache it can be given
- * (simdbpe_encoder_options.cache_mb 3: full warm tables of 64 K entries
- * of each size, fewer than the words): the encoder moves to them, and
- * words pushed out of every table are encoded again from scratch. */
-Test(bpe_gpt2, words_found_again_with_the_smallest_cache)
+/* The same through an encoder whose budget (simdbpe_encoder_options.
+ * cache_mb 1) does not let its table grow past the model's: it fills up,
+ * and the words it could not keep are encoded from scratch each time. */
+Test(bpe_gpt2, words_found_again_with_the_smallest_budget)
 {
     simdbpe_encoder_free(gpt2.e);
     gpt2.e = NULL;
-    simdbpe_encoder_options o = {.cache_mb = 3};
+    simdbpe_encoder_options o = SIMDBPE_ENCODER_OPTIONS_INIT;
+    o.cache_mb = 1;
     cr_assert_eq(simdbpe_encoder_new_with(gpt2.m, &o, &gpt2.e, NULL), SIMDBPE_OK);
     size_t kinds[4] = {0};
     encode_words_again(150001, 7, kinds);
     cr_assert(kinds[0] > 60000 && kinds[1] > 35000, "words by kind: %zu %zu %zu %zu", kinds[0],
               kinds[1], kinds[2], kinds[3]);
+    cr_assert_eq(gpt2.e->tab.bits, simdbpe__model_ptab(gpt2.m)->bits);
+    cr_assert_eq(gpt2.e->tab_room, 0);
+    cr_assert_eq(gpt2.e->tab.n, (size_t)1 << gpt2.e->tab.bits, "one piece a bucket");
+    cr_assert_leq(gpt2.e->side_used, gpt2.e->side_budget);
 }
 
 /* Pieces that are the same bytes but for trailing NUL bytes ("!", "!\0",
  * "!\0\0", ...; runs of NULs; such runs after a space) are told apart by
- * the hot and warm tables' keys, which hold no length: encoded in rounds
+ * the piece table's keys, which hold no length: encoded in rounds
  * through one encoder, each must still get its own ids. */
 Test(bpe_gpt2, pieces_ending_in_nul_bytes_found_again)
 {
@@ -603,16 +640,20 @@ Test(bpe_gpt2, pieces_ending_in_nul_bytes_found_again)
 
 /*
  * Long pieces encoded again, in rounds through one encoder, against the
- * reference worked out once per word: 6,000 words of 17-48 letters (three
- * times the 2 K long-cache slots, so words found there are pushed out and
- * moved to the big cache, to be found there in later rounds) and 5,000 runs of symbols of 49-1,100 bytes
- * (over BIG_KEY some of them: never cached), about 2 MB of big-cache
- * entries a round, so its arena is emptied and filled again.
+ * reference worked out once per word: 6,000 words of 17-48 letters and
+ * 4,000 runs of symbols of 49-1,100 bytes and a few of up to 4,600 (over
+ * LONG_KEY: never kept), so the long map grows several times (from 2^10
+ * slots) and its arenas with it, and every kept piece is found again.
  */
-Test(bpe_gpt2, long_pieces_found_again_in_the_long_and_big_caches)
+Test(bpe_gpt2, long_pieces_found_again_in_the_long_map)
 {
-    enum { N_WORDS = 6000, N_RUNS = 5000, N = N_WORDS + N_RUNS, ROUNDS = 3, MAX = 1100 };
+    enum { N_WORDS = 6000, N_RUNS = 4000, N = N_WORDS + N_RUNS, ROUNDS = 3, MAX = 4600 };
     static const char symbols[] = "!\"#$%&()*+,-./:;<=>?@[\\]^_`{|}~";
+    /* a budget that keeps them all */
+    simdbpe_encoder_free(gpt2.e);
+    simdbpe_encoder_options o = SIMDBPE_ENCODER_OPTIONS_INIT;
+    o.cache_mb = 256;
+    cr_assert_eq(simdbpe_encoder_new_with(gpt2.m, &o, &gpt2.e, NULL), SIMDBPE_OK);
     uint8_t *text = malloc((size_t)N * MAX);
     size_t *lens = malloc(N * sizeof *lens), *n_want = malloc(N * sizeof *n_want);
     uint32_t **want = malloc(N * sizeof *want);
@@ -628,9 +669,12 @@ Test(bpe_gpt2, long_pieces_found_again_in_the_long_and_big_caches)
             for (size_t k = 17 + rng_below(32) - len; k > 0; k--)
                 w[len++] = (uint8_t)('a' + rng_below(26));
         } else {
-            for (size_t k = 49 + rng_below(MAX - 49) - len; k > 0; k--)
+            /* one in a hundred over LONG_KEY (the reference is quadratic) */
+            size_t k = i % 100 == 0 ? LONG_KEY + 1 + rng_below(MAX - LONG_KEY - 1)
+                                    : 49 + rng_below(1100 - 49);
+            for (k -= len; k > 0; k--)
                 w[len++] = (uint8_t)symbols[rng_below(sizeof symbols - 1)];
-            over_big += len > BIG_KEY;
+            over_big += len > LONG_KEY;
         }
         cr_assert_eq(simdbpe__pretok_piece_end(w, len, 0), len, "word %zu is not one piece", i);
         lens[i] = len;
@@ -640,8 +684,7 @@ Test(bpe_gpt2, long_pieces_found_again_in_the_long_and_big_caches)
         want[i] = malloc((size_t)n * sizeof **want);
         memcpy(want[i], gpt2.want, (size_t)n * sizeof **want);
     }
-    cr_assert_gt(over_big, 100);
-    size_t resets = gpt2.e->big_resets;
+    cr_assert_eq(over_big, N_RUNS / 100);
     static const size_t step[ROUNDS] = {1, 7, 13}; /* prime to N: a permutation */
     for (int round = 0; round < ROUNDS; round++) {
         /* The first round takes each word twice: found in its long slot,
@@ -659,8 +702,10 @@ Test(bpe_gpt2, long_pieces_found_again_in_the_long_and_big_caches)
                 cr_assert_fail("round %d, word %zu (%zu bytes): %s", round, i, lens[i], msg);
         }
     }
-    cr_assert_geq(gpt2.e->big_resets - resets, ROUNDS, "the big cache was emptied %zu times",
-                  gpt2.e->big_resets - resets);
+    /* every piece but those over LONG_KEY, and parts of over 16 bytes of
+     * the runs of symbols (cut where no merge spans, encoded as pieces) */
+    cr_assert_geq(gpt2.e->long_n, N - over_big, "the long map has %zu pieces", gpt2.e->long_n);
+    cr_assert_geq(gpt2.e->long_bits, 14);
     for (size_t i = 0; i < N; i++)
         free(want[i]);
     free(want);

@@ -62,8 +62,8 @@ Test(encode, null_arguments)
     simdbpe_encoder *e = NULL;
     cr_assert_eq(simdbpe_encoder_new(NULL, &e, NULL), SIMDBPE_ERR_INVALID_ARG);
     cr_assert_eq(simdbpe_encoder_new(model, NULL, NULL), SIMDBPE_ERR_INVALID_ARG);
-    /* cache_mb: 0 (the default) or 3..96 */
-    static const unsigned bad_mb[] = {1, 2, 97, 1000, UINT32_MAX};
+    /* cache_mb: 0 (the default) or 1..65536 */
+    static const unsigned bad_mb[] = {65537, 1000000, UINT32_MAX};
     for (size_t i = 0; i < sizeof bad_mb / sizeof *bad_mb; i++) {
         simdbpe_encoder_options o = {.cache_mb = bad_mb[i]};
         e = (simdbpe_encoder *)&o; /* must be reset */
@@ -71,11 +71,11 @@ Test(encode, null_arguments)
                      "cache_mb %u", bad_mb[i]);
         cr_assert_null(e);
         char want[64];
-        snprintf(want, sizeof want, "cache_mb %u is outside 3-96", bad_mb[i]);
+        snprintf(want, sizeof want, "cache_mb %u is above 65536", bad_mb[i]);
         cr_assert(err.status == SIMDBPE_ERR_INVALID_ARG && strstr(err.message, want),
                   "%s", err.message);
     }
-    static const unsigned good_mb[] = {0, 3, 5, 24, 96};
+    static const unsigned good_mb[] = {0, 1, 3, 5, 24, 96, 1000};
     for (size_t i = 0; i < sizeof good_mb / sizeof *good_mb; i++) {
         simdbpe_encoder_options o = {.cache_mb = good_mb[i]};
         cr_assert_eq(simdbpe_encoder_new_with(model, &o, &e, NULL), SIMDBPE_OK, "cache_mb %u",

@@ -309,7 +309,7 @@ static inline void fuzz_check_roundtrip(const simdbpe_model *m, simdbpe_encoder 
  * with an encoder of its own, and finds each special token by its text. */
 static inline void fuzz_check_loaded(const simdbpe_model *m, const char *text, size_t len)
 {
-    simdbpe_encoder_options eo = {.cache_mb = 3}; /* the smallest: one per input */
+    simdbpe_encoder_options eo = {.cache_mb = 1}; /* the smallest: one per input */
     simdbpe_encoder *enc;
     FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc, NULL) == SIMDBPE_OK, "encoder_new");
     fuzz_check_roundtrip(m, enc, text, len);

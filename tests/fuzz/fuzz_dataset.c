@@ -123,7 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.output_format = SIMDBPE_OUTPUT_U32;
     o.output = out_path;
     o.threads = 1;
-    o.cache_mb = 3;
+    o.cache_mb = 1;
     o.batch_bytes = data[0] & 0x80 ? 16 : 0; /* 16: the smallest batch */
     const char *paths[] = {in_path};
     simdbpe_dataset_result res;

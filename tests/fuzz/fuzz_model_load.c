@@ -119,7 +119,7 @@ static void check_whole_map(const simdbpe_model *m)
 static void check_model(const simdbpe_model *m)
 {
     check_whole_map(m);
-    simdbpe_encoder_options eo = {.cache_mb = 3}; /* the smallest: one per input */
+    simdbpe_encoder_options eo = {.cache_mb = 1}; /* the smallest: one per input */
     simdbpe_encoder *enc;
     FUZZ_CHECK(simdbpe_encoder_new_with(m, &eo, &enc, NULL) == SIMDBPE_OK, "encoder_new");
     FUZZ_CHECK(simdbpe_model_vocab_size(m) >= 256, "vocab size %u", simdbpe_model_vocab_size(m));
