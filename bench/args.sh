@@ -1,4 +1,4 @@
-# args.sh - what bench/ab.sh and bench/pair.sh share: sourced, not run. `me` names the
+# args.sh - what the scripts of bench/ share: sourced, not run. `me` names the
 # calling script in its messages.
 
 # need_count NAME VALUE MIN: VALUE is a whole number >= MIN, else a message
@@ -25,4 +25,53 @@ set_documents() {
 median() {
   sort -n | awk '{v[NR] = $1}
     END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'
+}
+
+# build_gigatoken BUILD_DIR: `gtenc` gets the path of GigaToken's encoder, built by the
+# peer's own build.sh (offline, Debian's Rust crates, nightly toolchain) from
+# $SIMDBPE_GIGATOKEN_DIR (default ../shared/peers/gigatoken) into BUILD_DIR/gigatoken.
+# If build.sh fails, its output is printed as it is and the script exits 1.
+build_gigatoken() {
+  local dir=${SIMDBPE_GIGATOKEN_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/../shared/peers/gigatoken}
+  if [ ! -x "$dir/build.sh" ]; then
+    echo "$me: GigaToken's source not found at $dir (set SIMDBPE_GIGATOKEN_DIR)" >&2
+    exit 2
+  fi
+  mkdir -p "$1/gigatoken"
+  echo "# building GigaToken ($dir/build.sh) into $1/gigatoken" >&2
+  if ! CARGO_TARGET_DIR="$1/gigatoken" "$dir/build.sh" >"$1/gigatoken/build.out" 2>&1; then
+    echo "$me: GigaToken's build.sh failed; its output:" >&2
+    cat "$1/gigatoken/build.out" >&2
+    exit 1
+  fi
+  gtenc=$(grep -a -m1 '/gtenc$' "$1/gigatoken/build.out")
+}
+
+# tiktoken_dir MODEL...: `ranks` gets the directory of the .tiktoken rank files GigaToken
+# reads ($SIMDBPE_TIKTOKEN_DIR, default ../shared/models/tiktoken), else a message naming
+# a model GigaToken cannot run (it runs gpt2 = r50k_base, cl100k_base, o200k_base) or the
+# missing file, and exit 2.
+tiktoken_dir() {
+  ranks=${SIMDBPE_TIKTOKEN_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/../shared/models/tiktoken}
+  local m f
+  for m in "$@"; do
+    case "$m" in
+      gpt2 | r50k_base) f=r50k_base ;;
+      cl100k_base | o200k_base) f=$m ;;
+      *)
+        echo "$me: GigaToken runs gpt2, cl100k_base and o200k_base, not '$m'" >&2
+        exit 2
+        ;;
+    esac
+    if [ ! -f "$ranks/$f.tiktoken" ]; then
+      echo "$me: $ranks/$f.tiktoken not found (set SIMDBPE_TIKTOKEN_DIR)" >&2
+      exit 2
+    fi
+  done
+}
+
+# stamp: the results lines on stdin with the load average now (read before the run whose
+# lines they are) and no peak RSS appended.
+stamp() {
+  awk -F '\t' -v OFS='\t' -v load="$(cut -d' ' -f1 /proc/loadavg)" '{ print $0, load, "-" }'
 }

@@ -1,7 +1,7 @@
 /*
  * bench_pretok.c - throughput of the pre-tokenizers alone, per family.
  *
- *   bench_pretok [-r RUNS] FILE...
+ *   bench_pretok [-r RUNS] [-s SCANNER,...] FILE...
  *
  * Reads each FILE whole (one text; e.g. a corpus decompressed with
  * `zstd -dc english.txt.zst > english.txt`) and times, RUNS times (default
@@ -16,6 +16,7 @@
  *                family's own Split patterns, and on the Split patterns of
  *                the synthetic models kimi, qwen35 and nemotron
  *                (shared/models/synthetic/README.md), which have no scanner.
+ * -s keeps the scanners named (e.g. -s o200k-block,o200k; all by default).
  * Prints per file and scanner the median MB/s (10^6 bytes per second of
  * this thread's CPU time, which a loaded shared machine disturbs least) and
  * the number of pieces.
@@ -133,16 +134,33 @@ static const struct {
 int main(int argc, char **argv)
 {
     unsigned long long runs = 5;
+    const char *only = NULL;
     int a = 1;
-    if (a + 1 < argc && strcmp(argv[a], "-r") == 0) {
-        if (!parse_count(argv[a + 1], 1000, &runs)) {
-            fprintf(stderr, "bench_pretok: bad number of runs '%s'\n", argv[a + 1]);
-            return 2;
+    for (; a + 1 < argc; a += 2) {
+        if (strcmp(argv[a], "-r") == 0) {
+            if (!parse_count(argv[a + 1], 1000, &runs)) {
+                fprintf(stderr, "bench_pretok: bad number of runs '%s'\n", argv[a + 1]);
+                return 2;
+            }
+        } else if (strcmp(argv[a], "-s") == 0) {
+            only = argv[a + 1];
+        } else {
+            break;
         }
-        a += 2;
+    }
+    int want[sizeof scanners / sizeof scanners[0]];
+    for (size_t c = 0; c < sizeof scanners / sizeof scanners[0]; c++) {
+        size_t len = strlen(scanners[c].name);
+        const char *p = only;
+        want[c] = !only;
+        while (p && !want[c]) {
+            want[c] = strncmp(p, scanners[c].name, len) == 0 && (p[len] == ',' || !p[len]);
+            p = strchr(p, ',');
+            p = p ? p + 1 : NULL;
+        }
     }
     if (a >= argc) {
-        fprintf(stderr, "usage: bench_pretok [-r RUNS] FILE...\n");
+        fprintf(stderr, "usage: bench_pretok [-r RUNS] [-s SCANNER,...] FILE...\n");
         return 2;
     }
     const simdbpe__kernels *k = simdbpe__kernels_select(NULL);
@@ -156,6 +174,8 @@ int main(int argc, char **argv)
             return 1;
         const uint8_t *s = (const uint8_t *)d.data;
         for (size_t c = 0; c < sizeof scanners / sizeof scanners[0]; c++) {
+            if (!want[c])
+                continue;
             double *t = malloc(runs * sizeof *t);
             size_t pieces = 0;
             for (unsigned long long r = 0; r < runs; r++) {

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """gen_inputs.py - the inputs bench/run.sh times, written as one file per document.
 
-    gen_inputs.py OUT_DIR [--corpus DIR] [--sample-mb MB | --full] [--adversarial-mb MB]
+    gen_inputs.py OUT_DIR [--corpus DIR] [--sample-mb MB | --full] [--adversarial-mb MB] [--whole]
 
 Corpora (english, code, multilingual) come from DIR/NAME.txt.zst and DIR/NAME.index.tsv
 (../shared/corpus by default); each document becomes OUT_DIR/NAME/NNNNN. With --sample-mb,
 documents are taken evenly spread over the corpus (every k-th) until MB megabytes, so slow
 peers finish; --full takes every document. A corpus that is missing is skipped with a line
-saying so.
+saying so. --whole also writes OUT_DIR/whole/NAME: the same documents in one file, separated
+by a newline as in the corpus (with --full, the corpus itself), for a peer that encodes one
+file as one document (GigaToken's gtenc).
 
 Adversarial inputs (OUT_DIR/adversarial/KIND, MB megabytes each, default 5), each one
 pre-token: one_letter ("a" repeated), random_letters (a-z A-Z, no spaces), digits, spaces,
@@ -20,7 +22,7 @@ import subprocess
 import sys
 
 
-def write_corpus(name, corpus_dir, out_dir, sample_mb, full):
+def write_corpus(name, corpus_dir, out_dir, sample_mb, full, whole):
     zst = os.path.join(corpus_dir, name + ".txt.zst")
     index = os.path.join(corpus_dir, name + ".index.tsv")
     if not (os.path.exists(zst) and os.path.exists(index)):
@@ -47,6 +49,10 @@ def write_corpus(name, corpus_dir, out_dir, sample_mb, full):
     for i, (off, n) in enumerate(docs):
         with open(os.path.join(d, f"{i:05d}"), "wb") as f:
             f.write(data[off:off + n])
+    if whole:
+        os.makedirs(os.path.join(out_dir, "whole"), exist_ok=True)
+        with open(os.path.join(out_dir, "whole", name), "wb") as f:
+            f.write(b"\n".join(data[off:off + n] for off, n in docs))
 
 
 def write_adversarial(out_dir, mb):
@@ -76,10 +82,11 @@ def main():
     p.add_argument("--sample-mb", type=float, default=8)
     p.add_argument("--full", action="store_true")
     p.add_argument("--adversarial-mb", type=float, default=5)
+    p.add_argument("--whole", action="store_true")
     a = p.parse_args()
     if a.corpus:
         for name in ("english", "code", "multilingual"):
-            write_corpus(name, a.corpus, a.out, a.sample_mb, a.full)
+            write_corpus(name, a.corpus, a.out, a.sample_mb, a.full, a.whole)
     write_adversarial(a.out, a.adversarial_mb)
 
 

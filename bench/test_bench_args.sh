@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# test_bench_args.sh - ctest: bench/ab.sh, bench/pair.sh and bench/run.sh refuse bad
-# arguments with a message that names them, exit 2, before they build or run anything.
+# test_bench_args.sh - ctest: bench/ab.sh, bench/pair.sh, bench/run.sh and bench/dataset.sh
+# refuse bad arguments with a message that names them, exit 2, before they build or run
+# anything.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
@@ -44,8 +45,20 @@ expect "--rounds needs a value" bash "$here/run.sh" --rounds
 expect "--model takes encoding names such as gpt2 or cl100k_base, got ''" bash "$here/run.sh" --model ''
 expect "--model takes encoding names such as gpt2 or cl100k_base, got 'a b'" \
   bash "$here/run.sh" --model 'gpt2,a b'
-expect "--peers takes a comma list of tiktoken-rs, tiktoken and hf, got 'tiktok'" \
+expect "--peers takes a comma list of tiktoken-rs, tiktoken, hf and gigatoken, got 'tiktok'" \
   bash "$here/run.sh" --peers tiktoken-rs,tiktok
+expect "--inputs takes a comma list of english, code, multilingual and adversarial, got 'bible'" \
+  bash "$here/run.sh" --inputs code,bible
+expect "GigaToken runs gpt2, cl100k_base and o200k_base, not 'p50k_base'" \
+  bash "$here/run.sh" --peers gigatoken --model gpt2,p50k_base
+expect "$tmp/none/r50k_base.tiktoken not found (set SIMDBPE_TIKTOKEN_DIR)" \
+  SIMDBPE_TIKTOKEN_DIR="$tmp/none" bash "$here/run.sh" --peers gigatoken
+
+expect "--rounds must be a whole number >= 1, got '0'" bash "$here/dataset.sh" --rounds 0
+expect "--model needs a value" bash "$here/dataset.sh" --model
+expect "GigaToken runs gpt2, cl100k_base and o200k_base, not 'qwen2'" \
+  bash "$here/dataset.sh" --model qwen2
+expect "simdbpe at dataset scale" bash "$here/dataset.sh" --threads 2
 expect "the benchmark: simdbpe and its peers" bash "$here/run.sh" --runs 3
 
 [ "$fails" -eq 0 ] && echo "test_bench_args: all refused as expected"

@@ -187,21 +187,60 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_tiktoken_with(const char *data, si
                                                             simdbpe_error *err);
 
 /*
- * Opens a model by name or path:
+ * Opens a model by name or path, tried in this order:
  *   a name                 a model embedded in the library: "gpt2" (=
  *                          "r50k_base"), "p50k_base", "cl100k_base",
  *                          "o200k_base" (simdbpe_model_name_at lists them);
- *   a compiled model file  FILE.sbpe (see below), mapped into memory;
- *   a tokenizer.json file  any file name (a *.json name or JSON contents);
- *   a .tiktoken file       one of OpenAI's rank files;
- *   a directory            DIR/tokenizer.json if there is one, else
+ *   a path that exists:
+ *     a compiled model     FILE.sbpe (see below), mapped into memory;
+ *     a tokenizer.json     any file name (a *.json name or JSON contents);
+ *     a .tiktoken file     one of OpenAI's rank files;
+ *     a directory          DIR/tokenizer.json if there is one, else
  *                          DIR/vocab.json + DIR/merges.txt (GPT-2's
  *                          pre-tokenizer) and, if present,
- *                          DIR/special_tokens (one token per line).
- * Errors name the file in err->message.
+ *                          DIR/special_tokens (one token per line);
+ *   ORG/NAME[@REVISION]    any other name that is a Hugging Face repo id
+ *                          with an organisation: the repo's tokenizer.json
+ *                          in the local Hugging Face cache
+ *                          (simdbpe_model_find_pretrained).
+ * Errors name the file in err->message, or the places looked in.
  */
 SIMDBPE_API simdbpe_status simdbpe_model_open(const char *name_or_path, simdbpe_model **out,
                                               simdbpe_error *err);
+
+/*
+ * The path simdbpe_model_open(name_or_path) reads: NULL for a name
+ * embedded in the library, the name itself for a path that exists, the
+ * cached tokenizer.json for ORG/NAME[@REVISION]; or simdbpe_model_open's
+ * error, without reading any model. *path is released with simdbpe_free.
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_locate(const char *name_or_path, char **path,
+                                                simdbpe_error *err);
+
+/*
+ * The tokenizer.json of a Hugging Face repo in the local cache, found as
+ * huggingface_hub lays it out; nothing is downloaded (HF_HUB_OFFLINE makes
+ * no difference). The cache is $HF_HUB_CACHE, else $HUGGINGFACE_HUB_CACHE,
+ * else $HF_HOME/hub, else $XDG_CACHE_HOME/huggingface/hub, else
+ * ~/.cache/huggingface/hub; the file is
+ * CACHE/models--ORG--NAME/snapshots/COMMIT/tokenizer.json (usually a link
+ * into blobs/), where COMMIT is `revision` if it is a commit (40 lowercase
+ * hex digits), else what CACHE/models--ORG--NAME/refs/REVISION names.
+ *   repo_id   "ORG/NAME" or "NAME", optionally "@REVISION" appended when
+ *             `revision` is NULL;
+ *   revision  a branch, tag or commit; NULL: the one in repo_id, else
+ *             "main".
+ * *path (released with simdbpe_free) is the snapshot's tokenizer.json.
+ * Errors: SIMDBPE_ERR_INVALID_ARG for a malformed repo id or revision
+ * (byte_offset: where in it); SIMDBPE_ERR_IO when the repo, the revision,
+ * the snapshot or the file is not cached, or a ref is not a commit
+ * (byte_offset: where in the ref file); SIMDBPE_ERR_UNSUPPORTED when the
+ * snapshot has only vocab.json + merges.txt or tokenizer.model. The
+ * message names the path that was missing and what chose the cache.
+ */
+SIMDBPE_API simdbpe_status simdbpe_model_find_pretrained(const char *repo_id,
+                                                         const char *revision, char **path,
+                                                         simdbpe_error *err);
 
 /*
  * A model from a model file's contents held in memory (e.g. decompressed
@@ -318,6 +357,17 @@ SIMDBPE_API simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *model,
                                                     const simdbpe_added_token *tokens, size_t n,
                                                     simdbpe_model **out, size_t *n_added,
                                                     simdbpe_error *err);
+
+/*
+ * What the file the model was loaded from asks for that simdbpe does not
+ * apply and that does not change the ids of encoding a text (a
+ * tokenizer.json's "truncation" and "padding": settings of HF's encode
+ * calls), as one sentence for the caller to show once; "" when there is
+ * nothing to say (and for compiled models, which do not keep it). Fields
+ * that would change the ids are refused when the model is loaded. Valid as
+ * long as the model.
+ */
+SIMDBPE_API const char *simdbpe_model_notice(const simdbpe_model *model);
 
 /*
  * Whether encoding a pre-token that is itself a token may emit that token

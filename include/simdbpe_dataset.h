@@ -222,6 +222,12 @@ SIMDBPE_API const char *simdbpe_dataset_marker_path(const simdbpe_dataset *ds);
  * and inode), or NULL: for callers with outputs of their own. */
 SIMDBPE_API const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *path);
 
+/* 1 when `path` names a file the prepared run writes (an output, a shard,
+ * the marker: by canonical name, whether it exists yet or not), else 0:
+ * for callers with files of their own (a summary, an input list) that the
+ * run must not replace. */
+SIMDBPE_API int simdbpe_dataset_is_output(const simdbpe_dataset *ds, const char *path);
+
 /*
  * Encodes the prepared run: takes the output lock, writes everything under
  * temporary names, renames it into place, then writes the marker. Once per

@@ -43,6 +43,14 @@ typedef struct simdbpe__lead_classes {
     uint64_t three;             /* it is 3 bytes long (else 2) */
 } simdbpe__lead_classes;
 
+/* The class codes of the multi-byte characters of a block (see
+ * lead_codes): bit i is the character that starts at byte i. */
+typedef struct simdbpe__lead_codes {
+    uint64_t bit[4]; /* bit k of its code */
+    uint64_t three;  /* it is 3 bytes long */
+    uint64_t four;   /* it is 4 bytes long: no code bits (the caller looks it up) */
+} simdbpe__lead_codes;
+
 typedef struct simdbpe__kernels {
     const char *name;
     /* Returns len if s[0..len) is valid UTF-8 (Unicode 16: no surrogates,
@@ -65,6 +73,12 @@ typedef struct simdbpe__kernels {
      * begins a 4-byte character: the caller looks those up itself. */
     int (*lead_classes)(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
                         simdbpe__lead_classes *out);
+    /* The same for four-bit codes (the family scanners' classes): the code
+     * of a code point X below U+10000 is codes[X >> 3] >> 4 * (X & 7) & 15
+     * (ucd.h); characters of 4 bytes are only marked in `four`. The same
+     * reads as lead_classes. */
+    void (*lead_codes)(const uint8_t *s, uint64_t leads, const uint32_t *codes,
+                       simdbpe__lead_codes *out);
 } simdbpe__kernels;
 
 extern const simdbpe__kernels simdbpe__kernels_scalar;
@@ -92,6 +106,10 @@ size_t simdbpe__utf8_maximal_subpart(const uint8_t *s, size_t len);
 /* The scalar lead_classes, which the SSE4.2 set uses too (it has no gather). */
 int simdbpe__lead_classes_scalar(const uint8_t *s, uint64_t leads, const uint32_t *bmp2,
                                  simdbpe__lead_classes *out);
+
+/* The scalar lead_codes (the SSE4.2 set's too). */
+void simdbpe__lead_codes_scalar(const uint8_t *s, uint64_t leads, const uint32_t *codes,
+                                simdbpe__lead_codes *out);
 
 /* Length of the valid sequence at s[0], or 0 if none starts there. */
 size_t simdbpe__utf8_sequence_len(const uint8_t *s, size_t len);

@@ -201,6 +201,31 @@ int simdbpe__lead_classes_scalar(const uint8_t *s, uint64_t leads, const uint32_
     return 1;
 }
 
+void simdbpe__lead_codes_scalar(const uint8_t *s, uint64_t leads, const uint32_t *codes,
+                                simdbpe__lead_codes *out)
+{
+    simdbpe__lead_codes r = {{0, 0, 0, 0}, 0, 0};
+    for (; leads; leads &= leads - 1) {
+        unsigned i = (unsigned)__builtin_ctzll(leads);
+        uint64_t bit = 1ULL << i;
+        uint32_t c = s[i], cp;
+        if (c >= 0xF0) {
+            r.four |= bit;
+            continue;
+        }
+        if (c >= 0xE0) {
+            cp = (c & 0x0F) << 12 | (uint32_t)(s[i + 1] & 0x3F) << 6 | (s[i + 2] & 0x3F);
+            r.three |= bit;
+        } else {
+            cp = (c & 0x1F) << 6 | (s[i + 1] & 0x3F);
+        }
+        uint64_t code = codes[cp >> 3] >> 4 * (cp & 7) & 15;
+        for (int k = 0; k < 4; k++)
+            r.bit[k] |= (code >> k & 1) << i;
+    }
+    *out = r;
+}
+
 const simdbpe__kernels simdbpe__kernels_scalar = {
     "scalar",
     validate_utf8_scalar,
@@ -208,4 +233,5 @@ const simdbpe__kernels simdbpe__kernels_scalar = {
     classify_ext_scalar,
     map_bytes_scalar,
     simdbpe__lead_classes_scalar,
+    simdbpe__lead_codes_scalar,
 };

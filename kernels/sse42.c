@@ -23,4 +23,5 @@ const simdbpe__kernels simdbpe__kernels_sse42 = {
     classify_ext_simd,
     map_bytes_sse42,
     simdbpe__lead_classes_scalar,
+    simdbpe__lead_codes_scalar,
 };

@@ -71,10 +71,14 @@ class BuildWithLibrary(build_ext):
         return out
 
     def build_extensions(self):
-        cflags, libs = build_flags(self.library_dir())
+        lib_dir = self.library_dir()
+        cflags, libs = build_flags(lib_dir)
         for ext in self.extensions:
             ext.extra_compile_args += cflags
             ext.extra_link_args += libs
+            # Relinked when the library changes, not only its own source (a
+            # stale extension kept the library it was first linked with).
+            ext.depends = ext.depends + [os.path.join(lib_dir, "libsimdbpe.a")]
         super().build_extensions()
 
 

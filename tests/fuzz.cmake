@@ -9,7 +9,8 @@
 #     one for a while.
 # Adding a target is one file (fuzz_<name>.c, plus seeds in corpus/<name>/)
 # and one simdbpe_fuzz_target(<name>) line at the end of this file; a target
-# that needs more code names it: SOURCES (e.g. tools/ files), LIBS, INCLUDES.
+# that needs more code names it: SOURCES (e.g. tools/ files), LIBS, INCLUDES,
+# DEFINES (e.g. where its data lies).
 set(SIMDBPE_FUZZ_DIR ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
 
 if(SIMDBPE_FUZZ)
@@ -36,7 +37,7 @@ if(SIMDBPE_FUZZ)
 endif()
 
 function(simdbpe_fuzz_target name)
-  cmake_parse_arguments(F "" "" "SOURCES;LIBS;INCLUDES" ${ARGN})
+  cmake_parse_arguments(F "" "" "SOURCES;LIBS;INCLUDES;DEFINES" ${ARGN})
   set(sources ${SIMDBPE_FUZZ_DIR}/fuzz_${name}.c ${F_SOURCES})
   set(includes ${SIMDBPE_FUZZ_DIR} ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/kernels
                ${F_INCLUDES})
@@ -44,6 +45,7 @@ function(simdbpe_fuzz_target name)
   add_executable(fuzz_replay_${name} ${SIMDBPE_FUZZ_DIR}/replay_main.c ${sources})
   target_include_directories(fuzz_replay_${name} PRIVATE ${includes})
   target_link_libraries(fuzz_replay_${name} PRIVATE simdbpe ${F_LIBS})
+  target_compile_definitions(fuzz_replay_${name} PRIVATE ${F_DEFINES})
   add_test(NAME fuzz_replay_${name}
            COMMAND fuzz_replay_${name} ${SIMDBPE_FUZZ_DIR}/corpus/${name})
 
@@ -53,6 +55,7 @@ function(simdbpe_fuzz_target name)
     target_compile_options(fuzz_${name} PRIVATE -fsanitize=fuzzer ${SIMDBPE_FUZZ_SAN} -g)
     target_link_options(fuzz_${name} PRIVATE -fsanitize=fuzzer ${SIMDBPE_FUZZ_SAN})
     target_link_libraries(fuzz_${name} PRIVATE simdbpe ${F_LIBS})
+    target_compile_definitions(fuzz_${name} PRIVATE ${F_DEFINES})
   endif()
 endfunction()
 
@@ -69,7 +72,8 @@ simdbpe_fuzz_target(pretok_family INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgC
 simdbpe_fuzz_target(hf_json)
 simdbpe_fuzz_target(tiktoken)
 simdbpe_fuzz_target(exact SOURCES ${SIMDBPE_FUZZ_DIR}/exact_ref.c
-                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::SIMDBPE_DEPS)
+                    INCLUDES ${CMAKE_CURRENT_SOURCE_DIR} LIBS PkgConfig::SIMDBPE_DEPS
+                    DEFINES SIMDBPE_GPT2_DIR="${PROJECT_SOURCE_DIR}/src/model/gpt2")
 # The references of fuzz_exact and fuzz_train without coverage
 # instrumentation: their loops are not what the fuzzer should explore, and
 # instrumented they took most (exact) or half (train) of each input's time.
@@ -96,12 +100,6 @@ if(SIMDBPE_FUZZ)
                DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY COMPILE_OPTIONS
                -fno-sanitize-coverage=trace-cmp)
 endif()
-foreach(t fuzz_replay_exact fuzz_exact)
-  if(TARGET ${t})
-    target_compile_definitions(${t} PRIVATE
-      SIMDBPE_GPT2_DIR="${PROJECT_SOURCE_DIR}/src/model/gpt2")
-  endif()
-endforeach()
 
 # Writes the seeds of model_compiled from those of model_load (run by hand).
 add_executable(fuzz_make_sbpe_seeds ${SIMDBPE_FUZZ_DIR}/make_sbpe_seeds.c)
@@ -133,3 +131,5 @@ set_tests_properties(adversarial_jsonl PROPERTIES
   ENVIRONMENT "SIMDBPE_CLI=$<TARGET_FILE:simdbpe_cli>")
 simdbpe_fuzz_target(dataset)
 simdbpe_fuzz_target(reader INCLUDES ${PROJECT_SOURCE_DIR}/src/dataset LIBS PkgConfig::SIMDBPE_DEPS)
+simdbpe_fuzz_target(hf_added LIBS PkgConfig::SIMDBPE_DEPS
+                    DEFINES SIMDBPE_QWEN3_2K="${PROJECT_SOURCE_DIR}/tests/data/hf/qwen3_2k.json")

@@ -21,8 +21,9 @@
 static const char compile_usage[] =
     "usage: simdbpe compile -m MODEL -o FILE.sbpe [-q]\n"
     "\n"
-    "Writes MODEL (\"gpt2\", a directory with vocab.json + merges.txt [+ special_tokens],\n"
-    "or a .sbpe file) as a compiled model that -m FILE.sbpe loads in about a millisecond.\n";
+    "Writes MODEL (any model -m takes: a built-in name, a tokenizer.json, a .tiktoken\n"
+    "or .sbpe file, a model directory, ORG/NAME[@REVISION] in the Hugging Face cache)\n"
+    "as a compiled model that -m FILE.sbpe loads in about a millisecond.\n";
 
 static const opt_spec compile_options[] = {
     {"--model", 'm', 1}, {"--output", 'o', 1}, {"--quiet", 'q', 0}, {NULL, 0, 0}};
@@ -72,7 +73,7 @@ int simdbpe_cmd_compile(int argc, char **argv)
     simdbpe_model *m;
     simdbpe_error err;
     double t0 = seconds();
-    if (cli_model_open(a.model, &m, NULL))
+    if (cli_model_open(a.model, &m))
         return 1;
     double t1 = seconds();
     simdbpe_status st = simdbpe_model_save(m, a.output, &err);

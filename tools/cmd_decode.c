@@ -324,7 +324,7 @@ int cmd_decode(int argc, char **argv)
     }
     simdbpe_model *model;
     simdbpe_error err;
-    if (cli_model_open(o.model, &model, NULL)) {
+    if (cli_model_open(o.model, &model)) {
         free(o.files);
         return EXIT_FAIL;
     }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "simdbpe.h"
@@ -348,6 +349,14 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
     return rc;
 }
 
+/* Whether paths a and b name one existing file (device and inode). */
+static int outputs_same(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
 /* ----------------------------------------------------------------- run */
 
 typedef struct run {
@@ -455,6 +464,24 @@ static int prepare(run *r)
                   r->o.summary, victim);
         return EXIT_USAGE;
     }
+    /* Files of the command's own that the run must not write over: the
+     * summary, and the lists of @LIST arguments. */
+    if (simdbpe_dataset_is_output(r->ds, r->o.summary)) {
+        cli_error("--summary %s is one of the run's outputs (-o %s): choose another",
+                  r->o.summary, r->o.output);
+        return EXIT_USAGE;
+    }
+    for (int i = 0; i < r->o.n_args; i++) {
+        const char *a = r->o.args[i];
+        if (a[0] != '@' || !a[1])
+            continue;
+        int by_o = simdbpe_dataset_is_output(r->ds, a + 1);
+        if (by_o || (r->o.summary && outputs_same(r->o.summary, a + 1))) {
+            cli_error("the input list %s would be written over by %s %s: choose another", a,
+                      by_o ? "-o" : "--summary", by_o ? r->o.output : r->o.summary);
+            return EXIT_USAGE;
+        }
+    }
     if (!simdbpe_dataset_already_done(r->ds))
         return 0;
     if (r->on_tty) /* success: said on a terminal only */
@@ -497,13 +524,14 @@ int cmd_encode(const char *name, int argc, char **argv)
     }
     r.on_tty = !r.o.quiet && isatty(STDERR_FILENO);
     r.notices = json_array();
-    const char *ignored = NULL;
     if (!rc && !r.notices)
         rc = cli_usage_error("out of memory");
     if (!rc)
-        rc = cli_model_open(r.o.model, &r.model, &ignored);
-    if (!rc && ignored)
-        notice(&r, ignored);
+        rc = cli_model_open(r.o.model, &r.model);
+    /* What the model file asks for and is not applied (a tokenizer.json's
+     * truncation and padding), said once. */
+    if (!rc && *simdbpe_model_notice(r.model))
+        notice(&r, simdbpe_model_notice(r.model));
     if (!rc)
         rc = configure(&r);
     if (!rc)

@@ -10,7 +10,8 @@
 //     OTHER  = everything else, including surrogates and unassigned
 // The counts are asserted; the generator fails if the data disagree.
 //
-// Property bits (ucd_props.c, several bits per code point, SIMDBPE__UCD_* in ucd.h):
+// Property bits (ucd_props.c, several bits per code point, SIMDBPE__UCD_* in ucd.h),
+// and from them the families' class code of each BMP code point (SIMDBPE__UCD_CODE_*):
 //     L  \p{L}   141,028     M  \p{M}    2,501     UP  Lu Lt Lm Lo  138,770
 //     N  \p{N}     1,911     P  \p{P}      855     LO  Ll Lm Lo     139,139
 //     WS \s          25     S  \p{S}    8,514
@@ -268,8 +269,45 @@ function propsHeaderComment(stage1, blocks) {
     ` * bit: ${counts}.`,
     ` * Size: stage1 ${bytes1} bytes + stage2 ${blocks.length} blocks x 256 = ${bytes2} bytes`,
     ` * (${bytes1 + bytes2} bytes in all), and the ASCII copy (128 bytes).`,
+    ' *',
+    ' * simdbpe__ucd_codes: the class code (SIMDBPE__UCD_CODE_*) of every code point',
+    ' * of the BMP, four bits each (32 KB), derived from these bits.',
     ' */',
   ];
+}
+
+// The pre-tokenizer families' class code of each code point of the Basic
+// Multilingual Plane (SIMDBPE__UCD_CODE_* in ucd.h), eight four-bit codes to
+// a 32-bit word (code of U+XXXX = word[cp >> 3] >> 4 * (cp & 7) & 15): the
+// table the family scanners gather from for multi-byte characters. Derived
+// from the property bits, as simdbpe__ucd_code_of does (test_ucd_props
+// checks that the two agree on every code point).
+const CODE = { OTHER: 0, WS: 1, N: 2, PS: 3, M: 4, UO: 5, WO: 6, B: 7, CJK: 8 };
+
+function codeOf(p, cp) {
+  const bit = Object.fromEntries(PROPS.map((q) => [q.name, q.bit]));
+  let c = CODE.OTHER;
+  if (p & bit.L) c = p & bit.UP ? (p & bit.LO ? CODE.B : CODE.UO) : CODE.WO;
+  else if (p & bit.WS) c = CODE.WS;
+  else if (p & bit.N) c = CODE.N;
+  else if (p & (bit.P | bit.S)) c = CODE.PS;
+  else if (p & bit.M) c = CODE.M;
+  const cjk = (cp >= 0x4e00 && cp <= 0x9fa5) || (cp >= 0x3040 && cp <= 0x30ff);
+  return c | (cjk ? CODE.CJK : 0);
+}
+
+function codesSource(table) {
+  const rows = [];
+  for (let w = 0; w < 0x10000 / 8; w += 8) {
+    const cells = [];
+    for (let j = w; j < w + 8; j++) {
+      let word = 0;
+      for (let k = 0; k < 8; k++) word |= codeOf(table[j * 8 + k], j * 8 + k) << (4 * k);
+      cells.push('0x' + (word >>> 0).toString(16).toUpperCase().padStart(8, '0'));
+    }
+    rows.push(`    ${cells.join(', ')},`);
+  }
+  return ['const uint32_t simdbpe__ucd_codes[0x10000 / 8] = {', ...rows, '};'];
 }
 
 function asciiSource(table) {
@@ -295,6 +333,8 @@ function propsSource(table, stage1, blocks) {
     ...stage1Source(stage1, 'simdbpe__ucd_props_stage1'),
     '',
     ...stage2Source(blocks, 'simdbpe__ucd_props_stage2', byteHex, 16),
+    '',
+    ...codesSource(table),
     '',
   ].join('\n');
 }

@@ -59,37 +59,6 @@ static int compressed(const char *path)
            (n == 4 && !memcmp(head, "\x28\xB5\x2F\xFD", 4));
 }
 
-/* Whether JSON text s[0..n) has, at its top level, `key` with a value other
- * than null: a scan that follows strings and nesting, no parse. */
-static int top_level_set(const char *s, size_t n, const char *key)
-{
-    size_t klen = strlen(key);
-    int depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (c == '{' || c == '[') {
-            depth++;
-        } else if (c == '}' || c == ']') {
-            depth--;
-        } else if (c == '"') {
-            size_t start = ++i;
-            while (i < n && s[i] != '"')
-                i += s[i] == '\\' ? 2 : 1;
-            if (depth != 1 || i - start != klen || memcmp(s + start, key, klen) != 0)
-                continue;
-            size_t j = i + 1;
-            while (j < n && strchr(" \t\r\n", s[j]))
-                j++;
-            if (j >= n || s[j] != ':')
-                continue;
-            for (j++; j < n && strchr(" \t\r\n", s[j]); j++)
-                ;
-            return !(n - j >= 4 && !memcmp(s + j, "null", 4));
-        }
-    }
-    return 0;
-}
-
 /* The edit distance of a and b (short names). */
 static size_t distance(const char *a, const char *b)
 {
@@ -134,40 +103,38 @@ static const char *did_you_mean(const char *name)
     return best_d <= (len > 6 ? 3 : 2) ? best : NULL;
 }
 
-int cli_model_open(const char *name, simdbpe_model **out, const char **ignored)
+/* Opens the model at `name` (a built-in name or a path that exists), a
+ * compressed file by its contents. */
+static simdbpe_status open_located(const char *name, simdbpe_model **out, simdbpe_error *err)
 {
-    static const char notice[] =
-        "the model's tokenizer.json sets truncation or padding; encoding whole documents "
-        "applies neither (the Python Tokenizer applies them)";
-    simdbpe_error err;
-    simdbpe_status st;
-    char *json = NULL;
-    size_t len = 0;
     struct stat sb;
-    int exists = stat(name, &sb) == 0;
-    if (ignored)
-        *ignored = NULL;
-    if (exists && S_ISREG(sb.st_mode) && compressed(name)) {
-        json = read_all(name, &len, &err);
+    if (stat(name, &sb) == 0 && S_ISREG(sb.st_mode) && compressed(name)) {
+        size_t len = 0;
+        char *data = read_all(name, &len, err);
         /* a tokenizer.json is told by its contents, whatever the name */
-        st = json ? simdbpe_model_load_buffer(json, len, name, out, &err) : SIMDBPE_ERR_IO;
-    } else {
-        st = simdbpe_model_open(name, out, &err);
-        if (st == SIMDBPE_OK && ignored && exists) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s%s", name,
-                     S_ISDIR(sb.st_mode) ? "/tokenizer.json" : "");
-            if (!S_ISDIR(sb.st_mode) || stat(path, &sb) == 0)
-                json = read_all(path, &len, &err);
-        }
+        simdbpe_status st =
+            data ? simdbpe_model_load_buffer(data, len, name, out, err) : SIMDBPE_ERR_IO;
+        free(data);
+        return st;
     }
-    if (st == SIMDBPE_OK && ignored && json &&
-        (top_level_set(json, len, "truncation") || top_level_set(json, len, "padding")))
-        *ignored = notice;
-    free(json);
+    return simdbpe_model_open(name, out, err);
+}
+
+int cli_model_open(const char *name, simdbpe_model **out)
+{
+    simdbpe_error err;
+    char *found = NULL;
+    /* What the library reads for -m: the name itself if it is a path or a
+     * built-in model, else ORG/NAME's tokenizer.json in the Hugging Face
+     * cache (or the error that says where it looked). */
+    simdbpe_status st = simdbpe_model_locate(name, &found, &err);
+    if (st == SIMDBPE_OK)
+        st = open_located(found ? found : name, out, &err);
+    simdbpe_free(found);
     if (st == SIMDBPE_OK)
         return 0;
-    const char *near = !exists && !strchr(name, '/') ? did_you_mean(name) : NULL;
+    struct stat sb;
+    const char *near = stat(name, &sb) != 0 && !strchr(name, '/') ? did_you_mean(name) : NULL;
     if (near)
         cli_error("cannot load model: %s; did you mean '%s'?", err.message, near);
     else

@@ -7,14 +7,16 @@
 #include "simdbpe.h"
 
 /*
- * simdbpe_model_open, and a model file compressed with gzip or zstd (read
- * through the library's reader: `-m tokenizer.json.zst`). A name that is
+ * simdbpe_model_open (ORG/NAME in the Hugging Face cache included: the
+ * library's simdbpe_model_locate says which file a name stands for), and a
+ * model file compressed with gzip or zstd (read through the library's
+ * reader: `-m tokenizer.json.zst`). A name that is
  * neither a model nor a file gets "did you mean" the closest of the names
- * the library knows. *ignored (may be NULL) is set to a message to show
- * once when the model's tokenizer.json sets truncation or padding, which
- * encoding whole documents does not apply, else NULL. Returns 0, or
- * EXIT_FAIL after printing "cannot load model: ...".
+ * the library knows. Returns 0, or EXIT_FAIL after printing "cannot load
+ * model: ...". What the file asks for and is not applied (a
+ * tokenizer.json's truncation and padding) is the model's notice
+ * (simdbpe_model_notice).
  */
-int cli_model_open(const char *name, simdbpe_model **out, const char **ignored);
+int cli_model_open(const char *name, simdbpe_model **out);
 
 #endif

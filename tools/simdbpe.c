@@ -30,8 +30,11 @@
 #define COMMON_OPTIONS                                                                             \
     "  -m, --model MODEL        a name: gpt2 (default) = r50k_base, p50k_base, cl100k_base,\n"     \
     "                           o200k_base (embedded); a file: tokenizer.json (any name;\n"        \
-    "                           .gz/.zst too), NAME.tiktoken, FILE.sbpe; or a directory with\n"    \
-    "                           tokenizer.json or vocab.json + merges.txt [+ special_tokens]\n"    \
+    "                           .gz/.zst too), NAME.tiktoken, FILE.sbpe; a directory with\n"       \
+    "                           tokenizer.json or vocab.json + merges.txt [+ special_tokens];\n"   \
+    "                           else ORG/NAME[@REVISION]: its tokenizer.json in the local\n"       \
+    "                           Hugging Face cache ($HF_HUB_CACHE, $HF_HOME/hub or\n"             \
+    "                           ~/.cache/huggingface/hub; nothing is downloaded)\n"               \
     "  --input-format F         text (default) | lines (each line, without its\n"                  \
     "                           newline, is a document) | jsonl (one JSON object per line)\n"      \
     "  --json-key KEY           jsonl: the text field (default \"text\"; \"a.b\" = nested)\n"      \

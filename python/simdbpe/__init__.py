@@ -8,6 +8,7 @@ like HF tokenizers.
     ids, offsets = enc.encode_batch_to_buffer(texts, num_threads=4)  # uint32 + offsets
 
     tok = simdbpe.Tokenizer.from_file("tokenizer.json")   # as tokenizers.Tokenizer
+    tok = simdbpe.Tokenizer.from_pretrained("Qwen/Qwen3-8B")  # from the local HF cache
     out = tok.encode("Hello world")              # out.ids, out.tokens, out.offsets, ...
     tok.decode(out.ids)
 

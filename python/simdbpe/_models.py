@@ -66,15 +66,27 @@ def _open_uncached(path):
     return _c.Model(path)
 
 
-def open_path(path):
-    """A Model over a name simdbpe_model_open knows or a path (a model file,
-    plain or gzip/zstd compressed, or a directory)."""
+def locate(path):
+    """The path the library reads for a model name or path (str): the path
+    itself if it exists, ORG/NAME[@REVISION]'s tokenizer.json in the local
+    Hugging Face cache, or the name of a built-in model; simdbpe.Error (where
+    it looked) for anything else."""
     if path is None or not isinstance(path, (str, bytes, os.PathLike)):
         raise TypeError(f"a model name or path is a str, bytes or os.PathLike, "
                         f"not {type(path).__name__}")
     path = os.fsdecode(os.fspath(path))
+    if os.path.exists(path):
+        return path
+    return _c.locate(path) or path
+
+
+def open_path(path):
+    """A Model over a name simdbpe_model_open knows or a path (a model file,
+    plain or gzip/zstd compressed, or a directory; ORG/NAME in the Hugging
+    Face cache)."""
+    path = locate(path)
     if not os.path.exists(path):
-        return _c.Model(path)  # a name, or the library's message for a missing file
+        return _c.Model(path)  # a built-in name
     key = _identity(path)
     with _lock:
         model = _opened.get(key)

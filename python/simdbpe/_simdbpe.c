@@ -1654,6 +1654,48 @@ static PyObject *mod_model_from_buffer(PyObject *mod, PyObject *args, PyObject *
     return model_wrap(m);
 }
 
+/* A path the library returned (NULL: None), released. */
+static PyObject *take_path(char *path)
+{
+    if (!path)
+        Py_RETURN_NONE;
+    PyObject *s = PyUnicode_DecodeFSDefault(path);
+    simdbpe_free(path);
+    return s;
+}
+
+/* locate(name) -> str or None: simdbpe_model_locate. */
+static PyObject *mod_locate(PyObject *mod, PyObject *arg)
+{
+    (void)mod;
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    char *path;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_locate(name, &path, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK) return raise_nomem(st, &err);
+    return take_path(path);
+}
+
+/* find_pretrained(repo_id, revision=None) -> str:
+ * simdbpe_model_find_pretrained. */
+static PyObject *mod_find_pretrained(PyObject *mod, PyObject *args, PyObject *kw)
+{
+    (void)mod;
+    static char *names[] = {"repo_id", "revision", NULL};
+    const char *repo_id, *revision = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", names, &repo_id, &revision))
+        return NULL;
+    char *path;
+    simdbpe_error err;
+    simdbpe_status st;
+    Py_BEGIN_ALLOW_THREADS st = simdbpe_model_find_pretrained(repo_id, revision, &path, &err);
+    Py_END_ALLOW_THREADS if (st != SIMDBPE_OK) return raise_nomem(st, &err);
+    return take_path(path);
+}
+
 /* expand_inputs([bytes]) -> [bytes]: simdbpe_dataset_expand_inputs (globs,
  * @LIST); OSError or ValueError naming the argument. */
 static PyObject *mod_expand_inputs(PyObject *mod, PyObject *arg)
@@ -1718,6 +1760,12 @@ static PyMethodDef module_methods[] = {
     {"expand_inputs", mod_expand_inputs, METH_O,
      "expand_inputs([bytes]): the paths the arguments name (globs, @LIST), as `simdbpe "
      "encode` takes them."},
+    {"locate", mod_locate, METH_O,
+     "locate(name): the path simdbpe_model_open(name) reads, None for a built-in name."},
+    {"find_pretrained", (PyCFunction)(void (*)(void))mod_find_pretrained,
+     METH_VARARGS | METH_KEYWORDS,
+     "find_pretrained(repo_id, revision=None): the repo's tokenizer.json in the local "
+     "Hugging Face cache."},
     {"model_from_image", mod_model_from_image, METH_O,
      "model_from_image(data): a Model from a compiled image (Model.image())."},
     {"version", mod_version, METH_NOARGS, "The version of the linked library."},

@@ -3,6 +3,7 @@ here, tiktoken's Encoding being the other class of that name) and
 AddedToken.
 
     tok = simdbpe.Tokenizer.from_file("tokenizer.json")   # as tokenizers.Tokenizer
+    tok = simdbpe.Tokenizer.from_pretrained("Qwen/Qwen3-8B")  # the local HF cache only
     enc = tok.encode("Hello world")      # .ids .tokens .offsets .attention_mask ...
     tok.decode(enc.ids)                  # "Hello world"
 
@@ -18,7 +19,7 @@ import os
 from . import _models
 from ._encoding import (ADDED_IN_VOCAB, ADDED_NORMALIZED, ADDED_SPECIAL, ALLOW, STRICT, _index,
                         fix_surrogates)
-from ._simdbpe import model_from_buffer, model_from_image
+from ._simdbpe import find_pretrained, model_from_buffer, model_from_image
 
 # GPT-2's byte-level alphabet (the library's simdbpe__bytelevel_cp): the
 # bytes that print stand for themselves, the 68 others in order for
@@ -241,7 +242,9 @@ class Tokenizer:
     """A tokenizer with HF tokenizers' Tokenizer interface over one simdbpe
     model. Tokenizer.from_file opens any model simdbpe opens (a
     tokenizer.json, gzip or zstd compressed too; a .tiktoken or .sbpe file;
-    a model directory; a built-in name such as "cl100k_base")."""
+    a model directory; a built-in name such as "cl100k_base"; ORG/NAME in
+    the local Hugging Face cache); Tokenizer.from_pretrained a repo in that
+    cache."""
 
     def __init__(self, model):
         if isinstance(model, Tokenizer):
@@ -253,8 +256,8 @@ class Tokenizer:
     def from_file(path):
         """The model at `path` (see the class), with its tokenizer.json's
         truncation and padding."""
-        model = _models.open_path(path)  # TypeError for None
-        path = os.fsdecode(os.fspath(path))
+        path = _models.locate(path)  # TypeError for None
+        model = _models.open_path(path)
         json_path = os.path.join(path, "tokenizer.json") if os.path.isdir(path) else path
         settings = {}
         if os.path.isfile(json_path):
@@ -284,8 +287,16 @@ class Tokenizer:
 
     @staticmethod
     def from_pretrained(identifier, revision="main", token=None):
-        raise NotImplementedError("simdbpe does not download; fetch the model's tokenizer.json "
-                                  "and use simdbpe.Tokenizer.from_file")
+        """The tokenizer.json of the Hugging Face repo `identifier` ("ORG/NAME"
+        or "NAME") at `revision` (a branch, tag or commit), from the local
+        Hugging Face cache as huggingface_hub lays it out ($HF_HUB_CACHE, else
+        $HF_HOME/hub, else ~/.cache/huggingface/hub). Nothing is downloaded
+        (`token` is not used): a repo, revision or file that is not cached
+        raises simdbpe.Error naming where it looked."""
+        del token  # nothing is downloaded
+        if not isinstance(identifier, str) or not isinstance(revision, (str, type(None))):
+            raise TypeError("from_pretrained(identifier: str, revision: str = 'main')")
+        return Tokenizer.from_file(find_pretrained(identifier, revision))
 
     def as_encoding(self):
         """A tiktoken-shaped simdbpe.Encoding over the same model (shared, not

@@ -127,7 +127,7 @@ void simdbpe_dataset_options_init(simdbpe_dataset_options *o)
     o->encode = encode;
 }
 
-static int default_threads(void)
+int simdbpe__ds_cpus(void)
 {
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
@@ -246,7 +246,7 @@ static simdbpe_status build_job(simdbpe_dataset *ds, simdbpe_error *err)
     j->batch_bytes = o->batch_bytes ? o->batch_bytes : DEFAULT_BATCH_BYTES;
     j->threads = o->threads ? (int)o->threads
                  : o->pool  ? (int)simdbpe_pool_threads(o->pool)
-                            : default_threads();
+                            : simdbpe__ds_cpus();
     /* Each encoder's budget for its tables (0: the library's default). */
     j->cache_mb = o->cache_mb;
     if ((unsigned)o->input_format > SIMDBPE_INPUT_JSONL)
@@ -362,6 +362,35 @@ const char *simdbpe_dataset_same_input(const simdbpe_dataset *ds, const char *pa
     return i < 0 ? NULL : ds->all.paths[i];
 }
 
+int simdbpe_dataset_is_output(const simdbpe_dataset *ds, const char *path)
+{
+    if (!path || !strcmp(path, "-") || !ds->prepared)
+        return 0;
+    char *want = simdbpe__outfile_canonical(path);
+    char **names;
+    size_t n;
+    if (!want || simdbpe__writer_final_names(&ds->cfg, &names, &n)) {
+        free(want);
+        return 0;
+    }
+    int hit = 0;
+    for (size_t i = 0; i <= n && !hit; i++) {
+        const char *name = i < n ? names[i] : ds->marker_path;
+        char *c = name ? simdbpe__outfile_canonical(name) : NULL;
+        hit = c && !strcmp(c, want);
+        free(c);
+    }
+    /* llm.c shards past the first: any PREFIX_{val,train}_NNNNNN.bin. */
+    char *prefix = ds->cfg.format == SIMDBPE_OUTPUT_LLMC ? simdbpe__outfile_canonical(ds->cfg.output) : NULL;
+    hit |= prefix && simdbpe__writer_llmc_is_shard(prefix, want);
+    free(prefix);
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    free(want);
+    return hit;
+}
+
 /* Refuses, before any work, an output that is one of the inputs (by device
  * and inode): `encode -o a.txt a.txt`, Megatron `-o e` reading e.bin, a
  * marker over an input. The output names are the writers'. */
@@ -414,15 +443,18 @@ static simdbpe_status read_marker(simdbpe_dataset *ds, simdbpe_error *err)
         return SIMDBPE_OK;
     if (rc < 0)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO, "%s; remove it to run this rank again", msg);
+    char list[17];
+    simdbpe__marker_input_list(ds->all.paths, ds->all.n, list);
     int same = !strcmp(m.format, simdbpe_output_format_name(ds->cfg.format)) &&
                !strcmp(m.dtype, simdbpe__ds_dtype_name(&ds->cfg)) &&
                !strcmp(m.eot, simdbpe_eot_name(ds->cfg.eot)) && m.rank == ds->opts.rank &&
-               m.world == ds->opts.world_size && m.total_files == ds->all.n;
+               m.world == ds->opts.world_size && m.total_files == ds->all.n &&
+               (!m.input_list || !strcmp(m.input_list, list));
     simdbpe__marker_free(&m);
     if (!same)
         return OPT_FAIL(ds, err, SIMDBPE_ERR_IO,
                         "%s was written by a different run (format, dtype, eot, rank, world size "
-                        "or file count differ); remove it to run this rank again",
+                        "or input list differ); remove it to run this rank again",
                         path);
     ds->done = 1;
     return SIMDBPE_OK;

@@ -47,6 +47,9 @@ simdbpe_status simdbpe__ds_fail(simdbpe_dataset *ds, simdbpe_error *err, simdbpe
 #endif
     ;
 
+/* The CPUs this process may use (its affinity mask), at least 1. */
+int simdbpe__ds_cpus(void);
+
 /* The dtype as markers spell it: "u16", "u32" or "text". */
 const char *simdbpe__ds_dtype_name(const writer_config *cfg);
 

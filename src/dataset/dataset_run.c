@@ -23,6 +23,9 @@ static simdbpe_status write_marker(simdbpe_dataset *ds, simdbpe_error *err)
     m.rank = ds->opts.rank;
     m.world = ds->opts.world_size;
     m.total_files = ds->all.n;
+    char list[17];
+    simdbpe__marker_input_list(ds->all.paths, ds->all.n, list);
+    m.input_list = list;
     m.docs = t->docs;
     m.tokens = t->tokens;
     m.skipped = t->skipped;
@@ -53,6 +56,8 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
     int e = simdbpe__writer_finish(ds->w);
     if (!e)
         e = simdbpe__writer_commit(ds->w);
+    if (!e && ds->w->notice[0] && ds->opts.on_message)
+        ds->opts.on_message(ds->opts.user, SIMDBPE_DATASET_NOTICE, ds->w->notice);
     if (e) {
         simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
                          SIMDBPE_NO_POSITION, 0, SIMDBPE_NO_POSITION, "cannot write %s: %s",
@@ -63,12 +68,18 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
     return ds->marker_path ? write_marker(ds, err) : SIMDBPE_OK;
 }
 
-/* No more threads than the input has batches for: each costs an encoder
- * and two batches in flight (--threads 1000 took 4.2 GB for 36 bytes).
- * The bound allows for the small first batches (64 KB) and for inputs that
- * decompress to 16 times their size; unknown sizes (stdin) bound nothing. */
+/* No more workers than the CPUs the process may use, nor than the input
+ * has batches for: each costs an encoder (its tables: 6 MB, growing to
+ * the cache size) and two batches in flight, and more than the CPUs run
+ * no faster (--threads 1000 took 4.2 GB for 36 bytes; 64 workers, 751 MB
+ * for 12 MB). The batch bound allows for the small first batches
+ * (64 KB) and for inputs that decompress to 16 times their size; unknown
+ * sizes (stdin) bound nothing. A caller's pool has the threads it has. */
 static void limit_threads(simdbpe_dataset *ds)
 {
+    int cpus = simdbpe__ds_cpus();
+    if (!ds->opts.pool && ds->j.threads > cpus)
+        ds->j.threads = cpus;
     uint64_t total = simdbpe__files_total_size(&ds->mine);
     uint64_t unit = ds->j.batch_bytes < (64u << 10) ? ds->j.batch_bytes : 64u << 10;
     if (!total || total > UINT64_MAX / 16)
@@ -78,21 +89,54 @@ static void limit_threads(simdbpe_dataset *ds)
         ds->j.threads = (int)batches;
 }
 
-/* Takes the output lock and opens the writer. */
+/* The threads and, unless the caller chose it, the cache each encoder
+ * gets for them (dataset.c's rule). */
+static void size_workers(simdbpe_dataset *ds)
+{
+    limit_threads(ds);
+    if (!ds->opts.cache_mb)
+        ds->j.cache_mb = ds->j.threads > 1 ? 12 : 0;
+}
+
+/* Takes the lock of every final file the run writes or removes (and of
+ * its marker), removes what a killed run left, and opens the writer. */
 static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
 {
     const char *out = ds->cfg.output;
     char err_path[512];
-    int e = simdbpe__outlock_take(&ds->lock, out, ds->opts.on_message, ds->opts.user);
-    if (e == EBUSY)
-        return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                SIMDBPE_NO_POSITION,
-                                "another run is writing %s (it holds %s.lock): wait for it to "
-                                "end, or choose another `output`",
-                                out, out);
-    /* Another failure (a missing directory) is reported by the writer,
-     * which names its own file; the lock's is said only if it alone fails. */
-    int lock_err = e;
+    char **names;
+    size_t n;
+    int e = simdbpe__writer_final_names(&ds->cfg, &names, &n);
+    if (e)
+        return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                SIMDBPE_NO_POSITION, "out of memory");
+    /* Another failure than EBUSY (a missing directory) is reported by the
+     * writer, which names its own file; the lock's is said only if it
+     * alone fails. */
+    int lock_err = 0;
+    const char *lock_file = NULL;
+    for (size_t i = 0; i <= n && !lock_err; i++) {
+        const char *name = i < n ? names[i] : ds->marker_path;
+        if (name && (lock_err = simdbpe__outlock_take(&ds->lock, name)) != 0)
+            lock_file = name;
+    }
+    simdbpe_status st = SIMDBPE_OK;
+    if (lock_err == EBUSY)
+        st = simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
+                              SIMDBPE_NO_POSITION,
+                              "another run is writing %s (it holds its lock, %s.lock): wait for "
+                              "it to end, or choose another `output`",
+                              lock_file, lock_file);
+    char lock_name[600];
+    snprintf(lock_name, sizeof lock_name, "%s.lock", lock_file ? lock_file : "");
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    if (st)
+        return st;
+    if (!lock_err)
+        simdbpe__outlock_remove_stale(&ds->lock, out, ds->opts.on_message, ds->opts.user);
+    ds->cfg.lock = &ds->lock;
     e = simdbpe__writer_open(&ds->w, &ds->cfg, err_path, sizeof err_path);
     if (e)
         return simdbpe__ds_fail(ds, err, e == ENOMEM ? SIMDBPE_ERR_NOMEM : SIMDBPE_ERR_IO,
@@ -101,7 +145,7 @@ static simdbpe_status open_outputs(simdbpe_dataset *ds, simdbpe_error *err)
     if (lock_err) {
         simdbpe__writer_discard(ds->w);
         return simdbpe__ds_fail(ds, err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                                SIMDBPE_NO_POSITION, "%s.lock: %s", out, strerror(lock_err));
+                                SIMDBPE_NO_POSITION, "%s: %s", lock_name, strerror(lock_err));
     }
     return SIMDBPE_OK;
 }
@@ -176,7 +220,7 @@ simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err)
     ds->ran = 1;
     ds->j.files = ds->mine.paths;
     ds->j.n_files = ds->mine.n;
-    limit_threads(ds);
+    size_workers(ds);
     ds->cfg.files = ds->mine.paths;
     ds->res.output_format = (simdbpe_output_format)ds->cfg.format;
     ds->res.dtype_bytes = ds->cfg.width;

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
 #include "simdbpe.h"
 
 #include "outfile.h"
@@ -59,6 +61,19 @@ static char *bytes_of_hex(const char *hex)
     return s;
 }
 
+void simdbpe__marker_input_list(char *const *paths, size_t n, char out[17])
+{
+    XXH3_state_t *st = XXH3_createState();
+    uint64_t h = 0;
+    if (st && XXH3_64bits_reset(st) == XXH_OK) {
+        for (size_t i = 0; i < n; i++)
+            XXH3_64bits_update(st, paths[i], strlen(paths[i]) + 1);
+        h = XXH3_64bits_digest(st);
+    }
+    XXH3_freeState(st);
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
 int simdbpe__marker_write(const char *path, const marker *m)
 {
     json_t *files = json_array();
@@ -84,6 +99,8 @@ int simdbpe__marker_write(const char *path, const marker *m)
                              (json_int_t)m->world, "total_files", (json_int_t)m->total_files,
                              "files", files, "documents", (json_int_t)m->docs, "tokens",
                              (json_int_t)m->tokens, "skipped", (json_int_t)m->skipped);
+    if (root && m->input_list)
+        json_object_set_new(root, "input_list_xxh3", json_string(m->input_list));
     char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
     json_decref(root);
     if (!text)
@@ -103,6 +120,7 @@ void simdbpe__marker_free(marker *m)
     free(m->format);
     free(m->dtype);
     free(m->eot);
+    free(m->input_list);
     memset(m, 0, sizeof *m);
 }
 
@@ -163,6 +181,9 @@ int simdbpe__marker_read(const char *path, marker *m, char *msg, size_t cap)
         m->tokens = (uint64_t)tokens;
         m->skipped = (uint64_t)skipped;
         bad = !m->format || !m->dtype || !m->eot || read_files(files, m);
+        const json_t *list = json_object_get(root, "input_list_xxh3");
+        if (!bad && list && !(json_is_string(list) && (m->input_list = strdup(json_string_value(list)))))
+            bad = 1;
     } else {
         bad = 1;
     }

@@ -5,8 +5,8 @@
  * and, once its outputs are all in place, the completion marker
  *   OUTPUT.RRRRR-of-WWWWW.done
  * a JSON file naming the run (format, dtype, EOT, rank, world size, file
- * count) and listing each of the shard's input files with its global
- * index and its documents and tokens. A rerun of a rank whose marker
+ * count, a hash of the whole input list) and listing each of the shard's
+ * input files with its global index and its documents and tokens. A rerun of a rank whose marker
  * exists and matches does nothing; merge uses the markers to put documents
  * back in the global file order.
  */
@@ -27,12 +27,17 @@ typedef struct marker_file {
 
 typedef struct marker {
     char *format, *dtype, *eot;
+    char *input_list; /* hex XXH3-64 of every input path, each with its NUL
+                       * (simdbpe__marker_input_list); NULL in markers older than it */
     long rank, world;
     uint64_t total_files;
     marker_file *files;
     size_t n_files;
     uint64_t docs, tokens, skipped;
 } marker;
+
+/* The input list's hash as markers hold it (17 bytes with the NUL). */
+void simdbpe__marker_input_list(char *const *paths, size_t n, char out[17]);
 
 /* Writes `m` as JSON to `path` (atomically). Returns 0 or an errno. */
 int simdbpe__marker_write(const char *path, const marker *m);

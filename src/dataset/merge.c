@@ -243,6 +243,62 @@ static const char *mismatch(const merge *m, const marker *k, const char *kb, par
     return why;
 }
 
+typedef struct listed {
+    const marker_file *f;
+    const part *p;
+} listed;
+
+static int by_path(const void *a, const void *b)
+{
+    const listed *x = a, *y = b;
+    int c = strcmp(x->f->path, y->f->path);
+    return c ? c : x->f->index < y->f->index ? -1 : x->f->index > y->f->index;
+}
+
+/* Whether some path is listed at two places by the markers (then the
+ * failure is recorded): their lists differ. */
+static int twice_listed(merge *m)
+{
+    size_t total = 0;
+    for (size_t r = 0; r < m->n; r++)
+        total += m->parts[r].mk.n_files;
+    listed *all = malloc((total ? total : 1) * sizeof *all);
+    if (!all) {
+        fail(m, "out of memory");
+        return fail_as(m, SIMDBPE_ERR_NOMEM, 1);
+    }
+    size_t k = 0;
+    for (size_t r = 0; r < m->n; r++)
+        for (size_t i = 0; i < m->parts[r].mk.n_files; i++)
+            all[k++] = (listed){&m->parts[r].mk.files[i], &m->parts[r]};
+    qsort(all, total, sizeof *all, by_path);
+    int found = 0;
+    for (size_t i = 1; i < total && !found; i++) {
+        if (strcmp(all[i - 1].f->path, all[i].f->path))
+            continue;
+        fail(m, "merge: %s is file %llu in %s.done and file %llu in %s.done: the ranks were "
+                "given different input lists",
+             all[i].f->path, (unsigned long long)all[i - 1].f->index, all[i - 1].p->base,
+             (unsigned long long)all[i].f->index, all[i].p->base);
+        found = 1;
+    }
+    free(all);
+    return found;
+}
+
+/* Fails naming the input lists of parts a and b, which differ, by their
+ * first files. */
+static int different_lists(merge *m, const part *a, const part *b)
+{
+    const marker_file *fa = a->mk.n_files ? &a->mk.files[0] : NULL;
+    const marker_file *fb = b->mk.n_files ? &b->mk.files[0] : NULL;
+    fail(m, "merge: %s.done and %s.done come from runs over different input lists (the first "
+            "lists %s as file %llu, the second %s as file %llu)",
+         a->base, b->base, fa ? fa->path : "nothing", fa ? (unsigned long long)fa->index : 0ULL,
+         fb ? fb->path : "nothing", fb ? (unsigned long long)fb->index : 0ULL);
+    return M_FAIL;
+}
+
 /* The parts are exactly ranks 0..W-1 of one run, in rank order. */
 static int check_markers(merge *m)
 {
@@ -281,6 +337,17 @@ static int check_markers(merge *m)
     memcpy(m->parts, sorted, m->n * sizeof *sorted);
     free(sorted);
     free(by_rank);
+    /* One input list: the same hash in every marker (those older than it
+     * have none; without them a file listed by two ranks at least shows
+     * two lists). */
+    int hashed = 1;
+    for (long r = 0; r < W; r++)
+        hashed &= m->parts[r].mk.input_list != NULL;
+    for (long r = 1; hashed && r < W; r++)
+        if (strcmp(m->parts[r].mk.input_list, m->parts[0].mk.input_list))
+            return different_lists(m, &m->parts[0], &m->parts[r]);
+    if (!hashed && twice_listed(m))
+        return M_FAIL;
     /* Rank r must list files r, r+W, ... in order: each file exactly once. */
     uint64_t F = first->mk.total_files;
     for (long r = 0; r < W; r++) {
@@ -560,14 +627,32 @@ static int run_merge(merge *m, char **names, int n_names)
         rc = outputs_not_parts(m);
     if (rc)
         return rc;
+    /* The lock of each output file (outfile.h), then what a killed run
+     * left under the name. */
     outlock lock = OUTLOCK_INIT;
-    int e = simdbpe__outlock_take(&lock, m->output, m->notice, m->user);
+    int e = 0;
+    char *locked = NULL;
+    for (int k = 0; k < (m->format == SIMDBPE_OUTPUT_MEGATRON ? 2 : 1) && !e; k++) {
+        free(locked);
+        if (asprintf(&locked, "%s%s", m->output,
+                     m->format != SIMDBPE_OUTPUT_MEGATRON ? "" : k ? ".idx" : ".bin") < 0) {
+            locked = NULL;
+            e = ENOMEM;
+        } else {
+            e = simdbpe__outlock_take(&lock, locked);
+        }
+    }
     if (e == EBUSY) {
-        fail(m, "merge: another run is writing %s (it holds %s.lock): wait for it to end, or "
-             "choose another -o",
-             m->output, m->output);
+        fail(m, "merge: another run is writing %s (it holds its lock, %s.lock): wait for it to "
+             "end, or choose another -o",
+             locked, locked);
+        free(locked);
+        simdbpe__outlock_release(&lock);
         return M_FAIL;
     }
+    free(locked);
+    if (!e)
+        simdbpe__outlock_remove_stale(&lock, m->output, m->notice, m->user);
     if (!e)
         e = open_outputs(m);
     if (e) {

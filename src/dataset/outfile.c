@@ -10,6 +10,7 @@
  */
 #include "outfile.h"
 
+#include "../common/common.h"
 #include "../common/replace.h"
 
 #include <ctype.h>
@@ -287,8 +288,113 @@ static int stale_temporary(const char *name, const char *file)
     return output_suffix(name + f, n - 11 - f);
 }
 
-static void remove_stale(const char *base, simdbpe_dataset_message_fn notice, void *user)
+/* Whether `name` is NAME.lock for one of `file`'s output names. */
+static int stale_lock(const char *name, const char *file)
 {
+    size_t n = strlen(name), f = strlen(file);
+    return n >= f + 5 && !memcmp(name, file, f) && !strcmp(name + n - 5, ".lock") &&
+           output_suffix(name + f, n - 5 - f);
+}
+
+char *simdbpe__outfile_canonical(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode)) {
+        char *t = realpath(path, NULL);
+        if (t)
+            return t;
+    }
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+    char *real = dir ? realpath(dir, NULL) : NULL;
+    const char *name = slash ? slash + 1 : path;
+    char *out = NULL;
+    if (real && asprintf(&out, "%s/%s", strcmp(real, "/") ? real : "", name) < 0)
+        out = NULL;
+    free(dir);
+    free(real);
+    return out;
+}
+
+/* Takes the flock of `path` (created if need be), checking that the file
+ * locked is still the one under that name. Returns the descriptor, or -1
+ * with errno (EBUSY: another holder). */
+static int lock_file(const char *path)
+{
+    for (;;) {
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return -1;
+        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+            int e = errno;
+            close(fd);
+            errno = e == EWOULDBLOCK ? EBUSY : e;
+            return -1;
+        }
+        struct stat held, named;
+        if (fstat(fd, &held) == 0 && stat(path, &named) == 0 && held.st_dev == named.st_dev &&
+            held.st_ino == named.st_ino)
+            return fd;
+        close(fd); /* its previous holder removed it: take the new one */
+    }
+}
+
+static long held_index(const outlock *l, const char *lock_path)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->held[i].path, lock_path))
+            return (long)i;
+    return -1;
+}
+
+int simdbpe__outlock_take(outlock *l, const char *final)
+{
+    struct stat st;
+    if (!final || !strcmp(final, "-") || (stat(final, &st) == 0 && !S_ISREG(st.st_mode)))
+        return 0;
+    char *canon = simdbpe__outfile_canonical(final);
+    char *path = NULL;
+    if (!canon)
+        return errno ? errno : ENOMEM;
+    int e = asprintf(&path, "%s.lock", canon) < 0 ? ENOMEM : 0;
+    free(canon);
+    if (e)
+        return e;
+    if (held_index(l, path) >= 0) {
+        free(path);
+        return 0;
+    }
+    char *name = strdup(final);
+    if (!name || simdbpe__grow((void **)&l->held, &l->cap, l->n + 1, sizeof *l->held)) {
+        free(path);
+        free(name);
+        return ENOMEM;
+    }
+    int fd = lock_file(path);
+    if (fd < 0) {
+        e = errno;
+        free(path);
+        free(name);
+        return e;
+    }
+    l->held[l->n++] = (outlock_file){fd, registry_add(path), path, name};
+    return 0;
+}
+
+int simdbpe__outlock_holds(const outlock *l, const char *final)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->held[i].final, final))
+            return 1;
+    return 0;
+}
+
+void simdbpe__outlock_remove_stale(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
+                          void *user)
+{
+    struct stat st;
+    if (!base || !strcmp(base, "-") || (stat(base, &st) == 0 && !S_ISREG(st.st_mode)))
+        return;
     const char *slash = strrchr(base, '/');
     char *dir = slash ? strndup(base, (size_t)(slash - base) + 1) : strdup(".");
     const char *file = slash ? slash + 1 : base;
@@ -297,21 +403,34 @@ static void remove_stale(const char *base, simdbpe_dataset_message_fn notice, vo
     char first[512] = "";
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
-        if (!stale_temporary(e->d_name, file))
+        /* NAME.tmp.XXXXXX, or NAME.lock itself: a run killed between taking
+         * the lock of an llm.c shard and creating the shard left only that. */
+        int is_lock = !stale_temporary(e->d_name, file);
+        if (is_lock && !stale_lock(e->d_name, file))
             continue;
-        /* NAME.tmp.XXXXXX where NAME is itself another run's -o (-o X
-         * and -o X.bin at once): that run's lock, NAME.lock, keeps it. */
-        size_t n = strlen(e->d_name) - 11;
-        char lock[NAME_MAX + 8];
-        if (n > strlen(file) && n < NAME_MAX) {
-            snprintf(lock, sizeof lock, "%.*s.lock", (int)n, e->d_name);
-            if (faccessat(dirfd(d), lock, F_OK, 0) == 0)
-                continue;
-        }
-        if (unlinkat(dirfd(d), e->d_name, 0) != 0)
-            continue;
-        if (!removed++)
+        /* NAME's lock: ours, or taken for the moment of the removal; held
+         * by a live run, NAME.tmp.XXXXXX is that run's. */
+        char name[NAME_MAX + 1], *final = NULL, *canon = NULL, *lock = NULL;
+        snprintf(name, sizeof name, "%.*s", (int)(strlen(e->d_name) - (is_lock ? 5 : 11)),
+                 e->d_name);
+        if (asprintf(&final, "%s%s", slash ? dir : "", name) < 0)
+            final = NULL;
+        canon = final ? simdbpe__outfile_canonical(final) : NULL;
+        if (!canon || asprintf(&lock, "%s.lock", canon) < 0)
+            lock = NULL;
+        int fd = -1, ours = lock && held_index(l, lock) >= 0;
+        if (lock && !ours)
+            fd = lock_file(lock);
+        if (!is_lock && (ours || fd >= 0) && unlinkat(dirfd(d), e->d_name, 0) == 0 &&
+            !removed++)
             snprintf(first, sizeof first, "%s%s", slash ? dir : "", e->d_name);
+        if (fd >= 0) {
+            unlink(lock);
+            close(fd);
+        }
+        free(final);
+        free(canon);
+        free(lock);
     }
     if (d)
         closedir(d);
@@ -324,56 +443,16 @@ static void remove_stale(const char *base, simdbpe_dataset_message_fn notice, vo
     }
 }
 
-int simdbpe__outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
-                          void *user)
-{
-    l->fd = l->slot = -1;
-    l->path = NULL;
-    struct stat st;
-    if (!base || !strcmp(base, "-") || (stat(base, &st) == 0 && !S_ISREG(st.st_mode)))
-        return 0;
-    l->path = malloc(strlen(base) + 6);
-    if (!l->path)
-        return ENOMEM;
-    sprintf(l->path, "%s.lock", base);
-    for (;;) {
-        int fd = open(l->path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (fd < 0)
-            break;
-        if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-            int e = errno;
-            close(fd);
-            free(l->path);
-            l->path = NULL;
-            return e == EWOULDBLOCK ? EBUSY : e;
-        }
-        struct stat held, named;
-        if (fstat(fd, &held) == 0 && stat(l->path, &named) == 0 && held.st_dev == named.st_dev &&
-            held.st_ino == named.st_ino) {
-            l->fd = fd;
-            break;
-        }
-        close(fd); /* its previous holder removed it: take the new one */
-    }
-    if (l->fd < 0) {
-        int e = errno;
-        free(l->path);
-        l->path = NULL;
-        return e;
-    }
-    l->slot = registry_add(l->path);
-    remove_stale(base, notice, user);
-    return 0;
-}
-
 void simdbpe__outlock_release(outlock *l)
 {
-    if (l->fd >= 0) {
-        registry_remove(l->slot);
-        unlink(l->path);
-        close(l->fd);
+    for (size_t i = 0; i < l->n; i++) {
+        registry_remove(l->held[i].slot);
+        unlink(l->held[i].path);
+        close(l->held[i].fd);
+        free(l->held[i].path);
+        free(l->held[i].final);
     }
-    free(l->path);
-    l->fd = l->slot = -1;
-    l->path = NULL;
+    free(l->held);
+    l->held = NULL;
+    l->n = l->cap = 0;
 }

@@ -74,39 +74,65 @@ void simdbpe__outfile_commit_end(const sigset_t *saved);
 /* Unlinks every registered temporary file and lock; async-signal-safe. */
 void simdbpe__outfile_remove_all(void);
 
+/* `path` made canonical, malloc'd: a symbolic link's target, else the real
+ * path of its directory and its name (the file need not exist). NULL when
+ * its directory does not exist (or out of memory). Two names of one file
+ * (./x and x, a link and its target) have one canonical name. */
+char *simdbpe__outfile_canonical(const char *path);
+
 /* Writes `len` bytes to `path` atomically (temporary name, then rename).
  * Returns 0 or an errno. */
 int simdbpe__outfile_write_whole(const char *path, const void *data, size_t len);
 
 /*
- * A run's claim on an output name. Outputs made of several files
+ * A run's claim on its output files. Outputs made of several files
  * (Megatron's .bin + .idx, datatrove's three, llm.c's shards) must never
- * mix two runs, so a run writing -o BASE first takes an exclusive flock on
- * BASE.lock (created, and removed when released or on a fatal signal; its
- * inode is checked after locking, so a lock file removed meanwhile by its
- * previous holder is not trusted). A second run gets EBUSY.
+ * mix two runs, and two runs may name one file differently (-o X.bin with
+ * --output-format u16 and -o X with megatron), so a run takes an
+ * exclusive flock on FILE.lock for every final FILE it writes or removes,
+ * FILE made canonical (its directory's real path; a symbolic link's
+ * target), before it writes anything. Lock files are created, and removed
+ * when released or on a fatal signal; a lock's inode is checked after
+ * locking, so a lock file removed meanwhile by its previous holder is not
+ * trusted. Another run's lock is EBUSY.
  *
- * Under the lock no other run can be writing BASE's outputs, so the
- * temporaries of BASE's output names (BASE[SUFFIX].tmp.XXXXXX for every
- * output suffix any format uses) are what a killed run (SIGKILL, power
- * loss) left behind: simdbpe__outlock_take removes them and says which.
+ * A killed run (SIGKILL, power loss) leaves its temporaries,
+ * NAME.tmp.XXXXXX for an output name NAME of any format under the same
+ * base (NAME = BASE[SUFFIX]). simdbpe__outlock_remove_stale removes those
+ * whose NAME no live run holds (it takes NAME's lock for the moment it
+ * takes to remove them, unless it holds it already) and says which; and
+ * the lock files of those names that no live run holds (a run killed
+ * between locking an llm.c shard and creating it left only the lock).
  */
+typedef struct outlock_file {
+    int fd, slot;
+    char *path;  /* CANONICAL.lock */
+    char *final; /* the file as the run names it */
+} outlock_file;
+
 typedef struct outlock {
-    int fd; /* -1: no lock held */
-    int slot;
-    char *path;
+    outlock_file *held;
+    size_t n, cap;
 } outlock;
 
-#define OUTLOCK_INIT {-1, -1, NULL}
+#define OUTLOCK_INIT {NULL, 0, 0}
 
-/* Takes the lock for `base` (nothing to take for standard output or an
- * existing path that is not a regular file). Returns 0, EBUSY (another
- * run holds it) or an errno. Removed leftovers are reported to `notice`
- * (SIMDBPE_DATASET_NOTICE), unless it is NULL. */
-int simdbpe__outlock_take(outlock *l, const char *base, simdbpe_dataset_message_fn notice,
-                          void *user);
+/* Takes the lock of the final file `final` (nothing to take for standard
+ * output or an existing path that is not a regular file; a lock held
+ * already is held). Returns 0, EBUSY (another run holds it) or an errno. */
+int simdbpe__outlock_take(outlock *l, const char *final);
 
-/* Removes the lock file and releases the lock; safe on an unheld one. */
+/* Whether `l` holds the lock of `final` (as it was given to
+ * simdbpe__outlock_take). */
+int simdbpe__outlock_holds(const outlock *l, const char *final);
+
+/* Removes the temporaries a killed run left for the output names of
+ * `base` (see above); tells `notice` (SIMDBPE_DATASET_NOTICE), unless
+ * NULL. */
+void simdbpe__outlock_remove_stale(outlock *l, const char *base,
+                                   simdbpe_dataset_message_fn notice, void *user);
+
+/* Removes the lock files and releases the locks; safe on an unheld set. */
 void simdbpe__outlock_release(outlock *l);
 
 #endif

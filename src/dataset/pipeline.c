@@ -366,8 +366,13 @@ static int stream_fails(const char *path, char *why, size_t cap)
 
 static int write_error(pipeline *p, int e)
 {
-    char msg[700];
-    snprintf(msg, sizeof msg, "cannot write %s: %s", p->w->err_path, strerror(e));
+    char msg[1400];
+    if (e == EBUSY) /* an llm.c shard's lock (writer_llmc.c) */
+        snprintf(msg, sizeof msg,
+                 "cannot write %s: another run is writing it (it holds its lock, %s.lock)",
+                 p->w->err_path, p->w->err_path);
+    else
+        snprintf(msg, sizeof msg, "cannot write %s: %s", p->w->err_path, strerror(e));
     set_fatal(p, SIMDBPE_ERR_IO, msg);
     return -1;
 }

@@ -10,6 +10,10 @@
  */
 #include "writer.h"
 
+#include "../common/common.h"
+
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,4 +173,92 @@ char *simdbpe__writer_path(const char *prefix, const char *suffix)
         memcpy(p + a, suffix, b + 1);
     }
     return p;
+}
+
+int simdbpe__writer_llmc_is_shard(const char *prefix, const char *name)
+{
+    size_t p = strlen(prefix), n = strlen(name);
+    if (n < p || memcmp(name, prefix, p))
+        return 0;
+    const char *rest = name + p;
+    size_t k = !strncmp(rest, "_val_", 5) ? 5 : !strncmp(rest, "_train_", 7) ? 7 : 0;
+    if (!k || n - p != k + 10 || strcmp(rest + k + 6, ".bin"))
+        return 0;
+    for (size_t i = k; i < k + 6; i++)
+        if (!isdigit((unsigned char)rest[i]))
+            return 0;
+    return 1;
+}
+
+static int add_name(char ***names, size_t *n, size_t *cap, char *name)
+{
+    if (!name || simdbpe__grow((void **)names, cap, *n + 1, sizeof **names)) {
+        free(name);
+        return ENOMEM;
+    }
+    (*names)[(*n)++] = name;
+    return 0;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int simdbpe__writer_final_names(const writer_config *cfg, char ***names, size_t *n)
+{
+    *names = NULL;
+    *n = 0;
+    size_t cap = 0;
+    const char *out = cfg->output;
+    if (!out || !strcmp(out, "-"))
+        return 0;
+    size_t len = strlen(out);
+    int e = 0;
+    switch (cfg->format) {
+    case SIMDBPE_OUTPUT_MEGATRON:
+        e = add_name(names, n, &cap, simdbpe__writer_path(out, ".bin"));
+        if (!e)
+            e = add_name(names, n, &cap, simdbpe__writer_path(out, ".idx"));
+        break;
+    case SIMDBPE_OUTPUT_DATATROVE: {
+        int ext = len > 3 && !strcmp(out + len - 3, ".ds");
+        static const char *const sfx[3] = {".ds", ".ds.index", ".ds.metadata"};
+        for (int i = 0; i < 3 && !e; i++)
+            e = add_name(names, n, &cap, simdbpe__writer_path(out, sfx[i] + (ext ? 3 : 0)));
+        break;
+    }
+    case SIMDBPE_OUTPUT_LLMC: {
+        e = add_name(names, n, &cap, simdbpe__writer_path(out, "_val_000000.bin"));
+        const char *slash = strrchr(out, '/');
+        char *dir = slash ? strndup(out, (size_t)(slash - out) + 1) : strdup(".");
+        DIR *d = dir ? opendir(dir) : NULL;
+        struct dirent *ent;
+        while (!e && d && (ent = readdir(d)) != NULL) {
+            char *full = simdbpe__writer_path(slash ? dir : "", ent->d_name);
+            if (full && simdbpe__writer_llmc_is_shard(out, full) && strcmp(full, (*names)[0]))
+                e = add_name(names, n, &cap, full);
+            else
+                free(full);
+        }
+        if (d)
+            closedir(d);
+        if (*n > 2) /* in name order, for messages that do not depend on the directory's */
+            qsort(*names + 1, *n - 1, sizeof **names, by_name);
+        e = e ? e : dir ? 0 : ENOMEM;
+        free(dir);
+        break;
+    }
+    default:
+        e = add_name(names, n, &cap, strdup(out));
+        break;
+    }
+    if (e) {
+        for (size_t i = 0; i < *n; i++)
+            free((*names)[i]);
+        free(*names);
+        *names = NULL;
+        *n = 0;
+    }
+    return e;
 }

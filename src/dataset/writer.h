@@ -36,6 +36,9 @@ typedef struct writer_config {
     const char *model_name;    /* datatrove metadata */
     char *const *files;        /* count: input names */
     int count_lines;           /* count: print FILE:LINE */
+    outlock *lock;             /* the run's locks (llmc: each shard's is taken when it is
+                                * opened; shards an earlier run left are removed at commit
+                                * if the run holds theirs), or NULL */
 } writer_config;
 
 typedef struct writer writer;
@@ -57,6 +60,7 @@ struct writer {
     uint64_t doc_tokens;
     int open_err;       /* set by a constructor that could not open a file */
     char err_path[512]; /* the file a failure concerns */
+    char notice[700];   /* what commit did besides renaming ("" if nothing) */
 };
 
 /*
@@ -92,5 +96,15 @@ int simdbpe__writer_fail(writer *w, const char *path, int e);
 
 /* "PREFIX" + "suffix", malloc'ed; NULL when out of memory. */
 char *simdbpe__writer_path(const char *prefix, const char *suffix);
+
+/* The final names of the files a run with `cfg` writes (llmc: the first
+ * shard's, and those of the shards under the prefix now, which an earlier
+ * run left and commit removes unless they are written again), malloc'ed
+ * with the array; NULL for standard output. Returns 0 or ENOMEM. */
+int simdbpe__writer_final_names(const writer_config *cfg, char ***names, size_t *n);
+
+/* Whether `name` is an llm.c shard under `prefix`: PREFIX_val_NNNNNN.bin or
+ * PREFIX_train_NNNNNN.bin (llm.c reads every file those globs match). */
+int simdbpe__writer_llmc_is_shard(const char *prefix, const char *name);
 
 #endif

@@ -14,11 +14,18 @@
  * after it. No shard is created for nothing: an empty input gives no file.
  * Every shard keeps its temporary name until commit, so a failed run
  * leaves none of them behind.
+ *
+ * A run owns every shard name under its prefix: llm.c reads all the files
+ * PREFIX_train_*.bin matches, so a shard an earlier, longer run left would
+ * be trained on with this run's. The run takes the lock of each shard
+ * that is there when it starts (dataset_run.c) and of each it opens, and
+ * commit removes the locked ones it did not write, saying which.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../common/common.h"
 #include "writer.h"
@@ -46,16 +53,24 @@ static void header_bytes(const llmc_writer *l, uint64_t count, unsigned char out
             out[4 * i + k] = (unsigned char)((uint32_t)h[i] >> (8 * k));
 }
 
+/* PREFIX_val_000000.bin for shard 0, PREFIX_train_%06zu.bin after it. */
+static char *shard_name(const char *prefix, size_t i)
+{
+    char suffix[64];
+    snprintf(suffix, sizeof suffix, "_%s_%06zu.bin", i == 0 ? "val" : "train", i);
+    return simdbpe__writer_path(prefix, suffix);
+}
+
 static int open_shard(llmc_writer *l)
 {
     if (simdbpe__grow((void **)&l->shards, &l->cap, l->n + 1, sizeof *l->shards))
         return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
-    char suffix[64];
-    snprintf(suffix, sizeof suffix, "_%s_%06zu.bin", l->n == 0 ? "val" : "train", l->n);
-    char *path = simdbpe__writer_path(l->base.cfg.output, suffix);
+    char *path = shard_name(l->base.cfg.output, l->n);
     if (!path)
         return simdbpe__writer_fail(&l->base, l->base.cfg.output, ENOMEM);
-    int e = simdbpe__writer_open_file(&l->base, &l->shards[l->n], path);
+    int e = l->base.cfg.lock ? simdbpe__outlock_take(l->base.cfg.lock, path) : 0;
+    e = e ? simdbpe__writer_fail(&l->base, path, e)
+          : simdbpe__writer_open_file(&l->base, &l->shards[l->n], path);
     free(path);
     if (e)
         return e;
@@ -106,7 +121,9 @@ static int lw_ids(writer *w, const uint32_t *ids, size_t n)
                 return e;
         }
     }
-    return l->open ? l->shards[l->n - 1].err : 0;
+    /* A write that failed names its shard, not the prefix. */
+    const outfile *o = l->open ? &l->shards[l->n - 1] : NULL;
+    return o && o->err ? simdbpe__writer_fail(w, o->final_path, o->err) : 0;
 }
 
 static int lw_end(writer *w, uint64_t doc_tokens, uint32_t file, uint64_t line)
@@ -124,6 +141,15 @@ static int lw_finish(writer *w)
     return l->open ? close_shard(l) : 0;
 }
 
+/* Whether `name` is shard i < n of this run's. */
+static int written(const llmc_writer *l, const char *name)
+{
+    size_t p = strlen(l->base.cfg.output);
+    int val = name[p + 1] == 'v';
+    size_t i = (size_t)strtoul(name + p + (val ? 5 : 7), NULL, 10);
+    return i < l->n && val == (i == 0);
+}
+
 static int lw_commit(writer *w)
 {
     llmc_writer *l = (llmc_writer *)w;
@@ -132,6 +158,27 @@ static int lw_commit(writer *w)
         if (e)
             return simdbpe__writer_fail(w, l->shards[i].final_path, e);
     }
+    /* The shards an earlier run left under this prefix (their locks are
+     * this run's): gone, and said. */
+    const outlock *lock = w->cfg.lock;
+    size_t removed = 0;
+    const char *first = NULL;
+    for (size_t i = 0; lock && i < lock->n; i++) {
+        const char *name = lock->held[i].final;
+        if (!simdbpe__writer_llmc_is_shard(w->cfg.output, name) || written(l, name))
+            continue;
+        if (unlink(name) == 0) {
+            if (!removed++)
+                first = name;
+        } else if (errno != ENOENT) {
+            return simdbpe__writer_fail(w, name, errno);
+        }
+    }
+    if (removed)
+        snprintf(w->notice, sizeof w->notice,
+                 "removed %zu llm.c shard%s an earlier run left under %s, which llm.c would "
+                 "have read with this run's (%s%s)",
+                 removed, removed == 1 ? "" : "s", w->cfg.output, first, removed > 1 ? ", ..." : "");
     return 0;
 }
 

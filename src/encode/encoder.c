@@ -22,6 +22,7 @@
 #include <stdlib.h>
 
 #include "encoder.h"
+#include "../common/nfc.h"
 
 /*
  * The first OUT_SMALL ids of an output go to room in the encoder's fixed
@@ -463,4 +464,9 @@ simdbpe_status simdbpe_encode_append(simdbpe_encoder *e, const char *text, size_
     if (st == SIMDBPE_OK)
         *n_ids = n;
     return st;
+}
+
+simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len)
+{
+    return simdbpe__nfc_into(&e->norm, &e->norm_cap, text, len);
 }

@@ -75,7 +75,7 @@ struct simdbpe_encoder {
     bool out_borrowed; /* out is the caller's malloc'd array (simdbpe_encode_append) */
     uint8_t *clean; /* replace mode: the repaired text */
     size_t clean_cap;
-    uint8_t *norm; /* the normalized stretch (NFC models; nfc.c) */
+    uint8_t *norm; /* the normalized stretch (NFC models; common/nfc.c) */
     size_t norm_cap;
     simdbpe__bpe_scratch scratch;
 
@@ -140,11 +140,8 @@ static inline simdbpe_status reserve_out(simdbpe_encoder *e, size_t n, size_t mo
 void simdbpe__grow_tab(simdbpe_encoder *e);
 
 /* The NFC of *text[0..*len) (valid UTF-8): unchanged, or *text and *len
- * set to the normalized copy in e->norm (nfc.c). */
+ * set to the normalized copy in e->norm (common/nfc.c). */
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, const uint8_t **text, size_t *len);
-/* The ranges of code points HF's NFC does not know (nfc_unknown.c). */
-extern const uint32_t simdbpe__nfc_unknown[][2];
-extern const size_t simdbpe__nfc_unknown_count;
 
 /*
  * The piece path, built from pieces.inc.h for the baseline CPU

@@ -19,18 +19,20 @@
  * replaced a range of the earlier one); outside the blocks the two texts
  * are the same bytes, shifted. A block of the repair is one U+FFFD for one
  * ill-formed sequence; a block of NFC carries an alignment per byte
- * (nfc.c: HF tokenizers' rule). Nearly all text has no block at all, and
+ * (common/nfc.c: HF tokenizers' rule). Nearly all text has no block at all, and
  * then the spans are the tokens' bytes widened to whole characters.
  *
- * The tokens are checked to spell T byte for byte: the split of the raw
- * added tokens below mirrors the encoder's (encode_stretch in encoder.c),
- * and a disagreement is reported (SIMDBPE_ERR_UNSUPPORTED), never turned
- * into wrong spans.
+ * The tokens are checked to spell T byte for byte, an added token where
+ * it was matched by its text (which may differ from its bytes: a
+ * normalized one's NFC, or "\u00c5X" whose bytes are C5 58): the split of
+ * the raw added tokens below mirrors the encoder's (encode_stretch in
+ * encoder.c), and a disagreement is reported (SIMDBPE_ERR_UNSUPPORTED),
+ * never turned into wrong spans.
  */
 #include <stdlib.h>
 
 #include "encoder.h"
-#include "nfc.h"
+#include "../common/nfc.h"
 
 /* A range of a later text [to_start, to_end) that replaced [from_start,
  * from_end) of the earlier one; align (NFC blocks): 2 offsets in the earlier
@@ -145,6 +147,8 @@ typedef struct splitter {
     blocks *bs;       /* NFC blocks */
     size_t *pieces;   /* where each piece starts in T */
     size_t n_pieces, cap_pieces;
+    size_t *added;    /* the added tokens matched: 2 k, where in T; 2 k + 1, which */
+    size_t n_added, cap_added;
     int failed;
 } splitter;
 
@@ -163,6 +167,18 @@ static void piece_at(splitter *w, size_t at)
         w->failed = 1;
     else
         w->pieces[w->n_pieces++] = at;
+}
+
+/* A piece that is the added token m->specials[which], at `at` in T. */
+static void added_at(splitter *w, size_t at, size_t which)
+{
+    piece_at(w, at);
+    if (simdbpe__grow((void **)&w->added, &w->cap_added, 2 * (w->n_added + 1), sizeof *w->added)) {
+        w->failed = 1;
+        return;
+    }
+    w->added[2 * w->n_added] = at;
+    w->added[2 * w->n_added++ + 1] = which;
 }
 
 static int on_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
@@ -209,7 +225,7 @@ static void pieces_of(splitter *w, const uint8_t *t, size_t a, size_t b)
             }
         if (at == b)
             break;
-        piece_at(w, at);
+        added_at(w, at, which);
         i = at + m->specials[which].len;
     }
 }
@@ -241,7 +257,7 @@ static int split(splitter *w, const uint8_t *r, size_t len, int nfc)
         if (at == len)
             break;
         size_t tl = m->specials[which].len;
-        piece_at(w, nfc ? w->t_len : at);
+        added_at(w, nfc ? w->t_len : at, which);
         if (nfc) {
             if (t_append(w, r + at, tl))
                 return -1;
@@ -316,11 +332,21 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
     for (size_t i = 0; i < n; i++)
         out[i].piece = SIMDBPE_NO_PIECE;
     size_t x = 0, piece = 0; /* where the next token starts in T; its piece */
+    size_t k = 0;            /* the next added token matched at x or after */
     for (size_t i = n_pre; i + n_suf < n; i++) {
         const uint8_t *tok;
         size_t tl;
-        if (simdbpe_model_token_bytes(m, (*ids)[i], &tok, &tl) != SIMDBPE_OK || tl == 0 ||
-            tl > t_len - x || memcmp(tok, t + x, tl) != 0)
+        while (k < w.n_added && w.added[2 * k] < x)
+            k++;
+        const simdbpe__special *sp =
+            k < w.n_added && w.added[2 * k] == x ? &m->specials[w.added[2 * k + 1]] : NULL;
+        if (sp && sp->id == (*ids)[i]) {
+            tok = sp->text; /* what it was matched by */
+            tl = sp->len;
+        } else if (simdbpe_model_token_bytes(m, (*ids)[i], &tok, &tl) != SIMDBPE_OK) {
+            break;
+        }
+        if (tl == 0 || tl > t_len - x || memcmp(tok, t + x, tl) != 0)
             break;
         size_t a, b, c, d; /* HF: the first byte's start, the last byte's end */
         span_of(&nfc, r, r_len, x, &a, &b);
@@ -349,6 +375,7 @@ done:
     free(repaired);
     free(w.t);
     free(w.pieces);
+    free(w.added);
     blocks_free(&fixes);
     blocks_free(&nfc);
     if (st != SIMDBPE_OK) {

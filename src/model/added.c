@@ -12,8 +12,14 @@
  * with.
  *
  * Trie layout: node 0 is the root; each node's children are a linked list
- * (first_child, next_sibling) in no particular order; `token` is the index
- * in m->specials of the token that ends at the node, or NONE.
+ * (first_child, next_sibling) in no particular order; token[k] is the
+ * index in m->specials of the token that ends at the node, or NONE: k = 1
+ * for a NORMALIZED one, 0 for the others. The two kinds are matched in
+ * different passes (the raw text, then the normalized), and a normalized
+ * token's text may be another's ("e\u0301" normalized is matched by the
+ * NFC "\u00e9", which a token matched in the raw text may be too). The
+ * loaders refuse two tokens of one kind with one text where that would be
+ * ambiguous (tokenizer.json); otherwise the first listed wins.
  */
 #include <stdlib.h>
 
@@ -22,7 +28,7 @@
 #define NONE UINT32_MAX
 
 typedef struct trie_node {
-    uint32_t first_child, next_sibling, token;
+    uint32_t first_child, next_sibling, token[2];
     uint8_t byte;
 } trie_node;
 
@@ -66,7 +72,7 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
         free(t);
         return SIMDBPE_ERR_NOMEM;
     }
-    t->nodes[0] = (trie_node){NONE, NONE, NONE, 0};
+    t->nodes[0] = (trie_node){NONE, NONE, {NONE, NONE}, 0};
     t->n_nodes = 1;
     for (size_t i = 0; i < m->n_specials; i++) {
         const simdbpe__special *sp = &m->specials[i];
@@ -78,14 +84,14 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
             uint32_t c = child(t, at, b);
             if (c == NONE) {
                 c = t->n_nodes++;
-                t->nodes[c] = (trie_node){NONE, t->nodes[at].first_child, NONE, b};
+                t->nodes[c] = (trie_node){NONE, t->nodes[at].first_child, {NONE, NONE}, b};
                 t->nodes[at].first_child = c;
             }
             at = c;
         }
-        /* Two added tokens with the same text: the first listed wins. */
-        if (t->nodes[at].token == NONE)
-            t->nodes[at].token = (uint32_t)i;
+        uint32_t *slot = &t->nodes[at].token[(sp->flags & SIMDBPE__ADDED_NORMALIZED) != 0];
+        if (*slot == NONE)
+            *slot = (uint32_t)i;
         if (!(sp->flags & SIMDBPE__ADDED_SPECIAL))
             m->has_plain_added = 1;
         uint8_t b0 = sp->text[0];
@@ -99,6 +105,18 @@ simdbpe_status simdbpe__added_build(simdbpe_model *m)
     return SIMDBPE_OK;
 }
 
+/* The token (flags & mask == want) that ends at `node`, or NONE. */
+static uint32_t token_at(const simdbpe_model *m, const trie_node *node, uint32_t mask,
+                         uint32_t want)
+{
+    for (int k = 0; k < 2; k++) {
+        uint32_t tok = node->token[k];
+        if (tok != NONE && (m->specials[tok].flags & mask) == want)
+            return tok;
+    }
+    return NONE;
+}
+
 /* The longest token (flags & mask == want) that s[0..n) begins with, as
  * its index, or NONE. */
 static uint32_t longest_at(const simdbpe_model *m, const uint8_t *s, size_t n, uint32_t mask,
@@ -109,8 +127,8 @@ static uint32_t longest_at(const simdbpe_model *m, const uint8_t *s, size_t n, u
     for (size_t k = 0; k < n; k++) {
         if ((at = child(t, at, s[k])) == NONE)
             break;
-        uint32_t tok = t->nodes[at].token;
-        if (tok != NONE && (m->specials[tok].flags & mask) == want)
+        uint32_t tok = token_at(m, &t->nodes[at], mask, want);
+        if (tok != NONE)
             best = tok;
     }
     return best;
@@ -153,8 +171,7 @@ int simdbpe__added_straddles(const simdbpe_model *m, const uint8_t *s, size_t n,
                 return t->nodes[at].first_child == NONE ? 0 : -1;
             if ((at = child(t, at, s[k])) == NONE)
                 break;
-            uint32_t tok = t->nodes[at].token;
-            if (k >= p && tok != NONE && (m->specials[tok].flags & mask) == want)
+            if (k >= p && token_at(m, &t->nodes[at], mask, want) != NONE)
                 return 1;
         }
     }

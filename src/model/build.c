@@ -57,9 +57,12 @@ static uint32_t bytes_table_find(const simdbpe_model *m, const bytes_slot *t, ui
 
 /* ---- tokens ---- */
 
-/* The tokens of list v: ids, bytes (byte-level keys decoded; the keys of
- * added tokens, matched by id when it is given, else by text, are their
- * literal text). `what` names the source in errors. */
+/* The tokens of list v: ids, bytes (byte-level keys decoded; an added
+ * token, matched by id when it is given, else by text, is its key decoded
+ * too when every character of it is in the byte-level alphabet, else its
+ * literal text: what HF's ByteLevel decoder gives for it). The blob has
+ * room after the tokens for the added tokens' texts (simdbpe__build).
+ * `what` names the source in errors. */
 static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
                                  special_text *sp, size_t n_sp, simdbpe_error *err)
 {
@@ -86,9 +89,12 @@ static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
     }
     m->vocab_size = max_id + 1;
     m->n_tokens = (uint32_t)count;
+    size_t texts = 0;
+    for (size_t s = 0; s < n_sp; s++)
+        texts += sp[s].len;
     uint32_t *tok_off = simdbpe__model_calloc((size_t)m->vocab_size + 1, sizeof *tok_off);
     uint8_t *tok_has = calloc(m->vocab_size, 1);
-    uint8_t *blob = simdbpe__model_alloc(total ? total : 1);
+    uint8_t *blob = simdbpe__model_alloc(total + texts ? total + texts : 1);
     m->tok_off = tok_off;
     m->tok_has = tok_has;
     m->blob = blob;
@@ -117,26 +123,27 @@ static simdbpe_status take_vocab(loader *ld, vocab_list *v_in, const char *what,
             break;
         }
         tok_has[id] = 1;
-        long n = -1;
+        int special = 0;
         for (size_t s = 0; s < n_sp; s++) {
             if (sp[s].id != SIMDBPE__NO_ID ? sp[s].id == id
                                            : sp[s].len == klen && memcmp(sp[s].s, key, klen) == 0) {
                 sp[s].id = id;
-                memcpy(tmp + pos, key, klen); /* specials decode to their literal text */
-                n = (long)klen;
+                special = 1;
             }
         }
+        uint32_t bad = 0;
+        long n = simdbpe__bytelevel_decode((const uint8_t *)key, klen, tmp + pos, &bad);
+        if (n < 0 && special) {
+            memcpy(tmp + pos, key, klen);
+            n = (long)klen;
+        }
         if (n < 0) {
-            uint32_t bad = 0;
-            n = simdbpe__bytelevel_decode((const uint8_t *)key, klen, tmp + pos, &bad);
-            if (n < 0) {
-                simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
-                st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
-                                   "%s: token %s has code point U+%04X, which is not "
-                                   "in the byte-level alphabet (is it a special token?)",
-                                   what, q, bad);
-                break;
-            }
+            simdbpe__quote(q, sizeof q, (const uint8_t *)key, klen);
+            st = simdbpe__fail(err, SIMDBPE_ERR_VOCAB, SIMDBPE_NO_POSITION, 0,
+                               "%s: token %s has code point U+%04X, which is not "
+                               "in the byte-level alphabet (is it a special token?)",
+                               what, q, bad);
+            break;
         }
         tmp_len[k] = (uint32_t)n;
         tmp_id[k] = id;
@@ -492,8 +499,18 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                                    "special token %s is not in %s", q, spec->vocab_name);
                 break;
             }
+            /* Matched by its text (sp[i].s): the token's bytes when they are
+             * the same, else a copy after the tokens' bytes (take_vocab left
+             * room for it). */
             size_t len;
             const uint8_t *text = token_ptr(m, sp[i].id, &len);
+            if (len != sp[i].len || memcmp(text, sp[i].s, len) != 0) {
+                uint8_t *at = (uint8_t *)m->blob + m->blob_len;
+                memcpy(at, sp[i].s, sp[i].len);
+                m->blob_len += sp[i].len;
+                text = at;
+                len = sp[i].len;
+            }
             uint32_t flags = sp[i].flags & (SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED);
             if ((sp[i].flags & ADDED_IN_VOCAB) || spec->added_in_vocab)
                 flags |= SIMDBPE__ADDED_IN_VOCAB;
@@ -551,6 +568,12 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     free(ld.merges);
     if (st == SIMDBPE_OK)
         st = to_image(m, out, err);
+    if (st == SIMDBPE_OK) {
+        (*out)->notice = spec->notice;
+        spec->notice = NULL;
+    }
+    free(spec->notice);
+    spec->notice = NULL;
     free_arrays(m);
     return st;
 }

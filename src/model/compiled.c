@@ -6,7 +6,7 @@
  *
  *   offset size  field
  *   0      8     magic "SIMDBPE\x1a"
- *   8      4     version (3)
+ *   8      4     version (4; version 3 files are read too)
  *   12     4     header size (128)
  *   16     8     file size
  *   24     8     checksum: XXH3-64 of bytes [32, file size)
@@ -27,7 +27,10 @@
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
  *     tok_has        u8[vocab_size]        1 if the id is a token
- *     blob           u8[blob length]       token bytes, in id order
+ *     blob           u8[blob length]       token bytes, in id order; then the
+ *                                          texts of added tokens that are
+ *                                          matched by other bytes than their
+ *                                          token's (version 4)
  *     byte_id        u32[256]              byte -> initial id
  *     rules          {u32 left, right, id}[n_merges]        by rank
  *     merge pilots   u32[merge buckets]
@@ -37,7 +40,9 @@
  *     whole slots    {u64 lo, u64 hi, u32 id, u32 len}[n_whole]   (lo, hi:
  *                    the token's first 16 bytes, zero-padded, as two words)
  *     specials       {u32 id, u32 offset in blob, u32 length,
- *                     u32 flags (SIMDBPE__ADDED_*)}[n_specials]
+ *                     u32 flags (SIMDBPE__ADDED_*)}[n_specials]: the text
+ *                    an added token is matched by, its token's bytes or
+ *                    one of the texts after them
  *     splits         the generic family's Split patterns and behaviors
  *                    (src/pretok/regex.h), compiled at open
  *
@@ -85,7 +90,8 @@
 #endif
 
 #define MAGIC "SIMDBPE\x1a"
-#define VERSION 3
+#define VERSION 4
+#define OLDEST_VERSION 3 /* the same layout, without texts after the tokens */
 #define HEADER_SIZE 128
 #define MAX_VOCAB (1u << 24)
 #define FLAG_WHOLE_EXACT 1u
@@ -286,10 +292,10 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         return BAD("compiled model: %zu bytes is too short for a header (%d)", len, HEADER_SIZE);
     if (memcmp(p, MAGIC, 8) != 0)
         return BAD("compiled model: bad magic (not a .sbpe file)");
-    if (get32(p + 8) != VERSION)
-        return BAD("compiled model: format version %u, this library reads version %d (compile "
-                   "the model again with this version's `simdbpe compile`)",
-                   get32(p + 8), VERSION);
+    if (get32(p + 8) < OLDEST_VERSION || get32(p + 8) > VERSION)
+        return BAD("compiled model: format version %u, this library reads versions %d to %d "
+                   "(compile the model again with this version's `simdbpe compile`)",
+                   get32(p + 8), OLDEST_VERSION, VERSION);
     if (get32(p + 12) != HEADER_SIZE)
         return BAD("compiled model: header size %u, expected %d", get32(p + 12), HEADER_SIZE);
     if (get64(p + 16) > len)
@@ -354,7 +360,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
 static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
 {
     uint32_t v = m->vocab_size;
-    if (m->tok_off[0] != 0 || m->tok_off[v] != m->blob_len)
+    if (m->tok_off[0] != 0 || m->tok_off[v] > m->blob_len)
         return BAD("compiled model: token offsets do not span the token bytes");
     uint32_t n_tokens = 0;
     for (uint32_t id = 0; id < v; id++) {
@@ -511,8 +517,10 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     for (uint32_t i = 0; st == SIMDBPE_OK && i < h.n_specials; i++) {
         const uint8_t *e = p + l.specials + SPECIAL_SIZE * i;
         uint32_t id = get32(e), off = get32(e + 4), n = get32(e + 8), fl = get32(e + 12);
-        if (id >= h.vocab_size || (uint64_t)off + n > h.blob_len || m->tok_off[id] != off ||
-            m->tok_off[id + 1] - off != n || n == 0 ||
+        /* The text is the token's bytes or lies after all tokens' bytes. */
+        int own = id < h.vocab_size && m->tok_off[id] == off && m->tok_off[id + 1] - off == n;
+        if (id >= h.vocab_size || !m->tok_has[id] || (uint64_t)off + n > h.blob_len ||
+            (!own && off < m->tok_off[h.vocab_size]) || n == 0 ||
             (fl & ~(SIMDBPE__ADDED_SPECIAL | SIMDBPE__ADDED_NORMALIZED | SIMDBPE__ADDED_IN_VOCAB)))
             st = BAD("compiled model: special token %u is inconsistent", i);
         sp[i] = (simdbpe__special){id, n, m->blob + off, fl};
@@ -566,6 +574,7 @@ void simdbpe_model_free(simdbpe_model *m)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
     simdbpe__regex_free(m->regex);
+    free(m->notice);
     simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);
     if (m->image_kind != SIMDBPE__IMAGE_STATIC)

@@ -11,7 +11,12 @@
  * Ids as HF's AddedVocabulary gives them: a content that is an added
  * token or a key of the BPE vocabulary keeps that id; a new one gets the
  * largest added id + 1 if that is at least the vocabulary's size (its
- * number of entries), else that size. An added token given again with
+ * number of entries), else that size. As in a tokenizer.json, a token is
+ * matched by its content, NFC'd first for a "normalized" one of a model
+ * with the NFC normalizer; its bytes are its content's through the
+ * byte-level alphabet when every character is in it, else the content
+ * (a key of the vocabulary spelled otherwise, "Å" for byte 0xC5, is
+ * matched by its content and is that key's token). An added token given again with
  * the same flags is not counted as added; with other flags it takes them
  * (a token once special stays special, as HF's set of special tokens
  * never loses one).
@@ -19,6 +24,7 @@
 #include <stdlib.h>
 
 #include "../common/utf8_valid.h"
+#include "../common/nfc.h"
 #include "loader.h"
 
 #define FAIL(status, ...) simdbpe__fail(err, status, SIMDBPE_NO_POSITION, 0, __VA_ARGS__)
@@ -109,7 +115,10 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
             if (!t.slot[h])
                 t.slot[h] = id + 1;
         }
-    /* The new ones. */
+    /* The new ones; norm[k]: token k's NFC'd text (malloc'd) or NULL. */
+    uint8_t **norm = calloc(n + 1, sizeof *norm);
+    if (st == SIMDBPE_OK && !norm)
+        st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     uint32_t next_new = SIMDBPE__NO_ID; /* the id of the next new token */
     for (size_t k = 0; st == SIMDBPE_OK && k < n; k++) {
         const char *s = tokens[k].text;
@@ -122,7 +131,20 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
                       "model_add_tokens: token %zu has no text or unknown flags", k);
             break;
         }
-        size_t at = added_index(sp, n_sp, s, len);
+        if (simdbpe__utf8_validate_from((const uint8_t *)s, len, 0) != len) {
+            st = FAIL(SIMDBPE_ERR_INVALID_ARG, "model_add_tokens: token %zu is not UTF-8", k);
+            break;
+        }
+        const uint8_t *match = (const uint8_t *)s; /* what the text is matched by */
+        size_t match_len = len;
+        if ((flags & SIMDBPE__ADDED_NORMALIZED) && m->normalizer == SIMDBPE__NORM_NFC) {
+            size_t ncap = 0;
+            if (simdbpe__nfc_into(&norm[k], &ncap, &match, &match_len) != SIMDBPE_OK) {
+                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        size_t at = added_index(sp, n_sp, (const char *)match, match_len);
         if (at != SIZE_MAX) {
             uint32_t keep = sp[at].flags & ADDED_IN_VOCAB;
             if ((sp[at].flags & ~ADDED_IN_VOCAB) == flags)
@@ -155,16 +177,6 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
             break;
         }
         if (id != SIMDBPE__NO_ID) {
-            size_t tl = m->tok_off[id + 1] - m->tok_off[id];
-            if (tl != len || memcmp(m->blob + m->tok_off[id], s, len) != 0) {
-                char q[96];
-                simdbpe__quote(q, sizeof q, (const uint8_t *)s, len);
-                st = FAIL(SIMDBPE_ERR_UNSUPPORTED,
-                          "added token %s spells vocabulary token %u in the byte-level "
-                          "alphabet, not as its text; such a token is not supported",
-                          q, id);
-                break;
-            }
             flags |= ADDED_IN_VOCAB;
         } else {
             if (next_new == SIMDBPE__NO_ID)
@@ -178,11 +190,12 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
                 break;
             }
         }
-        sp[n_sp++] = (special_text){(const uint8_t *)s, len, id, flags};
+        sp[n_sp++] = (special_text){match, match_len, id, flags};
         counted++;
     }
-    /* Every token, with its key: its text for an added token that is not
-     * in the vocabulary, else its byte-level spelling. */
+    /* Every token, with its key: its byte-level spelling (which the
+     * builder decodes to the token's bytes), and a new added token that is
+     * not in the vocabulary its text, as a tokenizer.json's. */
     char *key = malloc(2 * 4096 + 16);
     if (st == SIMDBPE_OK && !key)
         st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
@@ -191,16 +204,11 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
             continue;
         const uint8_t *b = m->blob + m->tok_off[id];
         size_t len = m->tok_off[id + 1] - m->tok_off[id];
-        if (added[id]) {
-            st = simdbpe__vocab_append(&spec.vocab, (const char *)b, len, id);
-        } else {
-            char *k = len <= 4096 ? key : malloc(2 * len + 1);
-            st = k ? simdbpe__vocab_append(&spec.vocab, k,
-                                           simdbpe__bytelevel_string(b, len, k), id)
-                   : SIMDBPE_ERR_NOMEM;
-            if (k != key)
-                free(k);
-        }
+        char *k = len <= 4096 ? key : malloc(2 * len + 1);
+        st = k ? simdbpe__vocab_append(&spec.vocab, k, simdbpe__bytelevel_string(b, len, k), id)
+               : SIMDBPE_ERR_NOMEM;
+        if (k != key)
+            free(k);
         if (st != SIMDBPE_OK)
             st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     }
@@ -215,6 +223,9 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
     if (st != SIMDBPE_OK) {
         simdbpe__vocab_list_free(&spec.vocab);
         free(sp);
+        for (size_t k = 0; norm && k < n; k++)
+            free(norm[k]);
+        free(norm);
         return st;
     }
     spec.vocab_name = "the model";
@@ -234,6 +245,9 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
     memcpy(spec.suffix, m->suffix, sizeof spec.suffix);
     st = simdbpe__build(&spec, out, err);
     free(sp);
+    for (size_t k = 0; k < n; k++)
+        free(norm[k]);
+    free(norm);
     if (st == SIMDBPE_OK && n_added)
         *n_added = counted;
     return st;

@@ -17,15 +17,25 @@
  *                    (regex.h).
  *   normalizer       null, an empty Sequence, or NFC.
  *   added_tokens     all of them cut the text (special or not); their
- *                    content is their text; lstrip, rstrip and single_word
- *                    are refused (not implemented).
+ *                    content is their text, normalized (NFC) first for a
+ *                    "normalized" one when the model has a normalizer, as
+ *                    HF matches those in the normalized text; lstrip,
+ *                    rstrip and single_word are refused (not implemented).
  *   post_processor   the ids a TemplateProcessing's single template (or
- *                    RobertaProcessing) puts around a sequence, added only
- *                    when the caller asks (add_special_tokens).
+ *                    RobertaProcessing, BertProcessing) puts around a
+ *                    sequence, added only when the caller asks
+ *                    (add_special_tokens); see read_post for what is
+ *                    refused.
+ *   truncation,      settings of HF's encode calls, not of the model: not
+ *   padding          applied, and said (simdbpe_model_notice).
+ * Every byte-level character must be a token of model.vocab, or the file
+ * is refused naming the byte (HF refuses it too, once a merge needs it).
  */
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/utf8_valid.h"
+#include "../common/nfc.h"
 #include "loader.h"
 
 #define WHAT "tokenizer.json"
@@ -206,19 +216,70 @@ static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_e
     return UNSUPPORTED("normalizer \"%s\" is not supported (only NFC or none)", t);
 }
 
+/* A post-processor's token id: an integer below MAX_VOCAB_ID (HF reads
+ * u32 and refuses the file otherwise; larger ids are no token of ours). */
+static int token_id(const json_t *v, uint32_t *id)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        json_integer_value(v) >= (json_int_t)MAX_VOCAB_ID)
+        return 0;
+    *id = (uint32_t)json_integer_value(v);
+    return 1;
+}
+
+static simdbpe_status add_affix(simdbpe__build_spec *spec, int after, uint32_t id,
+                                simdbpe_error *err)
+{
+    uint8_t *count = after ? &spec->n_suffix : &spec->n_prefix;
+    if (*count == SIMDBPE__MAX_AFFIX)
+        return UNSUPPORTED("post_processor adds more than %d ids on one side",
+                           SIMDBPE__MAX_AFFIX);
+    (after ? spec->suffix : spec->prefix)[(*count)++] = id;
+    return SIMDBPE_OK;
+}
+
 /* The ids of a TemplateProcessing's single template before and after the
- * sequence "A". */
+ * sequence: its items are special tokens and exactly one {"Sequence":
+ * {"id": "A"}} (HF repeats the text for a second one, drops it when there
+ * is none, and panics on "B" in a single template). */
 static simdbpe_status read_template(const json_t *tp, simdbpe__build_spec *spec,
                                     simdbpe_error *err)
 {
     const json_t *single = json_object_get(tp, "single");
     const json_t *specials = json_object_get(tp, "special_tokens");
+    if (!json_is_array(single) || !json_is_object(specials))
+        return UNSUPPORTED("post_processor TemplateProcessing without a \"single\" template "
+                           "and \"special_tokens\"");
+    /* Every special token's ids, used or not: HF refuses a file with one
+     * that is no u32. */
+    const char *key;
+    const json_t *entry;
+    json_object_foreach((json_t *)specials, key, entry)
+    {
+        size_t k;
+        const json_t *v;
+        uint32_t id;
+        json_array_foreach(json_object_get(entry, "ids"), k, v)
+        {
+            if (!token_id(v, &id))
+                return FAIL(SIMDBPE_ERR_VOCAB,
+                            WHAT ": post_processor: id %zu of special token %s is not a token "
+                                 "id (an integer below %u)",
+                            k, key, MAX_VOCAB_ID);
+        }
+    }
     int after = 0;
     size_t i;
     const json_t *item;
     json_array_foreach(single, i, item)
     {
-        if (json_object_get(item, "Sequence")) {
+        const json_t *seq = json_object_get(item, "Sequence");
+        if (seq) {
+            const char *which = json_string_value(json_object_get(seq, "id"));
+            if (!which || strcmp(which, "A") != 0 || after)
+                return UNSUPPORTED("post_processor template: the single template must hold the "
+                                   "sequence A exactly once (item %zu)",
+                                   i);
             after = 1;
             continue;
         }
@@ -228,54 +289,92 @@ static simdbpe_status read_template(const json_t *tp, simdbpe__build_spec *spec,
         if (!name || !json_is_array(ids))
             return UNSUPPORTED("post_processor template item %zu is not understood", i);
         size_t k;
-        const json_t *id;
-        json_array_foreach(ids, k, id)
+        const json_t *v;
+        json_array_foreach(ids, k, v)
         {
-            uint8_t *count = after ? &spec->n_suffix : &spec->n_prefix;
-            if (!json_is_integer(id) || json_integer_value(id) < 0 ||
-                json_integer_value(id) >= (json_int_t)MAX_VOCAB_ID)
-                return FAIL(SIMDBPE_ERR_VOCAB, WHAT ": post_processor id of %s is not a valid id",
-                            name);
-            if (*count == SIMDBPE__MAX_AFFIX)
-                return UNSUPPORTED("post_processor adds more than %d ids on one side",
-                                   SIMDBPE__MAX_AFFIX);
-            (after ? spec->suffix : spec->prefix)[(*count)++] = (uint32_t)json_integer_value(id);
+            /* A token id: checked above. */
+            simdbpe_status st = add_affix(spec, after, (uint32_t)json_integer_value(v), err);
+            if (st != SIMDBPE_OK)
+                return st;
         }
+    }
+    if (!after)
+        return UNSUPPORTED("post_processor template: the single template must hold the "
+                           "sequence A exactly once (it has none)");
+    return SIMDBPE_OK;
+}
+
+/* RobertaProcessing and BertProcessing: cls before the sequence, sep after
+ * it, each ["token", id]. */
+static simdbpe_status read_cls_sep(const json_t *pp, const char *type, simdbpe__build_spec *spec,
+                                   simdbpe_error *err)
+{
+    static const char *const keys[2] = {"cls", "sep"};
+    for (int k = 0; k < 2; k++) {
+        const json_t *pair = json_object_get(pp, keys[k]);
+        uint32_t id;
+        if (!json_is_array(pair) || json_array_size(pair) != 2 ||
+            !json_is_string(json_array_get(pair, 0)) || !token_id(json_array_get(pair, 1), &id)) {
+            const json_t *v = json_array_get(pair, 1);
+            if (json_is_integer(v))
+                return FAIL(SIMDBPE_ERR_VOCAB,
+                            WHAT ": post_processor %s: %s id %lld is not a token id (an "
+                                 "integer below %u)",
+                            type, keys[k], (long long)json_integer_value(v), MAX_VOCAB_ID);
+            return FAIL(SIMDBPE_ERR_VOCAB,
+                        WHAT ": post_processor %s: \"%s\" is not [\"token\", id]", type, keys[k]);
+        }
+        simdbpe_status st = add_affix(spec, k, id, err);
+        if (st != SIMDBPE_OK)
+            return st;
     }
     return SIMDBPE_OK;
 }
 
-static simdbpe_status read_post(const json_t *pp, simdbpe__build_spec *spec, simdbpe_error *err)
+/*
+ * The post-processor, or the processors of a Sequence (nested ones too),
+ * of which at most one may add ids: HF applies them one after the other,
+ * each to what the one before returned, and a TemplateProcessing returns
+ * each part of its template as an encoding of its own, so a second
+ * processor that adds ids adds them around every part (RobertaProcessing
+ * after a template puts its separators between them). ByteLevel ones
+ * change offsets only. `adders` counts those that add ids.
+ */
+static simdbpe_status read_post(const json_t *pp, simdbpe__build_spec *spec, int *adders,
+                                simdbpe_error *err)
 {
     if (!pp || json_is_null(pp))
         return SIMDBPE_OK;
     const char *t = type_of(pp);
     if (strcmp(t, "ByteLevel") == 0)
         return SIMDBPE_OK; /* offsets only */
-    if (strcmp(t, "TemplateProcessing") == 0)
-        return read_template(pp, spec, err);
-    if (strcmp(t, "RobertaProcessing") == 0) {
-        const json_t *cls = json_array_get(json_object_get(pp, "cls"), 1);
-        const json_t *sep = json_array_get(json_object_get(pp, "sep"), 1);
-        if (!json_is_integer(cls) || !json_is_integer(sep) || json_integer_value(cls) < 0 ||
-            json_integer_value(sep) < 0)
-            return FAIL(SIMDBPE_ERR_VOCAB, WHAT ": RobertaProcessing without cls/sep ids");
-        spec->prefix[spec->n_prefix++] = (uint32_t)json_integer_value(cls);
-        spec->suffix[spec->n_suffix++] = (uint32_t)json_integer_value(sep);
-        return SIMDBPE_OK;
-    }
     if (strcmp(t, "Sequence") == 0) {
+        const json_t *list = json_object_get(pp, "processors");
+        if (!json_is_array(list))
+            return UNSUPPORTED("post_processor Sequence without a \"processors\" list");
         size_t i;
         const json_t *p;
-        json_array_foreach(json_object_get(pp, "processors"), i, p)
+        json_array_foreach(list, i, p)
         {
-            simdbpe_status st = read_post(p, spec, err);
+            if (!json_is_object(p)) /* HF refuses a null one too */
+                return UNSUPPORTED("post_processor Sequence: processor %zu is not a "
+                                   "post-processor object (HF refuses the file)",
+                                   i);
+            simdbpe_status st = read_post(p, spec, adders, err);
             if (st != SIMDBPE_OK)
                 return st;
         }
         return SIMDBPE_OK;
     }
-    return UNSUPPORTED("post_processor \"%s\" is not supported", t);
+    int template = strcmp(t, "TemplateProcessing") == 0;
+    if (!template && strcmp(t, "RobertaProcessing") != 0 && strcmp(t, "BertProcessing") != 0)
+        return UNSUPPORTED("post_processor \"%s\" is not supported", t);
+    if (++*adders > 1)
+        return UNSUPPORTED("a post_processor Sequence of more than one processor that adds ids "
+                           "(here %s after another) is not supported: HF adds the later one's "
+                           "around each part of the earlier one's output",
+                           t);
+    return template ? read_template(pp, spec, err) : read_cls_sep(pp, t, spec, err);
 }
 
 /* A table of 2^bits slots (index + 1 into a vocab_list, 0 empty) over
@@ -315,8 +414,17 @@ static uint32_t *index_keys(const vocab_list *v, size_t more, unsigned *bits)
  * of model.vocab (its number of entries, whatever its largest id); a
  * content listed twice is one token. For the files models ship these are
  * the ids they state. (Checked with HF tokenizers 0.23.2: test_model_files.)
+ *
+ * A "normalized" token of a model with a normalizer is matched by its
+ * normalized content (HF builds its trie of those from them), so the
+ * Angstrom sign "\u212bX" by "\u00c5X" under NFC, and a new one's token is
+ * that text too (HF decodes it so); its id is still found by its content.
+ * Two normalized ones with one normalized text are refused: HF matches
+ * either, as its hash map's order falls in the process (npm tokenizers
+ * 0.23.2 gave one id or the other from run to run). The normalized texts
+ * are malloc'd in norm[i] (NULL where the content is kept).
  */
-static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
+static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, uint8_t **norm,
                                  simdbpe_error *err)
 {
     if (!list || json_is_null(list))
@@ -328,12 +436,17 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
     if (!spec->added)
         return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     size_t vocab_count = spec->vocab.count; /* model.vocab alone: HF's get_vocab_size */
-    unsigned bits;
-    uint32_t *slots = index_keys(&spec->vocab, n, &bits);
-    if (!slots)
-        return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    unsigned bits, seen_bits;
+    uint32_t *slots = index_keys(&spec->vocab, 0, &bits);
+    vocab_list seen = {0};   /* the contents so far, with their ids */
+    vocab_list normed = {0}; /* the normalized ones' normalized texts */
+    uint32_t *seen_slots = index_keys(&seen, n, &seen_bits);
+    unsigned normed_bits;
+    uint32_t *normed_slots = index_keys(&normed, n, &normed_bits);
+    simdbpe_status st = slots && seen_slots && normed_slots
+                            ? SIMDBPE_OK
+                            : FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     uint32_t next = (uint32_t)vocab_count;
-    simdbpe_status st = SIMDBPE_OK;
     for (size_t i = 0; i < n && st == SIMDBPE_OK; i++) {
         const json_t *a = json_array_get(list, i);
         const json_t *id = json_object_get(a, "id"), *content = json_object_get(a, "content");
@@ -360,14 +473,44 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                          (json_is_true(json_object_get(a, "normalized"))
                               ? SIMDBPE__ADDED_NORMALIZED
                               : 0);
-        size_t slot = hash_slot(&spec->vocab, slots, bits, text, len);
-        size_t k = slots[slot] ? slots[slot] - 1 : SIZE_MAX;
-        uint32_t v;
-        if (k != SIZE_MAX && k < vocab_count) {
-            v = spec->vocab.ids[k];
-            flags |= ADDED_IN_VOCAB;
-        } else if (k != SIZE_MAX) {
+        size_t at = hash_slot(&seen, seen_slots, seen_bits, text, len);
+        if (seen_slots[at])
             continue; /* listed before: the same token */
+        const uint8_t *match = (const uint8_t *)text;
+        size_t match_len = len;
+        if ((flags & SIMDBPE__ADDED_NORMALIZED) && spec->normalizer == SIMDBPE__NORM_NFC) {
+            size_t cap = 0;
+            if (simdbpe__nfc_into(&norm[i], &cap, &match, &match_len) != SIMDBPE_OK) {
+                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                break;
+            }
+            size_t twin = hash_slot(&normed, normed_slots, normed_bits, (const char *)match,
+                                    match_len);
+            if (normed_slots[twin]) {
+                char q[64], q2[64], qm[64];
+                size_t k = normed.ids[normed_slots[twin] - 1]; /* its index in `list` */
+                const json_t *other = json_object_get(json_array_get(list, k), "content");
+                simdbpe__quote(q, sizeof q, (const uint8_t *)json_string_value(other),
+                               json_string_length(other));
+                simdbpe__quote(q2, sizeof q2, (const uint8_t *)text, len);
+                simdbpe__quote(qm, sizeof qm, match, match_len);
+                st = UNSUPPORTED("added tokens %s and %s are both matched by %s after the "
+                                 "normalizer: HF tokenizers matches either, at random",
+                                 q, q2, qm);
+                break;
+            }
+            if (simdbpe__vocab_append(&normed, (const char *)match, match_len, (uint32_t)i) !=
+                SIMDBPE_OK) {
+                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+                break;
+            }
+            normed_slots[twin] = (uint32_t)normed.count;
+        }
+        size_t slot = hash_slot(&spec->vocab, slots, bits, text, len);
+        uint32_t v;
+        if (slots[slot]) {
+            v = spec->vocab.ids[slots[slot] - 1];
+            flags |= ADDED_IN_VOCAB;
         } else {
             v = next++;
             if (v >= MAX_VOCAB_ID) {
@@ -377,17 +520,52 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
                           i, v, vocab_count, MAX_VOCAB_ID);
                 break;
             }
-            /* Not in model.vocab: the token is its text (and findable as such). */
-            if (simdbpe__vocab_append(&spec->vocab, text, len, v) != SIMDBPE_OK) {
+            /* Not in model.vocab: the token is its (matched) text. */
+            if (simdbpe__vocab_append(&spec->vocab, (const char *)match, match_len, v) !=
+                SIMDBPE_OK) {
                 st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
                 break;
             }
-            slots[slot] = (uint32_t)spec->vocab.count; /* its index + 1 */
         }
-        spec->added[spec->n_added++] = (special_text){(const uint8_t *)text, len, v, flags};
+        if (simdbpe__vocab_append(&seen, text, len, v) != SIMDBPE_OK) {
+            st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+            break;
+        }
+        seen_slots[at] = (uint32_t)seen.count; /* its index + 1 */
+        spec->added[spec->n_added++] = (special_text){match, match_len, v, flags};
     }
     free(slots);
+    free(seen_slots);
+    free(normed_slots);
+    simdbpe__vocab_list_free(&seen);
+    simdbpe__vocab_list_free(&normed);
     return st;
+}
+
+/* The settings of HF's encode calls the file holds, which are not applied
+ * (they change no id of a whole text's encoding): said in the model's
+ * notice. NULL when there are none (or out of memory). */
+static char *unapplied(const json_t *root)
+{
+    static const char *const keys[] = {"truncation", "padding"};
+    const char *set[2];
+    int n = 0;
+    for (int k = 0; k < 2; k++) {
+        const json_t *v = json_object_get(root, keys[k]);
+        if (v && !json_is_null(v))
+            set[n++] = keys[k];
+    }
+    if (!n)
+        return NULL;
+    char *msg = NULL;
+    if (asprintf(&msg,
+                 WHAT ": its %s%s%s %s not applied: %s of HF's encode calls, and the ids "
+                      "given are those of the whole text%s",
+                 set[0], n > 1 ? " and " : "", n > 1 ? set[1] : "", n > 1 ? "are" : "is",
+                 n > 1 ? "they are settings" : "it is a setting",
+                 strcmp(set[n - 1], "padding") == 0 ? ", unpadded" : "") < 0)
+        return NULL;
+    return msg;
 }
 
 typedef struct merges_json {
@@ -487,17 +665,40 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
         st = read_normalizer(json_object_get(root, "normalizer"), &spec.normalizer, err);
     if (st == SIMDBPE_OK)
         st = read_model(model, &spec, len, err);
+    /* Before the added tokens take ids after model.vocab's: the missing
+     * byte, not an id it makes collide, is the fault. */
+    int missing = st == SIMDBPE_OK ? simdbpe__vocab_missing_byte(&spec.vocab) : -1;
+    if (missing >= 0) {
+        char q[16];
+        uint8_t ch[4];
+        size_t n = simdbpe__utf8_encode(simdbpe__bytelevel_cp((uint8_t)missing), ch);
+        simdbpe__quote(q, sizeof q, ch, n);
+        st = FAIL(SIMDBPE_ERR_VOCAB,
+                  WHAT ": model.vocab has no token for byte 0x%02X (its byte-level character "
+                       "is %s, U+%04X); a byte-level vocabulary needs all 256",
+                  missing, q, simdbpe__bytelevel_cp((uint8_t)missing));
+    }
+    const json_t *added = json_object_get(root, "added_tokens");
+    uint8_t **norm = calloc(json_array_size(added) + 1, sizeof *norm);
+    if (st == SIMDBPE_OK && !norm)
+        st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
     if (st == SIMDBPE_OK)
-        st = read_added(json_object_get(root, "added_tokens"), &spec, err);
+        st = read_added(added, &spec, norm, err);
+    int adders = 0;
     if (st == SIMDBPE_OK)
-        st = read_post(json_object_get(root, "post_processor"), &spec, err);
+        st = read_post(json_object_get(root, "post_processor"), &spec, &adders, err);
     merges_json mj = {json_object_get(model, "merges")};
     spec.merges = merges_from_json;
     spec.merges_ctx = &mj;
     if (st == SIMDBPE_OK)
+        spec.notice = unapplied(root);
+    if (st == SIMDBPE_OK)
         st = simdbpe__build(&spec, out, err);
     else
         simdbpe__vocab_list_free(&spec.vocab);
+    for (size_t i = 0; norm && i < json_array_size(added); i++)
+        free(norm[i]);
+    free(norm);
     free(spec.added);
     free((void *)spec.splits);
     json_decref(root);

@@ -55,7 +55,7 @@ typedef struct loader {
 
 /* An added token as a loader reads it. */
 typedef struct special_text {
-    const uint8_t *s;
+    const uint8_t *s; /* the text it is matched by (and found by in vocab.json) */
     size_t len;
     uint32_t id;    /* given (tokenizer.json, .tiktoken) or found by text (vocab.json) */
     uint32_t flags; /* SIMDBPE__ADDED_*, and ADDED_IN_VOCAB */
@@ -88,6 +88,9 @@ simdbpe_status simdbpe__vocab_from_json(const json_t *root, size_t len, const ch
  * Returns SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
 simdbpe_status simdbpe__vocab_append(vocab_list *v, const char *key, size_t klen, uint32_t id);
 
+/* The first byte whose byte-level character is no key of `v`, or -1. */
+int simdbpe__vocab_missing_byte(const vocab_list *v);
+
 /* vocab.json's text (after a byte order mark, if any) as a list; errors
  * name "vocab.json" and the line and column. */
 simdbpe_status simdbpe__vocab_parse(const char *json, size_t len, vocab_list *v,
@@ -111,6 +114,7 @@ typedef struct simdbpe__build_spec {
     size_t splits_len;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
+    char *notice; /* malloc'd, for the model (simdbpe_model_notice); taken over */
 } simdbpe__build_spec;
 
 simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,

@@ -194,6 +194,13 @@ simdbpe_status simdbpe_model_load_buffer(const char *data, size_t len, const cha
     else
         st = simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                            "not a tokenizer.json, .tiktoken or compiled (.sbpe) model");
+    /* The notice names the file as the errors do. */
+    char *note = st == SIMDBPE_OK && name ? (*out)->notice : NULL, *named;
+    if (note && strncmp(note, "tokenizer.json", 14) == 0 &&
+        asprintf(&named, "%s%s", name, note + 14) >= 0) {
+        free(note);
+        (*out)->notice = named;
+    }
     if (st != SIMDBPE_OK && err && name) {
         /* "tokenizer.json line 3: x" -> "NAME line 3: x"; else "NAME: message". */
         char msg[sizeof err->message + 4200];
@@ -228,26 +235,47 @@ static simdbpe_status open_text_file(const char *path, simdbpe_model **out, simd
     return st;
 }
 
-simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
+/* A name that is no model: neither built in, nor an existing path, nor
+ * ORG/NAME in the Hugging Face cache (which says where it looked). */
+static simdbpe_status not_found(const char *name, simdbpe_error *err)
+{
+    return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
+                         "model %s: not a name (gpt2, r50k_base, p50k_base, cl100k_base, "
+                         "o200k_base), a model file (tokenizer.json, .tiktoken, .sbpe), a "
+                         "directory or ORG/NAME in the Hugging Face cache",
+                         name);
+}
+
+simdbpe_status simdbpe_model_locate(const char *name, char **path, simdbpe_error *err)
 {
     simdbpe__error_clear(err);
-    if (!name || !out)
+    if (!name || !path)
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
-                             "model_open: NULL argument");
-    *out = NULL;
-    const struct embedded *emb = embedded_named(name);
-    if (emb)
-        return open_embedded(emb, out, err);
+                             "model_locate: NULL argument");
+    *path = NULL;
+    if (embedded_named(name))
+        return SIMDBPE_OK;
+    struct stat st;
+    if (stat(name, &st) == 0) {
+        if (!(*path = strdup(name)))
+            return simdbpe__fail(err, SIMDBPE_ERR_NOMEM, SIMDBPE_NO_POSITION, 0,
+                                 "out of memory");
+        return SIMDBPE_OK;
+    }
+    if (simdbpe__hub_name(name))
+        return simdbpe__hub_find(name, NULL, 1, path, err);
+    return not_found(name, err);
+}
+
+/* A model file or directory that exists (simdbpe_model_locate's path). */
+static simdbpe_status open_path(const char *name, simdbpe_model **out, simdbpe_error *err)
+{
     struct stat st;
     if (stat(name, &st) == 0 && S_ISREG(st.st_mode))
         return is_compiled_file(name) ? simdbpe_model_load_file(name, out, err)
                                       : open_text_file(name, out, err);
     if (stat(name, &st) != 0 || !S_ISDIR(st.st_mode))
-        return simdbpe__fail(err, SIMDBPE_ERR_IO, SIMDBPE_NO_POSITION, 0,
-                             "model %s: not a name (gpt2, r50k_base, p50k_base, cl100k_base, "
-                             "o200k_base), a model file (tokenizer.json, .tiktoken, .sbpe) or a "
-                             "directory with tokenizer.json or vocab.json and merges.txt",
-                             name);
+        return not_found(name, err);
     /* A directory: its tokenizer.json, which says everything about the
      * model (pre-tokenizer, normalizer, added tokens), wins over
      * vocab.json + merges.txt, which say nothing of the pre-tokenizer. */
@@ -283,6 +311,25 @@ simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe
     }
     for (int i = 0; i < 3; i++)
         release_file(data[i], len[i], mapped[i]);
+    return status;
+}
+
+simdbpe_status simdbpe_model_open(const char *name, simdbpe_model **out, simdbpe_error *err)
+{
+    simdbpe__error_clear(err);
+    if (!name || !out)
+        return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
+                             "model_open: NULL argument");
+    *out = NULL;
+    const struct embedded *emb = embedded_named(name);
+    if (emb)
+        return open_embedded(emb, out, err);
+    char *path;
+    simdbpe_status status = simdbpe_model_locate(name, &path, err);
+    if (status != SIMDBPE_OK)
+        return status;
+    status = open_path(path, out, err);
+    free(path);
     return status;
 }
 
@@ -340,6 +387,11 @@ simdbpe_status simdbpe_model_special_at(const simdbpe_model *m, size_t i, uint32
     *text = (const char *)m->specials[i].text;
     *len = m->specials[i].len;
     return SIMDBPE_OK;
+}
+
+const char *simdbpe_model_notice(const simdbpe_model *m)
+{
+    return m && m->notice ? m->notice : "";
 }
 
 simdbpe_status simdbpe_model_eot(const simdbpe_model *m, uint32_t *id)

@@ -65,6 +65,13 @@ typedef struct simdbpe__whole_slot {
  * Reported only (simdbpe_model_special_flags); encoding ignores it. */
 #define SIMDBPE__ADDED_IN_VOCAB 4u
 
+/* `text` is what the token is matched by (HF: its content; for a
+ * NORMALIZED one of a model with a normalizer, the normalized content).
+ * Its token's bytes, which decoding gives, are the content mapped back
+ * through the byte-level alphabet when every character of it is in it (as
+ * HF's ByteLevel decoder does), else the content: "Å" (a vocabulary's
+ * byte-level token of byte 0xC5) is matched by the text "Å" and decodes to
+ * the byte 0xC5. */
 typedef struct simdbpe__special {
     uint32_t id;
     uint32_t len;
@@ -178,6 +185,7 @@ struct simdbpe_model {
     uint8_t no_cuts;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
+    char *notice; /* malloc'd: what its file asked for and was not applied, or NULL */
 
     /* storage: the compiled image the arrays point into, or NULL while the
      * arrays are separately malloc'd (a model being built) */
@@ -533,6 +541,15 @@ SIMDBPE__EMBEDDED_MODELS(SIMDBPE__EMBEDDED_DECLARE)
 /* The .tiktoken encoding whose OpenAI rank file is data[0..len), by its
  * hash, or NULL (load_tiktoken.c). */
 const char *simdbpe__tiktoken_name_of(const char *data, size_t len);
+
+/* hub.c: simdbpe_model_find_pretrained; with as_model, the message for a
+ * repo that is not cached also says `repo_id` is no file or directory
+ * (simdbpe_model_open's wording). */
+simdbpe_status simdbpe__hub_find(const char *repo_id, const char *revision, int as_model,
+                                 char **path, simdbpe_error *err);
+/* Whether simdbpe_model_open reads `name` (not an existing path) as
+ * ORG/NAME[@REVISION] in the Hugging Face cache: a repo id with one '/'. */
+int simdbpe__hub_name(const char *name);
 
 
 #endif

@@ -55,6 +55,22 @@ simdbpe_status simdbpe__vocab_append(vocab_list *v, const char *key, size_t klen
     return SIMDBPE_OK;
 }
 
+int simdbpe__vocab_missing_byte(const vocab_list *v)
+{
+    uint8_t seen[256] = {0};
+    for (size_t i = 0; i < v->count; i++) {
+        const uint8_t *k = (const uint8_t *)v->keys + v->key_off[i];
+        size_t n = v->key_off[i + 1] - v->key_off[i], l = 0;
+        int b = n ? simdbpe__bytelevel_byte(simdbpe__utf8_decode(k, 0, &l)) : -1;
+        if (b >= 0 && l == n)
+            seen[b] = 1;
+    }
+    for (int b = 0; b < 256; b++)
+        if (!seen[b])
+            return b;
+    return -1;
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
     while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))

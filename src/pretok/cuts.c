@@ -16,7 +16,11 @@
  *          (SIMDBPE__CUTS_SHAPES_AT_BREAKS; the other families put line
  *          breaks after a run of punctuation into its piece: ".\n", and
  *          o200k "./");
- *   digit  X neither White_Space nor \p{N}, Y an ASCII digit;
+ *   digit  X not White_Space, Y an ASCII digit; X not \p{N} either, but
+ *          in a family that makes each \p{N} a piece (Qwen2's) and, at a
+ *          multiple of three characters from the start of their run, in
+ *          one that splits runs in groups of three (cl100k's, o200k's and
+ *          DeepSeek-V3's \p{N}{1,3}): the family's digit_run;
  *   punct  X a letter (\p{L}), Y ASCII punctuation or a symbol, not '.
  *
  * A piece starts at p in the whole text:
@@ -27,7 +31,16 @@
  *   digit  a piece that holds a \p{N} holds nothing else, except GPT-2's
  *          " ?\p{N}+" (X is no space); DeepSeek-V3 isolates digit runs
  *          first; the run starts at p in both texts, so cl100k's and
- *          o200k's groups of three fall alike;
+ *          o200k's groups of three fall alike. Inside a run (X \p{N}):
+ *          Qwen2's pieces are single characters; the others' groups of
+ *          three start where the run does, so a group ends at p exactly
+ *          when a multiple of three characters of the run lie before it,
+ *          and the part from p is a run that starts on a group. The run's
+ *          start is looked for in s[0..p), so s must start where a piece
+ *          does (the text, or the part after a cut), and only the search
+ *          for the last cut (simdbpe__pretok_cut_last) makes such cuts,
+ *          walking each run once (simdbpe__pretok_cut_ok, asked at one
+ *          place after another, would walk it again each time);
  *   punct  no piece goes on from a letter to punctuation except o200k's
  *          contraction suffix ('s, 't, ...), and Y is not an apostrophe.
  * The piece holding X ends at p in the truncated text too: every
@@ -37,7 +50,8 @@
  * whitespace, and X is not whitespace.
  *
  * NFC (Qwen): Y is ASCII or White_Space, a starter that never composes
- * with what precedes it, so NFC of the whole is NFC of the parts.
+ * with what precedes it, so NFC of the whole is NFC of the parts (inside
+ * a run of digits too: 50 MB of them were one part, held whole).
  * Ill-formed UTF-8 is never straddled: X, Y and the character after a
  * White_Space Y must be well-formed, so the bytes that "replace" mode
  * turns into U+FFFD stay whole on one side.
@@ -91,16 +105,17 @@ static unsigned props_before(const uint8_t *s, size_t p, int *ok)
     return *ok ? simdbpe__ucd_props(simdbpe__utf8_decode(s, p - back, &len)) : 0;
 }
 
-/* Whether the character shapes around p are one of the three above. */
-static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
+/* Whether the character shapes around p are one of the three above;
+ * `digit_run` is the family's (pretok.h), 0 for the shapes alone. */
+static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks, unsigned digit_run)
 {
     unsigned kind = candidate(s[p]);
     int ok;
     unsigned x = props_before(s, p, &ok);
     if (!ok || (x & SIMDBPE__UCD_WS))
         return 0;
-    if (kind == CAND_DIGIT)
-        return !(x & SIMDBPE__UCD_N);
+    if (kind == CAND_DIGIT) /* inside a run of groups of three: cut_in_run */
+        return !(x & SIMDBPE__UCD_N) || digit_run == 1;
     if (kind == CAND_PUNCT)
         return (x & SIMDBPE__UCD_L) != 0;
     size_t wl = simdbpe__utf8_sequence_len(s + p, n - p), zl;
@@ -113,23 +128,52 @@ static int shape_ok(const uint8_t *s, size_t n, size_t p, int line_breaks)
     return zl && !(simdbpe__ucd_props(simdbpe__utf8_decode(s, p + wl, &zl)) & SIMDBPE__UCD_WS);
 }
 
+/* For the families of groups of three: the last cut in [lo, p] inside
+ * the run of \p{N} that ends at p (whose character before p is \p{N}),
+ * or SIZE_MAX; *start gets where the run starts. One walk back over the
+ * run, then back from p to the last group boundary with an ASCII digit
+ * after it (candidate()'s digits), three characters at a time. */
+static size_t cut_in_run(const uint8_t *s, size_t p, size_t lo, size_t *start)
+{
+    size_t r = p, chars = 0;
+    for (;;) {
+        int ok;
+        if (r == 0 || !(props_before(s, r, &ok) & SIMDBPE__UCD_N))
+            break;
+        while ((s[--r] & 0xC0) == 0x80)
+            ;
+        chars++;
+    }
+    *start = r;
+    size_t q = p;
+    for (size_t back = chars % 3;; back = 3) {
+        for (; back && q > r; back--)
+            while ((s[--q] & 0xC0) == 0x80)
+                ;
+        if (back || q <= r || q < lo)
+            return SIZE_MAX;
+        if (s[q] >= '0' && s[q] <= '9')
+            return q;
+    }
+}
+
 int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p)
 {
-    return p > 0 && p < n && candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, 0);
+    return p > 0 && p < n && candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, 0, 0);
 }
 
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p)
 {
-    simdbpe__pretok_cuts rule = simdbpe__pretok_family_of(kind)->cuts;
-    return rule != SIMDBPE__CUTS_NONE && p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
-           shape_ok(s, n, p, rule == SIMDBPE__CUTS_SHAPES_AT_BREAKS);
+    const simdbpe__pretok_family *f = simdbpe__pretok_family_of(kind);
+    return f->cuts != SIMDBPE__CUTS_NONE && p > 0 && p < n && candidate(s[p]) != CAND_NONE &&
+           shape_ok(s, n, p, f->cuts == SIMDBPE__CUTS_SHAPES_AT_BREAKS, f->digit_run);
 }
 
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi)
 {
-    simdbpe__pretok_cuts rule = simdbpe__pretok_family_of(kind)->cuts;
-    int line_breaks = rule == SIMDBPE__CUTS_SHAPES_AT_BREAKS;
-    if (n < 2 || rule == SIMDBPE__CUTS_NONE)
+    const simdbpe__pretok_family *f = simdbpe__pretok_family_of(kind);
+    int line_breaks = f->cuts == SIMDBPE__CUTS_SHAPES_AT_BREAKS;
+    if (n < 2 || f->cuts == SIMDBPE__CUTS_NONE)
         return SIZE_MAX;
     if (hi > n - 1)
         hi = n - 1;
@@ -146,7 +190,18 @@ size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_
             else
                 break;
         }
-        if (candidate(s[p]) != CAND_NONE && shape_ok(s, n, p, line_breaks))
+        unsigned c = candidate(s[p]);
+        if (c == CAND_DIGIT && f->digit_run == 3) {
+            int ok;
+            if (props_before(s, p, &ok) & SIMDBPE__UCD_N) {
+                size_t start, q = cut_in_run(s, p, lo, &start);
+                if (q != SIZE_MAX)
+                    return q;
+                p = start + 1; /* the run's start is tried next */
+                continue;
+            }
+        }
+        if (c != CAND_NONE && shape_ok(s, n, p, line_breaks, f->digit_run))
             return p;
     }
     return SIZE_MAX;

@@ -41,6 +41,7 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "families.h"
 #include "pretok.h"
 
 #include "common.h"
@@ -502,430 +503,44 @@ static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
     return e ? e : o200k_slow(s, n, i);
 }
 
-/* ---- cl100k, qwen2 and o200k, 64 bytes at a time ---- */
-
-/*
- * Where cl100k's pieces start in ASCII text, as rules on a byte and its
- * neighbours (L letter, N digit, W whitespace, BR \r or \n, SP ' ', X any
- * other character; each rule follows from the regex's alternatives tried
- * in order at a piece start):
- *
- *   L  starts unless after L, or after a prefix the letters take: a W that
- *      is no BR, or a single X (not after X or SP) -- [^\r\n\pL\pN]?\pL+;
- *   X  starts unless after X (X+ is greedy) or SP ( ?X+ takes the space);
- *      a ' that starts a piece and begins a contraction is a piece of its
- *      own, and the byte after it starts one;
- *   N  starts at the start of its run and every third digit after
- *      (\pN{1,3}; qwen2's \pN: every digit);
- *   BR right after an X-run belongs to that piece ([\r\n]*), so do the
- *      BRs after it (the X-run's tail); the rest of the whitespace, W',
- *      splits as \s*[\r\n]+ | \s+(?!\S) | \s: a W' run starts a piece; so
- *      does the byte after its last BR, if the run goes on; and its last
- *      byte, if no BR and followed by non-whitespace (at the text's end
- *      the run keeps it).
- *
- * o200k differs in three rules: an upper-case letter after a lower-case
- * one starts a piece (U*W+ and U+W* end there); a contraction after
- * letters belongs to their piece (C?), and the byte after it starts one;
- * and the tail of an X-run is [\r\n/]*: a / in it is no X to the rules
- * (the X after it starts a piece; letters after it take no prefix).
- *
- * A block is scanned so when all its bytes are ASCII and the whitespace
- * run at its end, if any, ends at a character that is known not to be
- * whitespace within the next block; for o200k also the two bytes before
- * it (a mark or a non-ASCII letter before it would join its letters).
- * Consecutive blocks hand over through their masks; after a block
- * scanned one piece at a time (or at a chunk's start) what the rules
- * need is read from the text and from i, the start the previous piece
- * ends at: starts before i are dropped (where a contraction or a run of
- * digits reaching over from the block before ends).
- */
-
-/* The classes of the code point that ends right before s[p] (p > 0); sets
- * *at to where it starts. */
-static unsigned class_before(const uint8_t *s, size_t p, size_t *at)
-{
-    size_t j = p - 1;
-    while (j > 0 && (s[j] & 0xC0) == 0x80)
-        j--;
-    *at = j;
-    size_t len;
-    return cls_at(s, p, j, &len);
-}
-
-/* What the rules need to know of the text before a block, each 0 or 1:
- * the classes of the last code point before it (x: an X the rules see as
- * one, not a / of a tail), x2 and sp2 of the one before that. */
-typedef struct before {
-    uint64_t l, lo, n, w, br, sp, x, x2, sp2;
-    uint64_t tail; /* the byte before is in an X-run's tail */
-} before;
-
-/* The families the block scanner serves. */
-enum { F_CL100K, F_QWEN2, F_O200K, F_DEEPSEEK };
-
-static inline int in_tail_set(uint8_t c, int fam)
-{
-    return is_break(c) || (fam == F_O200K && c == '/');
-}
-
-/* Whether classes c are an X of the family's rules: DeepSeek-V3's are
- * \p{P} and \p{S} (its other characters are gaps or letter prefixes);
- * o200k's marks join letters. */
-static inline int x_class(unsigned c, int fam)
-{
-    if (fam == F_DEEPSEEK)
-        return (c & (C_P | C_S)) != 0;
-    return (c & C_X) && !(fam == F_O200K && (c & C_M));
-}
-
-/* Whether s[p - 1] is in the tail of an X-run: a run of [\r\n] (o200k:
- * [\r\n/]) back from it whose first line break comes right after an X. */
-static int tail_before(const uint8_t *s, size_t p, int fam)
-{
-    size_t q = p, k;
-    while (q > 0 && in_tail_set(s[q - 1], fam))
-        q--;
-    while (q < p && !is_break(s[q]))
-        q++; /* a / before the first line break is the X-run's own */
-    if (q == p || q == 0)
-        return 0;
-    if (s[q - 1] == '/')
-        return 1;
-    return x_class(class_before(s, q, &k), fam);
-}
-
-/* false if the rules cannot tell the block at p from the text before it
- * (o200k, DeepSeek-V3: a non-ASCII byte among the two before; DeepSeek-V3:
- * a control character right before, which may begin a gap). */
-static bool read_before(const uint8_t *s, size_t p, int fam, before *c)
-{
-    memset(c, 0, sizeof *c);
-    if (p == 0)
-        return true;
-    if (fam >= F_O200K && (s[p - 1] >= 0x80 || (p > 1 && s[p - 2] >= 0x80)))
-        return false;
-    size_t j, k;
-    unsigned c1 = class_before(s, p, &j);
-    if (fam == F_DEEPSEEK && !(c1 & (C_L | C_N | C_WS | C_P | C_S)))
-        return false;
-    c->tail = tail_before(s, p, fam);
-    c->l = (c1 & C_L) != 0;
-    c->lo = (uint8_t)(s[p - 1] - 'a') < 26;
-    c->n = (c1 & C_N) != 0;
-    c->w = (c1 & C_WS) != 0;
-    c->x = x_class(c1, fam) && !(s[p - 1] == '/' && c->tail);
-    c->br = is_break(s[p - 1]);
-    c->sp = s[p - 1] == ' ';
-    if (j > 0) {
-        unsigned c2 = class_before(s, j, &k);
-        c->x2 = x_class(c2, fam) && !(s[j - 1] == '/' && tail_before(s, j, fam));
-        c->sp2 = s[j - 1] == ' ';
-    }
-    return true;
-}
-
-/* The \r and \n of a block, among its whitespace other than ' '. */
-static inline uint64_t breaks_of(const uint8_t *s, uint64_t ws_not_space)
-{
-    uint64_t br = 0;
-    while (ws_not_space) {
-        unsigned k = (unsigned)__builtin_ctzll(ws_not_space);
-        ws_not_space &= ws_not_space - 1;
-        br |= (uint64_t)is_break(s[k]) << k;
-    }
-    return br;
-}
-
-/* The bits of m that have a bit of x at or after them in the same run of
- * m (x within m): x spread down through the runs, 1 + 2 + 4 + ... bits. */
-static inline uint64_t spread_down(uint64_t x, uint64_t m)
-{
-    for (int d = 1; d < 64; d <<= 1) {
-        x |= (x >> d) & m;
-        m &= m >> d;
-    }
-    return x;
-}
-
-/* The same upwards: the bits of m with a bit of x at or before them in
- * their run. (Not m & ~(m + x): a run with two bits of x would keep a hole.) */
-static inline uint64_t spread_up(uint64_t x, uint64_t m)
-{
-    for (int d = 1; d < 64; d <<= 1) {
-        x |= (x << d) & m;
-        m &= m << d;
-    }
-    return x;
-}
-
-#define EVERY_THIRD 0x9249249249249249ULL /* bits 0, 3, 6, ... 63 */
-
-static inline uint64_t bits_below(size_t k)
-{
-    return k >= 64 ? ~0ULL : (1ULL << k) - 1;
-}
-
-/* What a block leaves to the next: the text before it (`before`), and
- * what the piece reaching over it implies: the next start of a run of
- * digits (next_digit) and the starts a contraction moves (clear, set). */
-typedef struct handover {
-    before c;
-    size_t next_digit;
-    uint64_t clear, set;
-} handover;
-
-/* The hand-over to the block at p from i, the start where the piece
- * before it ends (p <= i < p + 64), read from the text; false if the
- * block must be scanned one piece at a time. */
-static bool handover_at(const uint8_t *s, size_t p, size_t i, int fam, handover *h)
-{
-    h->next_digit = i;
-    h->clear = bits_below(i - p);
-    h->set = 1ULL << (i - p);
-    return read_before(s, p, fam, &h->c);
-}
-
-/* The family's piece from s[i] (i < n): its end. */
-static inline size_t block_family_piece(const uint8_t *s, size_t n, size_t i, int fam)
-{
-    if (fam == F_DEEPSEEK)
-        return deepseek_end(s, n, i);
-    size_t e = fam == F_O200K ? o200k_fast(s, n, i) : cl100k_fast(s, n, i);
-    if (e)
-        return e;
-    return fam == F_O200K ? o200k_slow(s, n, i) : cl100k_slow(s, n, i, fam == F_QWEN2 ? 1 : 3);
-}
-
-/* Bit 8k (k = 0..7) of x -> bit 56 + k of x * GATHER: the product's other
- * bits stay below 56 or carry nothing. */
-#define GATHER 0x0102040810204080ULL
-
-/* The bytes of an ASCII block below 0x20 or 0x7F: in each byte of 8,
- * (x | 0x80) - 0x20 keeps bit 7 iff x >= 0x20 (no borrow leaves the
- * byte), x + 1 sets it only for 0x7F. */
-static inline uint64_t controls_of(const uint8_t *s, size_t len)
-{
-    const uint64_t ones = 0x0101010101010101ULL, high = 0x80 * ones;
-    uint8_t tail[64];
-    if (len < 64) { /* the text's last block: no read past its end */
-        memset(tail, ' ', sizeof tail);
-        memcpy(tail, s, len);
-        s = tail;
-    }
-    uint64_t r = 0;
-    for (int w = 0; w < 8; w++) {
-        uint64_t v;
-        memcpy(&v, s + 8 * w, 8);
-        uint64_t hit = (~((v | high) - 0x20 * ones) | (v + ones)) & high;
-        r |= ((hit >> 7) * GATHER >> 56) << 8 * w;
-    }
-    return r;
-}
-
-/* The starts of the block at s[b0..b0+64) (masks m; nm the next block's,
- * NULL if none), given what the text before hands over (h, updated for
- * the next block); false if the block must be scanned one piece at a
- * time. */
-static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_t b0,
-                                const simdbpe__block_masks *m, const simdbpe__block_masks *nm,
-                                int fam, handover *h, uint64_t *out)
-{
-    const int o200k = fam == F_O200K, ds = fam == F_DEEPSEEK, digits3 = fam != F_QWEN2;
-    uint64_t valid = bits_below(n - b0);
-    if (m->high & valid)
-        return false;
-    uint64_t L = m->letter, N = m->digit, W = m->ws, SP = m->space;
-    uint64_t X = valid & ~(L | N | W);
-    /* DeepSeek-V3: control characters (gaps, or a prefix of letters)
-     * take the scan one piece at a time; X is then \p{P} and \p{S}. */
-    if (ds && (controls_of(s + b0, n - b0 < 64 ? n - b0 : 64) & ~W & valid))
-        return false;
-    uint64_t BR = o200k ? m->br : breaks_of(s + b0, W & ~SP);
-    const before c = h->c;
-
-    /* X-runs' tails: runs of BR (o200k: BR or /) from a BR right after an
-     * X-run, or going on from the block before. */
-    uint64_t first = BR & (X << 1 | c.x | c.tail);
-    uint64_t tail = 0;
-    if (first | c.tail) {
-        uint64_t T = BR;
-        if (o200k)
-            T |= m->slash;
-        first |= T & c.tail;
-        /* cl100k: one BR a run can start its tail (the one after the X),
-         * so an add carries through the run; o200k's / is X, so a run of
-         * [\r\n/] can hold several. */
-        tail = o200k ? spread_up(first, T) : T & ~(T + first);
-    }
-    uint64_t Xr = X & ~tail; /* the X the rules see */
-    uint64_t Wp = W & ~tail;
-    uint64_t wp_before = c.w & !(c.br && c.tail);
-
-    /* Where the whitespace run at the block's end goes on: the next
-     * block's first code point is whitespace (next_ws), and whether a BR
-     * follows in the run (later_br). */
-    uint64_t next_ws = 0, later_br = 0, next_stop = 0;
-    size_t e0 = b0 + 64;
-    if (e0 < n && (Wp >> 63)) {
-        if (!nm)
-            return false;
-        size_t len;
-        if (nm->high & 1) {
-            unsigned cn = cls_at_k(s, n, e0, &len, ds ? K_OUTSIDE : K_PLAIN);
-            if (cn & C_WS)
-                return false; /* non-ASCII whitespace: one piece at a time */
-            next_stop = (cn & (C_N | C_CJK)) != 0;
-        } else if (nm->ws & 1) {
-            next_ws = 1;
-            uint64_t ws = nm->ws & bits_below(n - e0);
-            size_t run = ~ws ? (size_t)__builtin_ctzll(~ws) : 64;
-            if (run == 64 && e0 + 64 < n)
-                return false; /* it runs on past the next block */
-            if (e0 + run < n && ((nm->high >> run) & 1) && (cls_at(s, n, e0 + run, &len) & C_WS))
-                return false;
-            later_br = ((o200k ? nm->br : breaks_of(s + e0, ws & ~nm->space)) & bits_below(run)) != 0;
-        }
-    }
-
-    uint64_t pL = L << 1 | c.l, pW = W << 1 | c.w, pBR = BR << 1 | c.br;
-    uint64_t pX = Xr << 1 | c.x, pSP = SP << 1 | c.sp;
-    uint64_t ppX = Xr << 2 | c.x << 1 | c.x2, ppSP = SP << 2 | c.sp << 1 | c.sp2;
-    uint64_t pWp = Wp << 1 | wp_before;
-    uint64_t not_end = bits_below(n - b0 - 1); /* a byte follows in the text */
-
-    uint64_t starts = L & ~pL & ~((pW & ~pBR) | (pX & ~ppX & ~ppSP));
-    uint64_t LO = 0;
-    if (o200k) {
-        LO = L & m->lower; /* ASCII letters: 0x20 set in lower case */
-        starts |= L & ~LO & (LO << 1 | c.lo);
-    }
-    starts |= Xr & ~pX & ~pSP;
-    starts |= Wp & ~pWp;
-    uint64_t last = Wp & ~(Wp >> 1 | (next_ws << 63));
-    if (ds) /* DeepSeek-V3: a run before a number (or CJK) ends its Split piece: kept whole */
-        last &= ~(N >> 1 | (next_stop | (nm ? nm->digit & 1 : 0)) << 63);
-    starts |= last & ~BR & not_end;
-    uint64_t after_br = Wp & ~BR & (pBR & (Wp << 1 | wp_before));
-    if (after_br) {
-        uint64_t later = spread_down((BR & Wp) | (later_br << 63 & Wp), Wp);
-        starts |= after_br & ~later;
-    }
-    size_t next_digit = 0;
-    if (N) {
-        if (!digits3) {
-            starts |= N;
-        } else {
-            for (uint64_t rest = N; rest;) {
-                uint64_t low = rest & (0 - rest), run = rest & ~(rest + low);
-                size_t r = (size_t)__builtin_ctzll(low);
-                if (r == 0 && c.n)
-                    r = h->next_digit - b0; /* a run from the block before */
-                uint64_t at = r < 64 ? (EVERY_THIRD << r) & run : 0;
-                starts |= at;
-                if (run >> 63)
-                    next_digit = b0 + 63 - (size_t)__builtin_clzll(at | 1) + 3;
-                rest &= ~run;
-            }
-        }
-    }
-    starts = ((starts & ~h->clear) | h->set) & valid;
-    /* Contractions: cl100k's at a piece start, o200k's after letters. */
-    uint64_t clear = 0, set = 0;
-    uint64_t cand = ds ? 0 : m->apos & ~h->clear & (o200k ? pL : starts);
-    uint64_t after = h->set; /* o200k: right after a contraction (its letters are no word's) */
-    for (; cand; cand &= cand - 1) {
-        size_t k = (size_t)__builtin_ctzll(cand);
-        size_t len = o200k && (after >> k & 1) ? 0 : contraction(s, n, b0 + k);
-        if (!len)
-            continue;
-        size_t e = k + len; /* no start inside (o200k: nor at the '), one after */
-        starts &= ~(bits_below(e < 64 ? e : 64) & ~bits_below(o200k ? k : k + 1));
-        if (e < 64) {
-            starts |= (uint64_t)(b0 + e < n) << e;
-            after = 1ULL << e;
-        } else {
-            clear = bits_below(e - 64);
-            set = (uint64_t)(b0 + e < n) << (e - 64);
-        }
-    }
-    *out = starts;
-
-    h->c = (before){L >> 63, LO >> 63, N >> 63, W >> 63, BR >> 63, SP >> 63, Xr >> 63,
-                    Xr >> 62 & 1, SP >> 62 & 1, tail >> 63};
-    h->next_digit = next_digit;
-    h->clear = clear;
-    h->set = set;
-    return true;
-}
-
-/* family_block where it can, one piece at a time elsewhere. Blocks
- * scanned one after the other hand over through their masks; after a
- * block scanned piece by piece, or at the start of a chunk, the hand-over
- * is read from the text and i. */
-static SIMDBPE_ALWAYS_INLINE size_t scan_blocks(const simdbpe__kernels *kern, const uint8_t *s, size_t n,
-                                 size_t i, size_t hi, size_t lo, uint64_t *starts, int fam)
-{
-    simdbpe__block_masks m[SIMDBPE__PRETOK_CHUNK + 1];
-    size_t nb = (hi - lo + 63) / 64;
-    size_t to = lo + 64 * (nb + 1) < n ? lo + 64 * (nb + 1) : n;
-    /* cl100k finds its few line breaks among the whitespace (cheaper
-     * than three more masks a block); o200k needs / and the case too. */
-    (fam == F_O200K ? kern->classify_ext : kern->classify)(s + lo, to - lo, m);
-    size_t have = (to - lo + 63) / 64;
-    handover h;
-    int chained = 0; /* the block before was scanned by masks: h holds */
-    size_t q = i;    /* the last start set */
-    for (size_t b = 0; b < nb; b++) {
-        size_t b0 = lo + 64 * b, end = b0 + 64 < n ? b0 + 64 : n;
-        if (!chained && i >= end)
-            continue; /* inside one piece */
-        uint64_t st;
-        /* A block with non-ASCII bytes goes by pieces at once (most of a
-         * multilingual text): the hand-over is not read for it. */
-        if (!(m[b].high & bits_below(n - b0)) && (chained || handover_at(s, b0, i, fam, &h)) &&
-            family_block(s, n, b0, &m[b], b + 1 < have ? &m[b + 1] : NULL, fam, &h, &st)) {
-            starts[b] |= st;
-            if (st)
-                q = b0 + 63 - (size_t)__builtin_clzll(st);
-            chained = 1;
-            continue;
-        }
-        if (chained) {
-            /* Back to pieces: the one from the last start ends in or past
-             * this block. */
-            i = q;
-            chained = 0;
-        }
-        while (i < end) {
-            starts[(i - lo) >> 6] |= 1ULL << ((i - lo) & 63);
-            q = i;
-            i = block_family_piece(s, n, i, fam);
-        }
-    }
-    return chained ? block_family_piece(s, n, q, fam) : i;
-}
-
 /* ------------------------------------------------------------ the records */
 
-/* The entry points the records give out, which fill the scanners' ASCII
- * classes on first use. */
+size_t simdbpe__fam_piece_end(int fam, const uint8_t *s, size_t n, size_t i)
+{
+    switch (fam) {
+    case SIMDBPE__FAM_CL100K:
+        return cl100k_piece(s, n, i);
+    case SIMDBPE__FAM_QWEN2:
+        return qwen2_piece(s, n, i);
+    case SIMDBPE__FAM_O200K:
+        return o200k_end(s, n, i);
+    default:
+        return deepseek_end(s, n, i);
+    }
+}
+
+size_t simdbpe__fam_contraction(const uint8_t *s, size_t n, size_t i)
+{
+    return contraction(s, n, i);
+}
+
+/* The entry points the records give out, which fill the piece scanners'
+ * ASCII classes on first use. */
 #define ENTRY_POINTS(fam, flag, piece)                                                             \
-    static size_t fam##_scan(const simdbpe__kernels *k, const uint8_t *s, size_t n, size_t i,      \
-                             size_t hi, size_t lo, uint64_t *starts)                               \
+    static void fam##_scan(simdbpe__pretok_state *st, size_t lo, size_t hi, uint64_t *starts)      \
     {                                                                                              \
         pthread_once(&ascii_once, init_ascii);                                                     \
-        return scan_blocks(k, s, n, i, hi, lo, starts, flag);                                      \
+        simdbpe__fam_scan(flag, st, lo, hi, starts);                                               \
     }                                                                                              \
     static size_t fam##_piece_end(const uint8_t *s, size_t n, size_t i)                           \
     {                                                                                              \
         pthread_once(&ascii_once, init_ascii);                                                     \
         return piece(s, n, i);                                                                     \
     }
-ENTRY_POINTS(cl100k, F_CL100K, cl100k_piece)
-ENTRY_POINTS(qwen2, F_QWEN2, qwen2_piece)
-ENTRY_POINTS(o200k, F_O200K, o200k_end)
-ENTRY_POINTS(deepseek_v3, F_DEEPSEEK, deepseek_end)
+ENTRY_POINTS(cl100k, SIMDBPE__FAM_CL100K, cl100k_piece)
+ENTRY_POINTS(qwen2, SIMDBPE__FAM_QWEN2, qwen2_piece)
+ENTRY_POINTS(o200k, SIMDBPE__FAM_O200K, o200k_end)
+ENTRY_POINTS(deepseek_v3, SIMDBPE__FAM_DEEPSEEK, deepseek_end)
 
 /* The Split patterns of each family, exactly as their tokenizer.json
  * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
@@ -955,8 +570,9 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
 };
 
 /* Their pieces, read one way or the other, start anew at the cuts.c
- * shapes, but for line breaks (".\n" is one piece). */
-#define FAMILY(fam, title, pats, spelled, n_spelled)                                               \
+ * shapes, but for line breaks (".\n" is one piece); runs of \p{N} are
+ * split into single characters (Qwen2) or groups of three (digits). */
+#define FAMILY(fam, title, pats, spelled, n_spelled, digits)                                       \
     const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
         .name = title,                                                                             \
         .patterns = pats,                                                                          \
@@ -967,11 +583,12 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
         .piece_end = fam##_piece_end,                                                              \
         .scan = fam##_scan,                                                                        \
         .cuts = SIMDBPE__CUTS_SHAPES,                                                              \
+        .digit_run = digits,                                                                       \
         .train_cut = simdbpe__pretok_cut_shapes,                                                   \
         .train_lines_joined = 0,                                                                   \
         .normalizer = SIMDBPE__NORM_NONE,                                                          \
     };
-FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1)
-FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0)
-FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0)
-FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0)
+FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1, 3)
+FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0, 1)
+FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0, 3)
+FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0, 3)

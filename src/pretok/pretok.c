@@ -319,7 +319,7 @@ static size_t family_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PR
         return 0;
     size_t lo = first * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
     memset(starts, 0, count * sizeof *starts);
-    st->next_start = st->scan(st->k, st->s, st->n, st->next_start, hi, lo, starts);
+    st->scan(st, lo, hi, starts);
     st->next_block = first + count;
     *base = lo;
     return count;
@@ -505,6 +505,7 @@ const simdbpe__pretok_family simdbpe__pretok_gpt2 = {
     .piece_end = simdbpe__pretok_piece_end,
     .scan = NULL, /* the bitmask scanner above */
     .cuts = SIMDBPE__CUTS_SHAPES_AT_BREAKS,
+    .digit_run = 0, /* " ?\p{N}+" */
     .train_cut = gpt2_train_cut,
     .train_lines_joined = 1,
     .normalizer = SIMDBPE__NORM_NONE,

@@ -69,11 +69,14 @@ typedef enum simdbpe__pretok_cuts {
     SIMDBPE__CUTS_SHAPES_AT_BREAKS = 2 /* the same, and the space may be \r or \n */
 } simdbpe__pretok_cuts;
 
-/* A family's scanner over a stretch: sets the bits of the piece starts
- * in s[i..hi) (i a piece start; bit k of starts[w] is byte lo + 64 w + k)
- * and returns where the next piece starts (>= hi). */
-typedef size_t (*simdbpe__pretok_scan_fn)(const simdbpe__kernels *k, const uint8_t *s, size_t n,
-                                          size_t i, size_t hi, size_t lo, uint64_t *starts);
+struct simdbpe__pretok_state;
+
+/* A family's block scanner over the next chunk s[lo..hi) of the text of
+ * state `st`: sets the bits of its piece starts (bit k of starts[w] is
+ * byte lo + 64 w + k; starts[] zeroed by the caller), keeping what the
+ * next chunk needs in st->fam. */
+typedef void (*simdbpe__pretok_scan_fn)(struct simdbpe__pretok_state *st, size_t lo, size_t hi,
+                                        uint64_t *starts);
 
 /*
  * Another spelling of a family's regex: tiktoken's pat_str of an encoding
@@ -118,6 +121,11 @@ typedef struct simdbpe__pretok_family {
     simdbpe__pretok_scan_fn scan;
     /* The encoder's cut points in long texts (simdbpe_cut_find). */
     simdbpe__pretok_cuts cuts;
+    /* How the family's regex splits a run of \p{N}, which gives the
+     * encoder cut points inside one (cuts.c): 0 not at all (GPT-2's
+     * \p{N}+), 1 into single characters (Qwen2's), 3 into groups of three
+     * from its start (\p{N}{1,3}). */
+    uint8_t digit_run;
     /* The trainer's cut points between the parts its threads count: 1
      * where the pieces of s[0..n) certainly end at p (0 < p < n) whatever
      * follows, and the part from p pre-tokenizes alone as in the whole;
@@ -156,7 +164,9 @@ size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t
 /* Whether family `kind`'s pieces certainly end at p (0 < p < n) whatever
  * follows s[0..n), and the part from p is pre-tokenized alone as in the
  * whole text (the family's cut rule, cuts.c). And the largest such p in
- * [lo, hi], or SIZE_MAX. */
+ * [lo, hi], or SIZE_MAX; that one also inside runs of digits that the
+ * family splits in groups of three, for which s must begin where a piece
+ * does (the text, or the part after a cut). */
 int simdbpe__pretok_cut_ok(unsigned kind, const uint8_t *s, size_t n, size_t p);
 size_t simdbpe__pretok_cut_last(unsigned kind, const uint8_t *s, size_t n, size_t lo, size_t hi);
 /* SIMDBPE__CUTS_SHAPES at p: the trainer's cut points of the families
@@ -190,9 +200,13 @@ int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p);
 
 typedef struct simdbpe__pretok_state {
     simdbpe__pretok_scan_fn scan; /* the family's, or NULL: the bitmask scanner */
-    /* the generic family's walk (rx.rx set), in place of a scanner */
+    /* the generic family's walk (rx.rx set), in place of a scanner, and
+     * where its next piece starts */
     simdbpe__regex_iter rx;
-    size_t next_start; /* with scan: where the next piece starts */
+    size_t next_start;
+    /* with scan: what it hands from one chunk to the next (its own layout,
+     * families_scan.c), zero at the text's start */
+    uint64_t fam[32];
     const simdbpe__kernels *k;
     const uint8_t *s;
     size_t n, nblocks;

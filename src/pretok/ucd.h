@@ -86,4 +86,56 @@ static inline unsigned simdbpe__ucd_props(uint32_t cp)
                                      (cp & 0xFFu)];
 }
 
+/*
+ * The class code of a code point for the family scanners' masks: one
+ * value of the categories their regexes tell apart (which are exclusive:
+ * General_Category's L, N, M, P, S, the White_Space code points, none of
+ * which is in those, and the case of letters), plus a bit for DeepSeek-V3's
+ * second Split (U+4E00..U+9FA5 and U+3040..U+30FF). The low three bits:
+ *
+ *   000 OTHER  none of these (controls, format, unassigned, private use)
+ *   001 WS     \s                     100 M   \p{M}
+ *   010 N      \p{N}                  101 UO  Lu Lt (o200k's U, not W)
+ *   011 PS     \p{P} \p{S}            110 WO  Ll    (o200k's W, not U)
+ *                                     111 B   Lm Lo (both)
+ *
+ * so that \p{L} is 1x1 or 11x, [\p{L}\p{M}] is 1xx. simdbpe__ucd_codes holds
+ * the BMP's, eight four-bit codes to a word (the table the kernel set's
+ * lead_codes gathers from); simdbpe__ucd_code_of derives a code from the
+ * property bits (the same table, test_ucd_props checks).
+ */
+enum {
+    SIMDBPE__UCD_CODE_OTHER = 0,
+    SIMDBPE__UCD_CODE_WS = 1,
+    SIMDBPE__UCD_CODE_N = 2,
+    SIMDBPE__UCD_CODE_PS = 3,
+    SIMDBPE__UCD_CODE_M = 4,
+    SIMDBPE__UCD_CODE_UO = 5,
+    SIMDBPE__UCD_CODE_WO = 6,
+    SIMDBPE__UCD_CODE_B = 7,
+    SIMDBPE__UCD_CODE_CJK = 8
+};
+
+extern const uint32_t simdbpe__ucd_codes[0x10000 / 8];
+
+static inline unsigned simdbpe__ucd_code_of(uint32_t cp)
+{
+    unsigned p = simdbpe__ucd_props(cp), c;
+    if (p & SIMDBPE__UCD_L)
+        c = p & SIMDBPE__UCD_UP ? (p & SIMDBPE__UCD_LO ? SIMDBPE__UCD_CODE_B : SIMDBPE__UCD_CODE_UO)
+                                : SIMDBPE__UCD_CODE_WO;
+    else if (p & SIMDBPE__UCD_WS)
+        c = SIMDBPE__UCD_CODE_WS;
+    else if (p & SIMDBPE__UCD_N)
+        c = SIMDBPE__UCD_CODE_N;
+    else if (p & (SIMDBPE__UCD_P | SIMDBPE__UCD_S))
+        c = SIMDBPE__UCD_CODE_PS;
+    else if (p & SIMDBPE__UCD_M)
+        c = SIMDBPE__UCD_CODE_M;
+    else
+        c = SIMDBPE__UCD_CODE_OTHER;
+    int cjk = (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+    return c | (cjk ? SIMDBPE__UCD_CODE_CJK : 0);
+}
+
 #endif

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "hub_util.h"
 #include "test_model.h"
 #include "test_util.h"
 
@@ -598,6 +599,103 @@ Test(cli, missing_model)
     run_free(&r);
 }
 
+/* ---------------------------------------------- the Hugging Face cache */
+
+/* -m ORG/NAME is the repo's tokenizer.json in the cache (hub_util.h):
+ * encode, compile and decode give what the file itself gives. */
+Test(cli, a_model_from_the_hugging_face_cache)
+{
+    char folder[256], blob[300];
+    hub_make_repo(at("hf/hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HOME", at("hf"), 1);
+    snprintf(blob, sizeof blob, "%s/blobs/e1", folder);
+    puts_file("a.txt", "Hello <tool> world</s>\n");
+    run_result direct = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow",
+                                           "-m", blob, at("a.txt")));
+    expect_ok(&direct);
+    cr_assert_gt(direct.out_len, 10);
+    run_result r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                                      "acme/small", at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                           "acme/small@" HUB_COMMIT, at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("compile", "-m", "acme/small", "-o", at("small.sbpe")));
+    expect_ok(&r);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "--add-special-tokens", "--special", "allow", "-m",
+                           at("small.sbpe"), at("a.txt")));
+    expect_out(&r, direct.out);
+    run_free(&r);
+    put("ids.txt", direct.out, direct.out_len);
+    r = run_cli(NULL, ARGS("decode", "-m", "acme/small", at("ids.txt")));
+    expect_out(&r, "<s>Hello <tool> world</s>\n</s>");
+    run_free(&r);
+    run_free(&direct);
+}
+
+/* The notice about a tokenizer.json's truncation reads the cached file. */
+Test(cli, a_cached_model_with_truncation_gets_the_notice)
+{
+    char folder[256], blob[300];
+    hub_make_repo(at("hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HUB_CACHE", at("hub"), 1);
+    snprintf(blob, sizeof blob, "%s/blobs/e1", folder);
+    size_t len;
+    char *json = tu_read(blob, &len);
+    char *t = strstr(json, "\"truncation\":null");
+    cr_assert(t);
+    FILE *f = fopen(blob, "wb");
+    cr_assert(f);
+    fprintf(f, "%.*s\"truncation\":{\"direction\":\"Right\",\"max_length\":4,"
+               "\"strategy\":\"LongestFirst\",\"stride\":0}%s",
+            (int)(t - json), json, t + strlen("\"truncation\":null"));
+    cr_assert_eq(fclose(f), 0);
+    free(json);
+    puts_file("a.txt", HELLO);
+    run_result r = run_cli(NULL, ARGS("encode", "-q", "--summary", at("summary.json"), "-m",
+                                      "acme/small", at("a.txt")));
+    expect_ok(&r);
+    run_free(&r);
+    char *summary = tu_read(at("summary.json"), &len);
+    cr_assert(strstr(summary, "its truncation is not applied"), "%s", summary);
+    free(summary);
+}
+
+Test(cli, a_model_missing_from_the_hugging_face_cache)
+{
+    char folder[256], want[512];
+    hub_make_repo(at("hf/hub"), "acme", "small", HUB_COMMIT, "main", folder);
+    hub_clear_env();
+    setenv("HF_HOME", at("hf"), 1);
+    puts_file("a.txt", HELLO);
+    run_result r = run_cli(NULL, ARGS("encode", "-m", "acme/none", at("a.txt")));
+    snprintf(want, sizeof want,
+             "simdbpe: cannot load model: acme/none: not a file or directory, and not in the "
+             "Hugging Face cache: no %s/hf/hub/models--acme--none (the cache: $HF_HOME/hub)",
+             dir);
+    expect_error(&r, NEEDLES(want));
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "-m", "acme/small@v2", at("a.txt")));
+    snprintf(want, sizeof want,
+             "simdbpe: cannot load model: acme/small@v2: not in the Hugging Face cache: no "
+             "%s/refs/v2 (refs: main; snapshots: 0123456789ab...)",
+             folder);
+    expect_error(&r, NEEDLES(want));
+    run_free(&r);
+    /* HF_HUB_CACHE wins over HF_HOME */
+    setenv("HF_HUB_CACHE", at("elsewhere"), 1);
+    r = run_cli(NULL, ARGS("compile", "-m", "acme/small", "-o", at("x.sbpe")));
+    snprintf(want, sizeof want,
+             "no %s/elsewhere/models--acme--small (the cache: $HF_HUB_CACHE)", dir);
+    expect_error(&r, NEEDLES(want));
+    run_free(&r);
+}
+
 /* ------------------------------------------------------------- -o FILE */
 
 /* The names in the test directory other than the given ones. */
@@ -693,4 +791,71 @@ Test(cli, usage_errors)
     cr_assert_neq(r.status, 0);
     cr_assert(strstr(r.err, "u12"), "stderr: %s", r.err);
     run_free(&r);
+}
+
+/* A tokenizer.json's truncation and padding are not applied, and the
+ * encode says so once: a notice in the summary (on a terminal too),
+ * nothing on a standard error that is no terminal; the ids are the whole
+ * text's. A Sequence of 200 RobertaProcessing is refused with a message
+ * (the CLI died of SIGSEGV, even without --add-special-tokens). */
+Test(cli, model_file_notices_and_post_processor_refusals)
+{
+    size_t len;
+    char *base = tu_read(SIMDBPE_SOURCE_DIR "/tests/data/hf/qwen3_2k.json", &len);
+    cr_assert(base && base[0] == '{');
+    /* The file begins with {"version":"1.0","truncation":null,"padding":null,... */
+    const char *from = "\"truncation\":null,\"padding\":null";
+    char *at_null = strstr(base, from);
+    cr_assert(at_null, "qwen3_2k.json has no null truncation and padding");
+    const char *set = "\"truncation\":{\"direction\":\"Right\",\"max_length\":2,\"strategy\":"
+                      "\"LongestFirst\",\"stride\":0},\"padding\":null";
+    char *edited = malloc(len + strlen(set) + 1);
+    size_t head = (size_t)(at_null - base);
+    memcpy(edited, base, head);
+    strcpy(edited + head, set);
+    strcat(edited, at_null + strlen(from));
+    puts_file("trunc.json", edited);
+    puts_file("a.txt", "hi there, you");
+    run_result r =
+        run_cli(NULL, ARGS("encode", "--summary", "-", "-m", at("trunc.json"), at("a.txt")));
+    expect_out(&r, "71 72 1052 11 498\n");
+    json_error_t jerr;
+    json_t *summary = json_loads(r.err, 0, &jerr);
+    cr_assert(summary, "stderr is not the summary: %s", r.err);
+    const json_t *notices = json_object_get(summary, "notices");
+    const char *said = "trunc.json: its truncation is not applied";
+    cr_assert(json_array_size(notices) == 1 &&
+                  strstr(json_string_value(json_array_get(notices, 0)), said),
+              "summary: %s", r.err);
+    json_decref(summary);
+    run_free(&r);
+    r = run_cli(NULL, ARGS("encode", "-m", at("trunc.json"), at("a.txt")));
+    expect_out(&r, "71 72 1052 11 498\n");
+    cr_assert_eq(r.err_len, 0, "stderr of a run that succeeded: %s", r.err);
+    run_free(&r);
+
+    /* "post_processor":{"type":"ByteLevel",...} -> a Sequence of 200. */
+    char *pp = strstr(base, "\"post_processor\":{\"type\":\"ByteLevel\"");
+    cr_assert(pp, "qwen3_2k.json's post_processor");
+    char *pp_end = strchr(pp, '}');
+    size_t cap = len + 200 * 128 + 64;
+    char *many = malloc(cap);
+    size_t k = (size_t)(pp - base);
+    memcpy(many, base, k);
+    k += (size_t)snprintf(many + k, cap - k,
+                          "\"post_processor\":{\"type\":\"Sequence\",\"processors\":[");
+    for (int i = 0; i < 200; i++)
+        k += (size_t)snprintf(many + k, cap - k,
+                              "%s{\"type\":\"RobertaProcessing\",\"sep\":[\"a\",64],"
+                              "\"cls\":[\"b\",65]}",
+                              i ? "," : "");
+    k += (size_t)snprintf(many + k, cap - k, "]}%s", pp_end + 1);
+    puts_file("many.json", many);
+    r = run_cli(NULL, ARGS("encode", "-m", at("many.json"), at("a.txt")));
+    expect_error(&r, NEEDLES("many.json: a post_processor Sequence of more than one processor "
+                             "that adds ids"));
+    run_free(&r);
+    free(many);
+    free(edited);
+    free(base);
 }

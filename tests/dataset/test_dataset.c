@@ -362,13 +362,16 @@ Test(dataset, progress_callback_cancels_the_run)
         cr_assert(d);
         for (struct dirent *e; (e = readdir(d)) != NULL;)
             cr_assert(strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
-                          strcmp(e->d_name, "ds.lock") == 0,
+                          strcmp(e->d_name, "ds.bin.lock") == 0 ||
+                          strcmp(e->d_name, "ds.idx.lock") == 0,
                       "%s left in the output folder", e->d_name);
         closedir(d);
     }
-    char *lock = path_in(dir, "ds.lock");
-    unlink(lock);
-    free(lock);
+    for (int k = 0; k < 2; k++) {
+        char *lock = path_in(dir, k ? "ds.idx.lock" : "ds.bin.lock");
+        unlink(lock);
+        free(lock);
+    }
     cr_assert_eq(rmdir(dir), 0);
     free(out);
     free(dir);

@@ -272,21 +272,21 @@ def output_that_is_an_input_is_refused():
 
 
 def one_run_per_output_name():
-    """A run holds OUT.lock while it writes OUT's files, so two runs can
-    never mix their .bin and .idx: the second is refused, and what is
-    committed is one run's whole set."""
+    """A run holds FILE.lock for each file it writes, so two runs can never
+    mix their .bin and .idx: the second is refused, and what is committed
+    is one run's whole set."""
     d = fresh_dir()
     a = os.path.join(d, "a.txt")
     write_bytes(a, b"hello world\n")
     out = os.path.join(d, "out")
     # Held by someone else: refused before anything is written.
-    with open(out + ".lock", "w") as held:
+    with open(out + ".idx.lock", "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         _, err, rc = run(["encode", "--output-format", "megatron", "-o", out, a], expect=None)
-        check(rc == 1 and "another run is writing" in err and "out.lock" in err,
+        check(rc == 1 and "another run is writing" in err and "out.idx.lock" in err,
               "exit %d, stderr %s" % (rc, err))
-        check(entries(d) == ["a.txt", "out.lock"], "files: %s" % entries(d))
-    os.unlink(out + ".lock")
+        check(entries(d) == ["a.txt", "out.idx.lock"], "files: %s" % entries(d))
+    os.unlink(out + ".idx.lock")
     # Runs at once on different inputs: each either wins whole or is refused.
     texts = {"x.jsonl": [t for t, _ in STRESS[:40]], "y.jsonl": [t for t, _ in STRESS[40:]]}
     want = {}
@@ -306,7 +306,7 @@ def one_run_per_output_name():
                   "exit %d: %s" % (p.returncode, err))
         got = [list(x) for x in read_megatron(out)[1]]
         check(got in want.values(), "out.bin and out.idx do not come from one run")
-        check(not os.path.exists(out + ".lock"), "lock left behind")
+        check(not any(n.endswith(".lock") for n in entries(d)), "lock left behind")
 
 
 def killed_run_leftovers_removed():
@@ -318,14 +318,16 @@ def killed_run_leftovers_removed():
     write_bytes(a, b"hello world\n")
     ours = ["out.bin.tmp.abc123", "out.idx.tmp.Q1w2E3", "out_train_000001.bin.tmp.zzzzzz",
             "out.ds.metadata.tmp.a1b2c3", "out.done.tmp.XXXXXX"]
-    # ... and not those of a run whose own -o is out.ds.index (its lock
-    # is there), nor other names.
+    # ... and not those of a live run writing out.ds.index (it holds its
+    # lock), nor other names.
     theirs = ["other.bin.tmp.abc123", "out2.bin.tmp.abcdef", "out.bin.tmp.abc", "out.txt",
               "out.ds.index.tmp.aaaaaa", "out.ds.index.lock"]
     for n in ours + theirs:
         write_bytes(os.path.join(d, n), b"x")
-    _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"),
-                     "--summary", "-", a])
+    with open(os.path.join(d, "out.ds.index.lock"), "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        _, err, _ = run(["encode", "--output-format", "megatron", "-o", os.path.join(d, "out"),
+                         "--summary", "-", a])
     check("removed 5 temporary files left by an interrupted run" in json.loads(err)["notices"][0],
           "stderr: %s" % err)
     check(entries(d) == sorted(["a.txt", "out.bin", "out.idx"] + theirs), "files: %s"
@@ -340,7 +342,12 @@ def killed_run_leftovers_removed():
     with open_fifo_writer(fifo, proc) as w:
         w.write(jsonl_bytes([t for t, _ in STRESS]))
         w.flush()
-        time.sleep(0.5)
+        # Killed once it has a temporary file (the FIFO stays open, so the
+        # run waits for more input): under ASan on a loaded machine a fixed
+        # half second was not always enough to reach the first shard.
+        deadline = time.time() + 60
+        while not any(".tmp." in n for n in entries(d)) and time.time() < deadline:
+            time.sleep(0.05)
         proc.kill()
         proc.wait(timeout=30)
     check(any(".tmp." in n for n in entries(d)), "nothing left by SIGKILL: %s" % entries(d))

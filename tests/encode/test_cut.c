@@ -147,6 +147,32 @@ static const char *const atoms[] = {
     "'", "'s", "'ll", "'RE", "\"", ".", "!?", "-", "\xCC\x81", "\xE4\xB8\xAD",
     "\xF0\x9F\x98\x80", "\xEF\xBB\xBF", "\xE2\x80\x8B", "\xFF", "\xE2\x82", "<|endoftext|>"};
 
+/* `iters` random strings of up to `most` atoms: every cut point of each
+ * that m accepts keeps its ids (counted in c->cuts). */
+static void check_random_splits(ctx *c, const char *const *atoms_of, size_t n_atoms, int most,
+                                int iters, unsigned seed)
+{
+    char buf[512];
+    for (int iter = 0; iter < iters; iter++) {
+        size_t len = 0;
+        int k = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % most;
+        for (int i = 0; i < k; i++) {
+            const char *a = atoms_of[((seed = seed * 1103515245u + 12345u) >> 16) % n_atoms];
+            size_t l = strlen(a);
+            if (len + l >= sizeof buf)
+                break;
+            memcpy(buf + len, a, l);
+            len += l;
+        }
+        size_t n_whole;
+        uint32_t *whole = encode_copy(c, buf, len, &n_whole);
+        for (size_t p = 0; p < len; p++)
+            if (simdbpe_cut_find(c->m, &c->opts, buf, len, p, p) == p)
+                check_cut(c, buf, len, p, whole, n_whole, (size_t)iter);
+        free(whole);
+    }
+}
+
 Test(cut, split_never_changes_ids)
 {
     simdbpe_model *m = tu_gpt2();
@@ -155,27 +181,7 @@ Test(cut, split_never_changes_ids)
     c.m = m;
     c.enc = enc;
     c.opts.errors = SIMDBPE_UTF8_REPLACE;
-    unsigned seed = 12345;
-    char buf[512];
-    size_t n_atoms = sizeof atoms / sizeof atoms[0];
-    for (int iter = 0; iter < 3000; iter++) {
-        size_t len = 0;
-        int k = 1 + (int)((seed = seed * 1103515245u + 12345u) >> 16) % 24;
-        for (int i = 0; i < k; i++) {
-            const char *a = atoms[((seed = seed * 1103515245u + 12345u) >> 16) % n_atoms];
-            size_t l = strlen(a);
-            if (len + l >= sizeof buf)
-                break;
-            memcpy(buf + len, a, l);
-            len += l;
-        }
-        size_t n_whole;
-        uint32_t *whole = encode_copy(&c, buf, len, &n_whole);
-        for (size_t p = 0; p < len; p++)
-            if (simdbpe_cut_find(m, &c.opts, buf, len, p, p) == p)
-                check_cut(&c, buf, len, p, whole, n_whole, (size_t)iter);
-        free(whole);
-    }
+    check_random_splits(&c, atoms, sizeof atoms / sizeof atoms[0], 24, 3000, 12345);
     cr_assert_gt(c.cuts, 3000);
     simdbpe_encoder_free(enc);
     simdbpe_model_free(m);
@@ -251,4 +257,57 @@ Test(cut, never_inside_a_matched_special_token)
     cr_assert_eq(simdbpe_cut_find(m, &allow, s, 13, 12, 12), SIMDBPE_NO_CUT);
     cr_assert_eq(simdbpe_cut_find(m, &text, s, 13, 12, 12), 12);
     simdbpe_model_free(m);
+}
+
+/* Inside a run of digits: Qwen2's family cuts between any two (each \p{N}
+ * is a piece), cl100k's and o200k's only where a group of three ends,
+ * counted from the run's start (a run after the text's start, or after a
+ * letter), and GPT-2's nowhere (" ?\p{N}+"). Qwen3's file (NFC) found no
+ * cut in 50 MB of digits, which were held whole. Random strings of digits
+ * (ASCII and others: U+0663, U+00B2), letters and spaces keep their ids
+ * at every cut each model accepts. */
+Test(cut, digit_runs_are_cut_where_the_family_ends_a_piece)
+{
+    const char *models[] = {SIMDBPE_SOURCE_DIR "/tests/data/hf/qwen3_2k.json", "cl100k_base",
+                            "o200k_base", "gpt2"};
+    const char *run = "a12345678901234";
+    size_t n = strlen(run);
+    for (int k = 0; k < 4; k++) {
+        simdbpe_model *m = NULL;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_model_open(models[k], &m, &err), SIMDBPE_OK, "%s", err.message);
+        simdbpe_encode_options o = SIMDBPE_ENCODE_OPTIONS_INIT;
+        size_t at[32];
+        size_t got = cuts_in(m, &o, run, 1, n - 1, at, 32);
+        /* "a|1" is a cut in every family; then, from the end: */
+        if (k == 0) {
+            cr_assert_eq(got, n - 1, "qwen2: %zu cuts", got);
+            for (size_t i = 0; i < got; i++)
+                cr_assert_eq(at[i], n - 1 - i);
+        } else if (k < 3) {
+            size_t want[] = {13, 10, 7, 4, 1};
+            cr_assert_eq(got, 5, "%s: %zu cuts", models[k], got);
+            for (size_t i = 0; i < 5; i++)
+                cr_assert_eq(at[i], want[i], "%s: cut %zu at %zu", models[k], i, at[i]);
+            /* A run that begins the text: groups from its first byte. */
+            cr_assert_eq(simdbpe_cut_find(m, &o, "123456", 6, 1, 5), 3);
+            /* Two-byte numerals count as one character each. */
+            cr_assert_eq(simdbpe_cut_find(m, &o, "\xD9\xA3\xD9\xA3\xC2\xB2" "12", 8, 1, 7), 6);
+        } else {
+            cr_assert_eq(got, 1, "gpt2: %zu cuts", got);
+            cr_assert_eq(at[0], 1);
+        }
+        simdbpe_encoder *enc = tu_encoder(m);
+        ctx c = {0};
+        c.m = m;
+        c.enc = enc;
+        c.opts = o;
+        static const char *const parts[] = {"1", "2", "3", "4", "56", "789", "\xD9\xA3",
+                                            "\xC2\xB2", "a", "Q", " ", "  ", ",", "\xC3\x85"};
+        check_random_splits(&c, parts, sizeof parts / sizeof parts[0], 40, 1500,
+                            4242u + (unsigned)k);
+        cr_assert_gt(c.cuts, 1000, "%s: %zu cuts", models[k], c.cuts);
+        simdbpe_encoder_free(enc);
+        simdbpe_model_free(m);
+    }
 }

@@ -439,3 +439,69 @@ Test(pretok_blocks, runs_across_blocks)
         }
     }
 }
+
+/* lead_codes: every set on the same kind of windows (4-byte characters
+ * marked, not looked up), against simdbpe__ucd_code_of. */
+Test(kernels, lead_codes_match_the_tables)
+{
+    static const uint32_t pool[] = {0xE9,   0x301,  0x391,  0x3C9,  0x410,  0x44F,  0x1C5,
+                                    0x2B0,  0x5D0,  0x661,  0x915,  0x93F,  0x966,  0xE31,
+                                    0x85,   0xA0,   0xB2,   0xD7,   0x1680, 0x2003, 0x2028,
+                                    0x200B, 0x3000, 0x3042, 0x3099, 0x309B, 0x30FB, 0x30FC,
+                                    0x3040, 0x4E2D, 0x9FA5, 0x9FA6, 0x3007, 0xAC00, 0xFEFF,
+                                    0xFF10, 0xFF21, 0x7FF,  0x800,  0xE000, 0xFFFD, 0xFFFF};
+    uint8_t buf[200];
+    int fours = 0;
+    for (int round = 0; round < 20000; round++) {
+        size_t n = 0;
+        while (n < sizeof buf - 4) {
+            uint32_t r = rnd() % 100, cp;
+            if (r < 15)
+                cp = ' ' + rnd() % 95;
+            else if (r < 18)
+                cp = 0x10000 + rnd() % 0x100000; /* 4 bytes */
+            else if (r < 40)
+                cp = 0x80 + rnd() % (0x10000 - 0x80); /* anything in the BMP */
+            else
+                cp = pool[rnd() % (sizeof pool / sizeof *pool)];
+            if (cp >= 0xD800 && cp < 0xE000)
+                cp = 0x4E00;
+            n += put_cp(buf + n, cp);
+        }
+        size_t at = rnd() % (n - 72 + 1); /* the window may start inside a character */
+        uint8_t *c = exact_copy(buf + at, 72);
+        uint64_t leads = 0;
+        simdbpe__lead_codes want = {{0, 0, 0, 0}, 0, 0};
+        for (unsigned i = 0; i < 64; i++) {
+            if (c[i] < 0xC0)
+                continue;
+            uint64_t bit = 1ULL << i;
+            leads |= bit;
+            if (c[i] >= 0xF0) {
+                want.four |= bit;
+                continue;
+            }
+            uint32_t cp;
+            if (c[i] >= 0xE0) {
+                cp = (uint32_t)(c[i] & 0x0F) << 12 | (uint32_t)(c[i + 1] & 0x3F) << 6 |
+                     (c[i + 2] & 0x3F);
+                want.three |= bit;
+            } else {
+                cp = (uint32_t)(c[i] & 0x1F) << 6 | (c[i + 1] & 0x3F);
+            }
+            unsigned code = simdbpe__ucd_code_of(cp);
+            for (int k = 0; k < 4; k++)
+                want.bit[k] |= (uint64_t)(code >> k & 1) << i;
+        }
+        fours += want.four != 0;
+        for (const simdbpe__kernels *const *k = simdbpe__kernels_available(); *k; k++) {
+            simdbpe__lead_codes got;
+            memset(&got, 0xA5, sizeof got);
+            (*k)->lead_codes(c, leads, simdbpe__ucd_codes, &got);
+            cr_assert(memcmp(&got, &want, sizeof got) == 0, "%s: round %d differs", (*k)->name,
+                      round);
+        }
+        free(c);
+    }
+    cr_assert(fours > 1000, "%d windows with a 4-byte character", fours);
+}

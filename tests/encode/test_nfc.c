@@ -1,5 +1,5 @@
 /*
- * test_nfc.c - the encoder's NFC (src/encode/nfc.c) cuts text into
+ * test_nfc.c - the encoder's NFC (src/common/nfc.c) cuts text into
  * stretches and sends only some through utf8proc: on text of code points
  * of Unicode 9.0 (the version of HF tokenizers' normalizer) it must give
  * exactly utf8proc's NFC of the whole text. Checked on every code point

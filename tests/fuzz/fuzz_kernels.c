@@ -212,6 +212,46 @@ static void compare_lead_classes(const simdbpe__kernels *k, const uint8_t *s, si
     }
 }
 
+/* lead_codes likewise (any lead byte, 4-byte characters only marked): the
+ * scalar set's result, which is checked against simdbpe__ucd_code_of. */
+FUZZ_NO_COVERAGE
+static void compare_lead_codes(const simdbpe__kernels *k, const uint8_t *s, size_t len,
+                               size_t off, size_t valid)
+{
+    for (size_t b = 0; b + 72 <= valid; b += 64) {
+        uint64_t leads = 0;
+        for (unsigned i = 0; i < 64; i++)
+            leads |= (uint64_t)(s[b + i] >= 0xC0) << i;
+        simdbpe__lead_codes want, got;
+        simdbpe__kernels_scalar.lead_codes(s + b, leads, simdbpe__ucd_codes, &want);
+        k->lead_codes(s + b, leads, simdbpe__ucd_codes, &got);
+        FUZZ_CHECK(memcmp(&got, &want, sizeof got) == 0,
+                   "%s lead_codes on slice [%zu, +%zu): block %zu differs from scalar", k->name,
+                   off, len, b / 64);
+        if (k != &simdbpe__kernels_scalar)
+            continue;
+        for (unsigned i = 0; i < 64; i++) {
+            const uint8_t *c = s + b + i;
+            if (!(leads >> i & 1))
+                continue;
+            FUZZ_CHECK((want.four >> i & 1) == (c[0] >= 0xF0) &&
+                           (want.three >> i & 1) == (c[0] >= 0xE0 && c[0] < 0xF0),
+                       "scalar lead_codes at %zu: wrong length", off + b + i);
+            if (c[0] >= 0xF0)
+                continue;
+            uint32_t cp = c[0] >= 0xE0 ? (uint32_t)(c[0] & 0x0F) << 12 |
+                                             (uint32_t)(c[1] & 0x3F) << 6 | (c[2] & 0x3F)
+                                       : (uint32_t)(c[0] & 0x1F) << 6 | (c[1] & 0x3F);
+            unsigned got_code = 0;
+            for (int j = 0; j < 4; j++)
+                got_code |= (unsigned)(want.bit[j] >> i & 1) << j;
+            FUZZ_CHECK(got_code == simdbpe__ucd_code_of(cp),
+                       "scalar lead_codes at %zu: code %u, tables %u", off + b + i, got_code,
+                       simdbpe__ucd_code_of(cp));
+        }
+    }
+}
+
 /* What the scalar set gives on a slice, computed once and compared with
  * every other set. */
 typedef struct scalar_result {
@@ -230,6 +270,7 @@ static void compare_sets(const simdbpe__kernels *k, const uint8_t *s, size_t len
     compare_classify(k, s, len, off, want->masks, want->masks_ext, align);
     compare_map_bytes(k, s, len, off, want->map, align);
     compare_lead_classes(k, s, len, off, want->valid);
+    compare_lead_codes(k, s, len, off, want->valid);
 }
 
 /* The scalar set on a slice, checked against the definitions: the
@@ -265,6 +306,7 @@ static void check_scalar(const uint8_t *s, size_t len, size_t off, scalar_result
     for (size_t i = 0; i < len; i++)
         FUZZ_CHECK(r->map[i] == map_table[s[i]], "scalar map_bytes wrong at %zu", off + i);
     compare_lead_classes(sc, s, len, off, r->valid);
+    compare_lead_codes(sc, s, len, off, r->valid);
 }
 
 /* Runs every kernel set on data[off .. off+len) in an exact-size copy

@@ -17,8 +17,9 @@
 //   deepseek_v3  deepseek_v3             three Split(Isolated) + ByteLevel
 //
 // Texts: hand-picked edge cases, seeded random strings over representative
-// code points of every class the four regexes tell apart, and every text of
-// ../shared/golden/edge.jsonl. Output: tests/data/pretok/families.jsonl.zst,
+// code points of every class the four regexes tell apart, every text of
+// ../shared/golden/edge.jsonl, and seeded texts of 100-2,500 bytes in many
+// scripts (the block scanners' 64-byte blocks and their edges). Output: tests/data/pretok/families.jsonl.zst,
 // a header line {"header": {...}} (generator, reference version, seed, the
 // regexes, the sha256 of each tokenizer.json.zst and of edge.jsonl), then one
 // line per text: {"text": T, "cl100k": [...], "qwen2": [...], "o200k": [...],
@@ -155,6 +156,36 @@ function randomString(r) {
   return parts.join('');
 }
 
+// ---- texts of many 64-byte blocks, for the block scanners: words of other
+// scripts (letters of each case class, marks, CJK and kana, numbers of
+// several bytes, emoji with variation selectors), random strings and
+// snippets, with spaces, line breaks and other whitespace between.
+const N_LONG = 2000;
+const WORDS = [
+  'привет', 'Привет', 'ПРИВЕТ', 'мир', 'Ωμέγα', 'ΑΒΓ', 'ΣΊΣΥΦΟΣ', 'Straße', 'İstanbul', 'नमस्ते',
+  'हिन्दी', 'कि', 'العربية', 'مرحبا', '١٢٣', '٤', '中文', '日本語の', '漢字', 'カタカナ', 'ひらがな',
+  'ー', '・', '゠', 'か\u3099', '한국어', 'ǅungla', 'Aʰb', 'ʰA', 'e\u0301', '\u0301', '❤\ufe0f',
+  '👍🏽', '1\ufe0f\u20e3', '😀', 'A中', '中A', 'a中B', 'AB中c', "é's", "É'S", "中'll", "x'ſ",
+  '!\u0301', '!!\u0301', ' !\u0301a', '\n//\u0301', '!\n//\u0301', '—', '“x”', '«x»', '½',
+  '²', 'Ⅻ', '𝟏𝟐', '𝐀𝐚', '𠀀', '\u200b', '\u00ad', '\ufeff', '\u2028', 'the', 'The', 'THE',
+  'word', "don't", "DON'T", '2024', '12345', '3.14', 'x->y', '// c', '\t', '\r\n',
+];
+const SEPARATORS = [' ', ' ', ' ', '', '\n', ', ', '. ', '  ', '\t', '\u00a0', '\u3000', '、',
+  '。', '\n\n', ' \n'];
+
+function longString(r) {
+  const target = r.int(100, 2500);
+  const parts = [];
+  let len = 0;
+  while (len < target) {
+    const p = r.next() < 0.3 ? randomString(r) : r.pick(WORDS);
+    const sep = r.pick(SEPARATORS);
+    parts.push(p, sep);
+    len += Buffer.byteLength(p + sep, 'utf8');
+  }
+  return parts.join('');
+}
+
 // ---- hand-picked edge cases
 const digits = (k) => '1234567'.slice(0, k);
 const EDGE = [
@@ -235,10 +266,12 @@ function main() {
   const r = rng(SEED);
   const randoms = [];
   for (let i = 0; i < N_RANDOM; i++) randoms.push(randomString(r));
+  const longs = [];
+  for (let i = 0; i < N_LONG; i++) longs.push(longString(r));
 
   const seen = new Set();
   const texts = [];
-  for (const t of EDGE.concat(randoms, edgeTexts)) {
+  for (const t of EDGE.concat(randoms, edgeTexts, longs)) {
     if (t.length === 0 || seen.has(t)) continue;
     seen.add(t);
     texts.push(t);
@@ -255,7 +288,8 @@ function main() {
         splits: f.splits,
       }])),
       texts: { hand_picked: EDGE.length, random: N_RANDOM,
-        edge_jsonl: { count: edgeTexts.length, sha256: sha256(edgeBuf) }, unique: texts.length },
+        edge_jsonl: { count: edgeTexts.length, sha256: sha256(edgeBuf) }, long: N_LONG,
+        unique: texts.length },
     },
   };
   const lines = [JSON.stringify(header)];

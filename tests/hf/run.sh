@@ -10,6 +10,9 @@
 #       unseen_documents.mjs (every model on documents no golden file
 #       holds; the models of shared/models are looked for in
 #       $SIMDBPE_CORPUS_DIR/models, else <project>/../shared/models)
+#   bash tests/hf/run.sh FUZZ_REPLAY_HF_ADDED WORKDIR added
+#       added_tokens.mjs (the reference of the hf_added fuzz target against
+#       HF on every input of its corpus)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
@@ -26,5 +29,10 @@ case "$what" in
     project=$(cd "$here/../.." && pwd)
     models=${SIMDBPE_CORPUS_DIR:-$project/../shared}/models
     node "$work/unseen_documents.mjs" "$bin" "$project" "$models" "$work/unseen" ;;
-  *) echo "run.sh: trained or unseen, not '$what'" >&2; exit 2 ;;
+  added)
+    project=$(cd "$here/../.." && pwd)
+    rm -rf "$work/added" && mkdir -p "$work/added"
+    FUZZ_HF_ADDED_DUMP="$work/added" "$bin" "$project/tests/fuzz/corpus/hf_added" 2>/dev/null
+    node "$work/added_tokens.mjs" "$work/added" ;;
+  *) echo "run.sh: trained, unseen or added, not '$what'" >&2; exit 2 ;;
 esac

@@ -339,11 +339,11 @@ Test(compiled, another_format_version_is_refused)
     simdbpe_model *m = small_model();
     size_t len;
     uint8_t *img = image_of(m, &len);
-    cr_assert(memcmp(img + 8, "\x03\x00\x00\x00", 4) == 0, "this format is version 3");
+    cr_assert(memcmp(img + 8, "\x04\x00\x00\x00", 4) == 0, "this format is version 4");
     img[8] = 2;
     expect_refused(img, len,
-                   "compiled model: format version 2, this library reads version 3 (compile the "
-                   "model again with this version's `simdbpe compile`)");
+                   "compiled model: format version 2, this library reads versions 3 to 4 "
+                   "(compile the model again with this version's `simdbpe compile`)");
     simdbpe_model_free(m);
     free(img);
 }

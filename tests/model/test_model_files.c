@@ -484,3 +484,231 @@ Test(model_files, added_tokens_get_hf_ids)
     simdbpe_model_free(m);
     free(text);
 }
+
+/* ---- a real tokenizer.json: Qwen3's, its vocabulary cut to the byte
+ * tokens and the first 2,000 merges (tests/data/hf/PROVENANCE.md). The ids
+ * below are HF tokenizers 0.23.2's for the same files and texts. */
+
+static json_t *qwen3_small(void)
+{
+    json_error_t je;
+    json_t *j = json_load_file(SIMDBPE_SOURCE_DIR "/tests/data/hf/qwen3_2k.json", 0, &je);
+    cr_assert(j, "qwen3_2k.json: %s", je.text);
+    return j;
+}
+
+static void add_token(json_t *j, const char *content, int normalized, int special)
+{
+    json_t *added = json_object_get(j, "added_tokens");
+    json_array_append_new(added, json_pack("{s:i, s:s, s:b, s:b, s:b, s:b, s:b}", "id",
+                                           (int)(2256 + json_array_size(added)), "content",
+                                           content, "single_word", 0, "lstrip", 0, "rstrip", 0,
+                                           "normalized", normalized, "special", special));
+}
+
+static simdbpe_model *load_ok(json_t *j)
+{
+    simdbpe_model *m = NULL;
+    simdbpe_error err;
+    cr_assert_eq(load_json(j, &m, &err), SIMDBPE_OK, "%s", err.message);
+    return m;
+}
+
+static void expect_decode(simdbpe_model *m, const uint32_t *ids, size_t n, const char *want)
+{
+    uint8_t out[64];
+    size_t len;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_decode(m, ids, n, out, sizeof out, &len, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    cr_assert(len == strlen(want) && memcmp(out, want, len) == 0, "decoded \"%.*s\", not \"%s\"",
+              (int)len, out, want);
+}
+
+/* A "normalized" added token of an NFC model is matched after NFC, by the
+ * NFC of its content: the Angstrom sign U+212B is matched by U+00C5 and
+ * by A + U+030A (it was never matched: "\u00c5X" gave 1683 227 48). A
+ * new token is its normalized text, as in HF. */
+Test(model_files, normalized_added_tokens_are_matched_after_nfc)
+{
+    json_t *j = qwen3_small();
+    add_token(j, "\xE2\x84\xAB" "X", 1, 0); /* U+212B X: id 2282 */
+    simdbpe_model *m = load_ok(j);
+    uint32_t two[] = {2282, 220, 2282}, one[] = {2282}, bang[] = {2282, 0};
+    expect_encode(m, "\xC3\x85X \xC3\x85X", SIMDBPE_SPECIAL_AS_TEXT, 0, two, 3);
+    expect_encode(m, "\xE2\x84\xAB" "X", SIMDBPE_SPECIAL_AS_TEXT, 0, one, 1);
+    expect_encode(m, "A\xCC\x8AX!", SIMDBPE_SPECIAL_AS_TEXT, 0, bang, 2);
+    /* Its normalized text "\u00c5X" in byte-level characters: the bytes C5
+     * 58 (HF decodes them lossily, "\ufffdX"). */
+    uint32_t tok[] = {2282};
+    expect_decode(m, tok, 1, "\xC5X");
+    simdbpe_model_free(m);
+    json_decref(j);
+
+    /* Two contents with one NFC: HF matches either, at random (npm
+     * tokenizers 0.23.2 gave 2282 or 2283 from run to run): refused. */
+    j = qwen3_small();
+    add_token(j, "\xE2\x84\xABQ", 1, 0);
+    add_token(j, "\xC3\x85Q", 1, 1);
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
+                   "added tokens \"\xE2\x84\xABQ\" and \"\xC3\x85Q\" are both matched by "
+                   "\"\xC3\x85Q\" after the normalizer");
+}
+
+/* An added token whose content is a token of model.vocab keeps that
+ * token's bytes: "\u00c5" is the byte token of 0xC5 (it was refused: "no
+ * token for byte 0xC5"), and "\u0120the" the token " the", which BPE
+ * makes too. Each is matched by its content and decodes to its bytes. */
+Test(model_files, an_added_token_that_is_a_vocabulary_token_keeps_its_bytes)
+{
+    json_t *j = qwen3_small();
+    add_token(j, "\xC3\x85", 0, 0);
+    simdbpe_model *m = load_ok(j);
+    uint32_t want[] = {87, 129, 88, 220, 129, 129};
+    expect_encode(m, "x\xC3\x85y \xC3\x85\xC3\x85", SIMDBPE_SPECIAL_AS_TEXT, 0, want, 6);
+    uint32_t byte[] = {129, 88};
+    expect_decode(m, byte, 2, "\xC5y");
+    simdbpe_model_free(m);
+    json_decref(j);
+
+    j = qwen3_small();
+    add_token(j, "\xC4\xA0the", 0, 0);
+    m = load_ok(j);
+    uint32_t the[] = {263, 220, 279, 279};
+    expect_encode(m, "on \xC4\xA0the the", SIMDBPE_SPECIAL_AS_TEXT, 0, the, 4);
+    uint32_t t279[] = {279};
+    expect_decode(m, t279, 1, " the");
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+/* Without the token of a byte the message names the byte (it said "id
+ * 2256 is given to more than one token": the added tokens' ids are
+ * numbered from the vocabulary's size, one short). HF refuses the file
+ * too ("Token `\u0120` out of vocabulary", from the merges). */
+Test(model_files, a_missing_byte_token_is_named)
+{
+    json_t *j = qwen3_small();
+    json_object_del(json_object_get(json_object_get(j, "model"), "vocab"), "\xC4\xA0");
+    expect_refused(j, SIMDBPE_ERR_VOCAB,
+                   "model.vocab has no token for byte 0x20 (its byte-level character is "
+                   "\"\xC4\xA0\", U+0120)");
+}
+
+static json_t *roberta(json_int_t cls)
+{
+    return json_pack("{s:s, s:[s,i], s:[s,I], s:b, s:b}", "type", "RobertaProcessing", "sep",
+                     "a", 64, "cls", "b", cls, "trim_offsets", 0, "add_prefix_space", 0);
+}
+
+/* A post-processor id that is no token id (RobertaProcessing's cls of
+ * 2^32 + 7) is refused, as HF refuses it; it was taken modulo 2^32. */
+Test(model_files, post_processor_ids_must_be_token_ids)
+{
+    json_t *j = qwen3_small();
+    json_object_set_new(j, "post_processor", roberta(4294967303LL));
+    expect_refused(j, SIMDBPE_ERR_VOCAB,
+                   "post_processor RobertaProcessing: cls id 4294967303 is not a token id");
+    j = qwen3_small();
+    json_object_set_new(j, "post_processor", roberta(65));
+    simdbpe_model *m = load_ok(j);
+    uint32_t plain[] = {71, 72, 1052, 11, 498}, added[] = {65, 71, 72, 1052, 11, 498, 64};
+    expect_encode(m, "hi there, you", SIMDBPE_SPECIAL_AS_TEXT, 0, plain, 5);
+    expect_encode(m, "hi there, you", SIMDBPE_SPECIAL_AS_TEXT, 1, added, 7);
+    simdbpe_model_free(m);
+    json_decref(j);
+    j = qwen3_small();
+    json_object_set_new(j, "post_processor",
+                        json_pack("{s:s, s:[s,i], s:[s,i]}", "type", "BertProcessing", "sep", "a",
+                                  64, "cls", "b", 65));
+    m = load_ok(j);
+    expect_encode(m, "hi there, you", SIMDBPE_SPECIAL_AS_TEXT, 1, added, 7);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+static json_t *template_of(json_t *single)
+{
+    return json_pack("{s:s, s:o, s:[], s:{s:{s:s, s:[i,i,i], s:[s,s,s]}}}", "type",
+                     "TemplateProcessing", "single", single, "pair", "special_tokens", "X", "id",
+                     "X", "ids", 1, 2, 3, "tokens", "\"", "#", "$");
+}
+
+/* A Sequence of post-processors that add ids is refused (HF puts a later
+ * one's ids around each part of the earlier one's output; 200
+ * RobertaProcessing wrote past a 3-id array and crashed), and so is a
+ * template whose single sequence is not there exactly once (HF repeats it
+ * or drops it). */
+Test(model_files, post_processor_sequences_that_add_ids_twice_are_refused)
+{
+    int counts[] = {2, 4, 200};
+    for (int c = 0; c < 3; c++) {
+        json_t *j = qwen3_small();
+        json_t *list = json_array();
+        for (int i = 0; i < counts[c]; i++)
+            json_array_append_new(list, roberta(65));
+        json_object_set_new(j, "post_processor",
+                            json_pack("{s:s, s:o}", "type", "Sequence", "processors", list));
+        expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
+                       "a post_processor Sequence of more than one processor that adds ids");
+    }
+    json_t *j = qwen3_small();
+    json_object_set_new(
+        j, "post_processor",
+        json_pack("{s:s, s:[o, o]}", "type", "Sequence", "processors",
+                  template_of(json_pack("[{s:{s:s,s:i}}, {s:{s:s,s:i}}]", "SpecialToken", "id",
+                                        "X", "type_id", 0, "Sequence", "id", "A", "type_id", 0)),
+                  roberta(65)));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
+                   "(here RobertaProcessing after another) is not supported");
+    const char *singles[] = {"[{\"SpecialToken\":{\"id\":\"X\",\"type_id\":0}},"
+                             "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}},"
+                             "{\"Sequence\":{\"id\":\"A\",\"type_id\":0}}]",
+                             "[{\"SpecialToken\":{\"id\":\"X\",\"type_id\":0}}]",
+                             "[{\"Sequence\":{\"id\":\"B\",\"type_id\":0}}]"};
+    for (int i = 0; i < 3; i++) {
+        j = qwen3_small();
+        json_object_set_new(j, "post_processor", template_of(json_loads(singles[i], 0, NULL)));
+        expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
+                       "the single template must hold the sequence A exactly once");
+    }
+    /* A ByteLevel one beside the template changes nothing. */
+    j = qwen3_small();
+    json_object_set_new(
+        j, "post_processor",
+        json_pack("{s:s, s:[{s:s}, o]}", "type", "Sequence", "processors", "type", "ByteLevel",
+                  template_of(json_pack("[{s:{s:s,s:i}}, {s:{s:s,s:i}}]", "SpecialToken", "id",
+                                        "X", "type_id", 0, "Sequence", "id", "A", "type_id", 0))));
+    simdbpe_model *m = load_ok(j);
+    uint32_t want[] = {1, 2, 3, 71, 72};
+    expect_encode(m, "hi", SIMDBPE_SPECIAL_AS_TEXT, 1, want, 5);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
+/* "truncation" and "padding" are settings of HF's encode calls: the model
+ * loads, encodes the whole text unpadded, and says so once
+ * (simdbpe_model_notice); a file without them has nothing to say. */
+Test(model_files, truncation_and_padding_are_said_not_applied)
+{
+    json_t *j = qwen3_small();
+    simdbpe_model *m = load_ok(j);
+    cr_assert_str_eq(simdbpe_model_notice(m), "");
+    simdbpe_model_free(m);
+    json_object_set_new(j, "truncation",
+                        json_pack("{s:s, s:i, s:s, s:i}", "direction", "Right", "max_length", 3,
+                                  "strategy", "LongestFirst", "stride", 0));
+    json_object_set_new(j, "padding", json_pack("{s:{s:i}}", "strategy", "Fixed", 8));
+    m = load_ok(j);
+    const char *note = simdbpe_model_notice(m);
+    cr_assert(strstr(note, "truncation and padding are not applied"), "notice: %s", note);
+    uint32_t whole[] = {71, 72, 1052, 11, 498};
+    expect_encode(m, "hi there, you", SIMDBPE_SPECIAL_AS_TEXT, 0, whole, 5);
+    simdbpe_model_free(m);
+    json_object_set_new(j, "padding", json_null());
+    m = load_ok(j);
+    cr_assert(strstr(simdbpe_model_notice(m), "its truncation is not applied"), "%s",
+              simdbpe_model_notice(m));
+    simdbpe_model_free(m);
+    json_decref(j);
+}

@@ -109,6 +109,59 @@ static size_t fragment_text(uint64_t *x, uint8_t *out, size_t cap)
     return n;
 }
 
+/* The chunk scanner (simdbpe__pretok_next, what the encoder asks) of
+ * family k with kernel set ks on s[0..n) (n bytes exactly, so that ASan
+ * sees a read past it) against the piece starts want[0..n): the first
+ * byte where they differ, or SIZE_MAX. */
+static size_t chunk_mismatch(unsigned k, const simdbpe__kernels *ks, const uint8_t *s, size_t n,
+                             const uint8_t *want, int *missing)
+{
+    simdbpe__pretok_state st;
+    simdbpe__pretok_begin_kind(&st, k, ks, s, n);
+    uint64_t starts[SIMDBPE__PRETOK_CHUNK];
+    size_t base, count, seen = 0;
+    while ((count = simdbpe__pretok_next(&st, starts, &base)) != 0) {
+        cr_assert_eq(base, seen, "chunks out of order");
+        for (size_t i = base; i < base + 64 * count && i < n; i++) {
+            int got = (int)(starts[(i - base) >> 6] >> ((i - base) & 63) & 1);
+            if (got != want[i]) {
+                *missing = want[i];
+                return i;
+            }
+        }
+        seen = base + 64 * count;
+    }
+    cr_assert_geq(seen, n);
+    return SIZE_MAX;
+}
+
+/* Every kernel set's chunk scanner of family k against PCRE2 on text[0..n). */
+static void check_chunks(ref_family *f, unsigned k, const uint8_t *text, size_t n,
+                         const char *what, long t)
+{
+    static uint8_t want[1 << 16];
+    cr_assert(n <= sizeof want);
+    ref_pieces(f, text, n, want);
+    const simdbpe__kernels *const *sets = simdbpe__kernels_available();
+    uint8_t *exact = malloc(n ? n : 1);
+    cr_assert(exact);
+    memcpy(exact, text, n);
+    for (size_t ks = 0; sets[ks]; ks++) {
+        int missing;
+        size_t i = chunk_mismatch(k, sets[ks], exact, n, want, &missing);
+        if (i != SIZE_MAX) {
+            char show[240];
+            size_t from = i > 24 ? i - 24 : 0;
+            tu_show(show, sizeof show, (const char *)text + from, n - from < 48 ? n - from : 48);
+            cr_assert_fail("%s (%s kernels), %s %ld: piece start %s at byte %zu of %zu; from "
+                           "byte %zu: \"%s\"",
+                           simdbpe__pretok_kind_name(k), sets[ks]->name, what, t,
+                           missing ? "missing" : "extra", i, n, from, show);
+        }
+    }
+    free(exact);
+}
+
 /* The chunk scanner (simdbpe__pretok_next, what the encoder asks), with
  * every kernel set the CPU has, against PCRE2 on texts of many blocks. */
 Test(pretok_families, chunks_of_long_texts_split_as_the_regexes_do, .timeout = 300)
@@ -208,6 +261,131 @@ Test(pretok_families, fragments_at_block_boundaries_split_as_the_regexes_do, .ti
                                     }
                                 }
                         }
+                    }
+        ref_close(&f);
+    }
+}
+
+/* Fragments of text in other scripts, for the block scanners' classes of
+ * multi-byte characters: letters of each case class (o200k's U and W),
+ * marks after letters and after X, CJK and kana with the edges of
+ * DeepSeek-V3's ranges, numbers of 2-4 bytes, whitespace of 2 and 3
+ * bytes, format and private-use characters, emoji with variation
+ * selectors (marks after X), characters of 4 bytes, contractions after
+ * non-ASCII letters. */
+static const char *const MULTI[] = {
+    "привет", "Привет", "ПРИВЕТ", "мир", "Ωμέγα", "ΑΒΓ", "αβγ", "ΣΊΣΥΦΟΣ", "Straße", "İstanbul",
+    "नमस्ते", "हिन्दी", "कि", "\u0901", "\u0903", "العربية", "مرحبا", "\u064E", "١٢٣", "٤",
+    "٥٦٧٨", "中文", "日本語", "漢字", "\u9FA5", "\u9FA6", "\u4E00", "ひらがな", "カタカナ", "ー",
+    "゠", "・", "゛", "\u3099", "\u3040", "\u30FF", "한국어", "ǅ", "ǅungla", "ʰ", "Aʰb", "e\u0301",
+    "\u0301", "\u20DD", "😀", "❤\uFE0F", "!\uFE0F", "👍🏽", "1\uFE0F\u20E3", "🇫🇷", "\u00A0",
+    "\u3000", "\u2028", "\xC2\x85", "\u2009", " \u00A0", "\u00A0\u00A0", "\n\u00A0", "\u200B",
+    "\u00AD", "\uFEFF", "\u200D", "\uE000", "\U0010FFFD", "\U0001D400", "\U0001D41A",
+    "\U00020000", "\U0001D7CF", "—", "«", "»", "“", "”", "’", "…", "¿", "¡", "€", "×", "é's",
+    "É'S", "中'll", "ß'ſ", "\u0301's", "x'ſ", "½", "²", "①", "Ⅻ", "A中", "中A", "a中B", "ʰA",
+    "AʰBc", "ǅA", "!\u0301", "!!\u0301", " !\u0301a", "\n/\u0301", "!\n//\u0301", "—\u0301",
+};
+#define N_MULTI (sizeof MULTI / sizeof *MULTI)
+
+/* A text of MULTI and ASCII fragments (the first N_FRAGMENTS - NON_ASCII
+ * of FRAGMENTS), up to cap bytes. */
+static size_t multi_text(uint64_t *x, uint8_t *out, size_t cap)
+{
+    size_t n = 0, count = 10 + (size_t)(*x % 600);
+    unsigned ascii_share = (unsigned)(*x >> 32) % 8; /* in eighths */
+    for (size_t f = 0; f < count; f++) {
+        *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+        const char *frag = (*x >> 20) % 8 < ascii_share
+                               ? FRAGMENTS[(*x >> 8) % (N_FRAGMENTS - NON_ASCII)]
+                               : MULTI[(*x >> 8) % N_MULTI];
+        size_t len = strlen(frag);
+        if (n + len > cap)
+            break;
+        memcpy(out + n, frag, len);
+        n += len;
+    }
+    return n;
+}
+
+Test(pretok_families, chunks_of_multilingual_texts_split_as_the_regexes_do, .timeout = 600)
+{
+    static uint8_t text[8192];
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        uint64_t x = 0x51AB3C0FFEE1234ULL + k;
+        for (int t = 0; t < 3000; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t n = multi_text(&x, text, sizeof text);
+            check_chunks(&f, k, text, n, "text", t);
+        }
+        ref_close(&f);
+    }
+}
+
+/* Random code points of the reference alphabet (every class the regexes
+ * ask about), texts of many blocks through the chunk scanner. */
+Test(pretok_families, chunks_of_random_alphabet_texts_split_as_the_regexes_do, .timeout = 600)
+{
+    static uint8_t data[2048], text[2048 * 4];
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        uint64_t x = 0xC0DEC0DE12345ULL + k;
+        for (int t = 0; t < 2000; t++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t len = 1 + (size_t)(x % sizeof data);
+            /* a narrower alphabet now and then, so that runs grow long */
+            size_t span = (x >> 40) % 4 == 0 ? 1 + (x >> 44) % 16 : REF_ALPHABET_N;
+            size_t first = (x >> 50) % REF_ALPHABET_N;
+            for (size_t i = 0; i < len; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                data[i] = (uint8_t)((first + (x >> 24) % span) % REF_ALPHABET_N);
+            }
+            size_t n = ref_text(data, len, text);
+            check_chunks(&f, k, text, n, "text", t);
+        }
+        ref_close(&f);
+    }
+}
+
+/* Every pair of MULTI fragments after a filler (ASCII words, Cyrillic
+ * words or CJK), the second beginning at each byte from 58 to 66 so that
+ * its characters straddle the first block's end at every byte, then a
+ * third fragment and more text. */
+Test(pretok_families, multibyte_characters_across_block_edges_split_as_the_regexes_do,
+     .timeout = 600)
+{
+    static const char *const FILLERS[] = {"xxx ", "\xD0\xBC\xD0\xB8\xD1\x80 " /* мир */,
+                                          "\xE4\xB8\xAD\xE6\x96\x87" /* 中文 */};
+    uint8_t text[256];
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        ref_family f;
+        ref_open(&f, k);
+        long t = 0;
+        for (size_t fi = 0; fi < 3; fi++)
+            for (size_t a = 0; a < N_MULTI; a++)
+                for (size_t b = 0; b < N_MULTI; b++)
+                    for (size_t at = 58; at <= 66; at++, t++) {
+                        size_t la = strlen(MULTI[a]), lb = strlen(MULTI[b]);
+                        if (la > at)
+                            continue;
+                        const char *c = MULTI[(a + b + at) % N_MULTI];
+                        size_t lc = strlen(c), lf = strlen(FILLERS[fi]), n = 0;
+                        /* the filler (whole characters) up to at - la */
+                        while (n + lf <= at - la) {
+                            memcpy(text + n, FILLERS[fi], lf);
+                            n += lf;
+                        }
+                        while (n < at - la)
+                            text[n++] = ' ';
+                        memcpy(text + n, MULTI[a], la);
+                        memcpy(text + at, MULTI[b], lb);
+                        memcpy(text + at + lb, c, lc);
+                        n = at + lb + lc;
+                        memcpy(text + n, " tail\xC3\xA9", 7);
+                        n += 7;
+                        check_chunks(&f, k, text, n, "pair", t);
                     }
         ref_close(&f);
     }

@@ -191,3 +191,29 @@ Test(ucd_props, contraction_folds_are_letters)
     free(load_reference(check_fold));
     cr_expect_eq(fold_lines, 14u, "expected 14 FOLD lines");
 }
+
+/* The class codes of the family scanners: the generated BMP table is
+ * simdbpe__ucd_code_of, and each code is the combination of property bits
+ * ucd.h says (one class of each code point, L split by case). */
+Test(ucd_props, class_codes_are_the_property_bits)
+{
+    for (uint32_t cp = 0; cp <= SIMDBPE__UCD_MAX_CP; cp++) {
+        unsigned code = simdbpe__ucd_code_of(cp), p = simdbpe__ucd_props(cp);
+        if (cp < 0x10000)
+            cr_assert_eq(simdbpe__ucd_codes[cp >> 3] >> 4 * (cp & 7) & 15, code,
+                         "U+%04X: table code differs", cp);
+        unsigned c = code & 7;
+        cr_assert_eq((c & 4) && (c & 3), (p & SIMDBPE__UCD_L) != 0, "U+%04X: L", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_M, (p & SIMDBPE__UCD_M) != 0, "U+%04X: M", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_N, (p & SIMDBPE__UCD_N) != 0, "U+%04X: N", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_WS, (p & SIMDBPE__UCD_WS) != 0, "U+%04X: WS", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_PS, (p & (SIMDBPE__UCD_P | SIMDBPE__UCD_S)) != 0,
+                     "U+%04X: P S", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_UO || c == SIMDBPE__UCD_CODE_B,
+                     (p & SIMDBPE__UCD_UP) != 0, "U+%04X: Lu Lt Lm Lo", cp);
+        cr_assert_eq(c == SIMDBPE__UCD_CODE_WO || c == SIMDBPE__UCD_CODE_B,
+                     (p & SIMDBPE__UCD_LO) != 0, "U+%04X: Ll Lm Lo", cp);
+        int cjk = (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
+        cr_assert_eq((code & SIMDBPE__UCD_CODE_CJK) != 0, cjk, "U+%04X: CJK", cp);
+    }
+}

@@ -140,6 +140,25 @@ def main():
             assert f.read() == struct.pack("<3H", 31373, 995, 50256)
         with simdbpe.open_input(src, "rt") as f:
             assert f.read() == "hello world"
+
+        # the Hugging Face cache: found, and each kind of miss (messages
+        # built from paths and directory listings)
+        commit = "0123456789abcdef" * 2 + "01234567"
+        repo = os.path.join(d, "hub", "models--acme--tiny")
+        os.makedirs(os.path.join(repo, "snapshots", commit))
+        os.makedirs(os.path.join(repo, "refs"))
+        os.symlink(path, os.path.join(repo, "snapshots", commit, "tokenizer.json"))
+        with open(os.path.join(repo, "refs", "main"), "w") as f:
+            f.write(commit)
+        os.environ["HF_HUB_CACHE"] = os.path.join(d, "hub")
+        hub = simdbpe.Tokenizer.from_pretrained("acme/tiny")
+        assert hub.encode("Hello world", add_special_tokens=False).ids == hello
+        for args in (("acme/none",), ("acme/tiny", "v2"), ("a/b/c",), ("acme/tiny", "0" * 40)):
+            try:
+                simdbpe.Tokenizer.from_pretrained(*args)
+                raise AssertionError(f"{args} is not cached")
+            except simdbpe.Error:
+                pass
     print("memcheck.py: ok")
 
 

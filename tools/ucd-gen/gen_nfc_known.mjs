@@ -1,4 +1,4 @@
-// gen_nfc_known.mjs - writes src/encode/nfc_unknown.c: the code points that
+// gen_nfc_known.mjs - writes src/common/nfc_unknown.c: the code points that
 // HF tokenizers' NFC normalizer does not know.
 //
 // HF tokenizers (0.23) normalizes with the crate unicode-normalization-
@@ -48,12 +48,12 @@ const out = `/*
  * version of the tables of HF's normalizer (see the generator), as
  * ${ranges.length} ranges in order.
  */
-#include "encoder.h"
+#include "nfc.h"
 
 const uint32_t simdbpe__nfc_unknown[][2] = {
 ${lines.join('\n')}
 };
 const size_t simdbpe__nfc_unknown_count = ${ranges.length};
 `;
-writeFileSync(path.join(here, '..', '..', 'src', 'encode', 'nfc_unknown.c'), out);
+writeFileSync(path.join(here, '..', '..', 'src', 'common', 'nfc_unknown.c'), out);
 console.error(`nfc_unknown.c: ${ranges.length} ranges, ${count} code points`);

@@ -1,0 +1,31 @@
+/*
+ * families.h - what the block scanner of the cl100k, Qwen2, o200k and
+ * DeepSeek-V3 pre-tokenizers (families_scan.c) takes from their piece
+ * scanners (families.c), and gives back. Internal to src/pretok.
+ */
+#ifndef SIMDBPE_PRETOK_FAMILIES_H
+#define SIMDBPE_PRETOK_FAMILIES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pretok.h"
+
+/* The families the block scanner serves. */
+enum { SIMDBPE__FAM_CL100K, SIMDBPE__FAM_QWEN2, SIMDBPE__FAM_O200K, SIMDBPE__FAM_DEEPSEEK };
+
+/* The end of family `fam`'s piece that starts at s[i] (i < n, a piece
+ * start), one code point at a time (families.c). */
+size_t simdbpe__fam_piece_end(int fam, const uint8_t *s, size_t n, size_t i);
+
+/* (?i:'s|'t|'re|'ve|'m|'ll|'d) at s[i] == '\'': its length, or 0
+ * (families.c). */
+size_t simdbpe__fam_contraction(const uint8_t *s, size_t n, size_t i);
+
+/* The piece starts of the blocks of s[lo..hi) into starts[] (zeroed by
+ * the caller), lo the first byte of the chunk that follows the one the
+ * state last scanned (families_scan.c). */
+void simdbpe__fam_scan(int fam, simdbpe__pretok_state *st, size_t lo, size_t hi,
+                       uint64_t *starts);
+
+#endif
