@@ -11,7 +11,11 @@
  *                GPT-2's block scanner, the others' blocks of ASCII text
  *                with pieces one at a time elsewhere;
  *   FAMILY       simdbpe__pretok_family_piece_end, one piece per call (for
- *                GPT-2 its reference scanner).
+ *                GPT-2 its reference scanner);
+ *   FAMILY-regex the generic path (src/pretok/regex.h: Oniguruma) on the
+ *                family's own Split patterns, and on the Split patterns of
+ *                the synthetic models kimi, qwen35 and nemotron
+ *                (shared/models/synthetic/README.md), which have no scanner.
  * -s keeps the scanners named (e.g. -s o200k-block,o200k; all by default).
  * Prints per file and scanner the median MB/s (10^6 bytes per second of
  * this thread's CPU time, which a loaded shared machine disturbs least) and
@@ -46,6 +50,68 @@ static size_t pieces_scalar(simdbpe__pretok_kind kind, const uint8_t *s, size_t 
     for (size_t i = 0; i < n; pieces++)
         i = simdbpe__pretok_family_piece_end(kind, s, n, i);
     return pieces;
+}
+
+static size_t pieces_regex(const simdbpe__regex *rx, const uint8_t *s, size_t n)
+{
+    simdbpe__regex_iter it;
+    size_t a, b, pieces = 0;
+    simdbpe__regex_begin(&it, rx, s, n);
+    while (simdbpe__regex_next(&it, &a, &b))
+        pieces++;
+    return pieces;
+}
+
+/* The synthetic models' patterns, as their tokenizer.json files spell them. */
+static const struct {
+    const char *name, *pattern;
+} synthetic[] = {
+    {"kimi-regex",
+     "[\\p{Han}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
+     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?"
+     "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
+     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+     "\\s+(?!\\S)|\\s+"},
+    {"qwen35-regex", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| "
+                     "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+    {"nemotron-regex",
+     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
+     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|"
+     "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
+};
+
+/* One generic-path row: its regex and name. */
+typedef struct regex_row {
+    char name[64];
+    simdbpe__regex *rx;
+} regex_row;
+
+static size_t regex_rows(regex_row *rows)
+{
+    size_t n = 0;
+    uint8_t flags[SIMDBPE__REGEX_MAX_SPLITS] = {0};
+    const simdbpe__pretok_family *f;
+    simdbpe_error err;
+    for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++) {
+        if (f->generic)
+            continue;
+        snprintf(rows[n].name, sizeof rows[n].name, "%s-regex", f->name);
+        if (simdbpe__regex_new(f->patterns, flags, f->n_patterns, f->name, &rows[n].rx, &err) !=
+            SIMDBPE_OK) {
+            fprintf(stderr, "bench_pretok: %s\n", err.message);
+            exit(1);
+        }
+        n++;
+    }
+    for (size_t i = 0; i < sizeof synthetic / sizeof synthetic[0]; i++, n++) {
+        snprintf(rows[n].name, sizeof rows[n].name, "%s", synthetic[i].name);
+        if (simdbpe__regex_new(&synthetic[i].pattern, flags, 1, synthetic[i].name, &rows[n].rx,
+                               &err) != SIMDBPE_OK) {
+            fprintf(stderr, "bench_pretok: %s\n", err.message);
+            exit(1);
+        }
+    }
+    return n;
 }
 
 static const struct {
@@ -98,6 +164,8 @@ int main(int argc, char **argv)
         return 2;
     }
     const simdbpe__kernels *k = simdbpe__kernels_select(NULL);
+    regex_row rows[16];
+    size_t n_rows = regex_rows(rows);
     printf("file\tscanner\tMB/s\tpieces\t(kernels %s, median of %llu runs, CPU time)\n", k->name,
            runs);
     for (; a < argc; a++) {
@@ -121,7 +189,22 @@ int main(int argc, char **argv)
             fflush(stdout);
             free(t);
         }
+        for (size_t c = 0; c < n_rows; c++) {
+            double *t = malloc(runs * sizeof *t);
+            size_t pieces = 0;
+            for (unsigned long long r = 0; r < runs; r++) {
+                double t0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+                pieces = pieces_regex(rows[c].rx, s, d.len);
+                t[r] = clock_s(CLOCK_THREAD_CPUTIME_ID) - t0;
+            }
+            printf("%s\t%s\t%.0f\t%zu\n", argv[a], rows[c].name,
+                   (double)d.len / median(t, (int)runs) / 1e6, pieces);
+            fflush(stdout);
+            free(t);
+        }
         free(d.data);
     }
+    for (size_t c = 0; c < n_rows; c++)
+        simdbpe__regex_free(rows[c].rx);
     return 0;
 }

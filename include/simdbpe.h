@@ -285,7 +285,9 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_mod
 SIMDBPE_API const char *simdbpe_model_name_at(size_t i);
 
 /* The model's pre-tokenizer family: one of simdbpe_pretokenizer_name_at's
- * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"). */
+ * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"), or "regex" for
+ * a tokenizer.json whose Split regexes no scanner implements (run by
+ * Oniguruma as HF tokenizers runs them; the trainer does not take it). */
 SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
 
 /* The i-th pre-tokenizer family this library implements (i from 0), or
@@ -295,8 +297,8 @@ SIMDBPE_API const char *simdbpe_pretokenizer_name_at(size_t i);
 
 /* The regex of the model's pre-tokenizer: the Split pattern of its
  * family as tokenizer.json spells it (what the family's scanner does
- * exactly; tiktoken's regex module runs it too), or NULL for a family of
- * several Splits (DeepSeek-V3). */
+ * exactly; tiktoken's regex module runs it too), the model's own pattern
+ * for the "regex" family, or NULL for several Splits (DeepSeek-V3). */
 SIMDBPE_API const char *simdbpe_model_pattern(const simdbpe_model *model);
 
 /* Number of ids: one more than the largest id. */

@@ -99,6 +99,23 @@ static inline uint8_t *tu_hex(const char *hex, size_t *len)
     return out;
 }
 
+/* The next record of JSON Lines text data[*at..len) (`what` names it in
+ * failures), parsed; NULL at the end. *line counts the lines read. */
+static inline json_t *tu_jsonl_next(const char *data, size_t len, size_t *at, size_t *line,
+                                    const char *what)
+{
+    if (*at >= len)
+        return NULL;
+    const char *nl = memchr(data + *at, '\n', len - *at);
+    size_t end = nl ? (size_t)(nl - data) : len;
+    (*line)++;
+    json_error_t jerr;
+    json_t *rec = json_loadb(data + *at, end - *at, JSON_ALLOW_NUL, &jerr);
+    cr_assert(rec, "%s line %zu: bad JSON: %s", what, *line, jerr.text);
+    *at = end + 1;
+    return rec;
+}
+
 /* A JSON array of non-negative integers as a new uint32 array. */
 static inline uint32_t *tu_json_ids(const json_t *arr, size_t *n)
 {

@@ -17,6 +17,7 @@ build_dir=${SIMDBPE_BUILD_DIR:-$here/build}
 packages=(
   gcc make cmake ninja-build pkg-config
   libjansson-dev libxxhash-dev libzstd-dev zlib1g-dev libssl-dev libutf8proc-dev libpcre2-dev
+  libonig-dev
   libsimde-dev libcriterion-dev
   clang libclang-rt-14-dev python3 python3-distributed zstd valgrind
   python3-dev python3-setuptools python3-venv python3-pip python3-wheel python3-pytest python3-numpy

@@ -408,7 +408,16 @@ static simdbpe_status encode_doc(simdbpe_encoder *e, const char *text, size_t le
         for (size_t i = 0; i < m->n_suffix; i++)
             e->out[n++] = m->suffix[i];
     if (st != SIMDBPE_OK) {
-        if (err && err->status == SIMDBPE_OK)
+        if (err && err->status == SIMDBPE_OK && m->regex)
+            simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s",
+                          st == SIMDBPE_ERR_UNSUPPORTED
+                              ? "the pre-tokenizer's Removed Split would drop text here, "
+                                "which this library does not do"
+                              : st == SIMDBPE_ERR_TOO_LARGE
+                                    ? "the pre-tokenizer's regex gave up on this text "
+                                      "(Oniguruma's retry limit, as in HF tokenizers)"
+                                    : simdbpe_strerror(st));
+        else if (err && err->status == SIMDBPE_OK)
             simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s", simdbpe_strerror(st));
         return st;
     }

@@ -211,11 +211,18 @@ static void pieces_of(splitter *w, const uint8_t *t, size_t a, size_t b)
                                                        SIMDBPE__ADDED_NORMALIZED, &which)
                             : b;
         /* the pre-tokens of t[i..at): the scanner runs over the stretch alone */
-        for (size_t p = i; p < at;) {
-            piece_at(w, p);
-            p = i + simdbpe__pretok_family_piece_end((simdbpe__pretok_kind)m->pretok, t + i,
-                                                     at - i, p - i);
-        }
+        if (m->regex) {
+            simdbpe__regex_iter it;
+            size_t ps, pe;
+            simdbpe__regex_begin(&it, m->regex, t + i, at - i);
+            while (simdbpe__regex_next(&it, &ps, &pe))
+                piece_at(w, i + ps);
+        } else
+            for (size_t p = i; p < at;) {
+                piece_at(w, p);
+                p = i + simdbpe__pretok_family_piece_end((simdbpe__pretok_kind)m->pretok, t + i,
+                                                         at - i, p - i);
+            }
         if (at == b)
             break;
         added_at(w, at, which);

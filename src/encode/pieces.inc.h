@@ -524,7 +524,7 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
     uint64_t starts[SIMDBPE__PRETOK_CHUNK];
     size_t base, count, piece = 0;
     simdbpe_status st = SIMDBPE_OK;
-    simdbpe__pretok_begin_kind(&ps, e->m->pretok, e->k, s, len);
+    simdbpe__pretok_begin_rx(&ps, e->m->pretok, e->m->regex, e->k, s, len);
     while (st == SIMDBPE_OK && (count = simdbpe__pretok_next(&ps, starts, &base)) != 0) {
         /* The pieces that end in this chunk of 64 * count bytes give at
          * most one id a byte, plus up to 16 for a short piece begun before
@@ -534,7 +534,13 @@ simdbpe_status SIMDBPE__PIECES_FN(simdbpe_encoder *e, const uint8_t *s, size_t l
         if (st == SIMDBPE_OK)
             st = encode_chunk(e, s, len, starts, count, base, &piece, n, e->work);
     }
-    return st == SIMDBPE_OK && len > 0 ? encode_last(e, s, piece, len, n) : st;
+    if (st == SIMDBPE_OK && len > 0)
+        st = encode_last(e, s, piece, len, n);
+    if (SIMDBPE_UNLIKELY(ps.rx.failed) && st == SIMDBPE_OK)
+        st = SIMDBPE_ERR_TOO_LARGE; /* Oniguruma's retry limit: HF fails too */
+    if (SIMDBPE_UNLIKELY(ps.rx.dropped) && st == SIMDBPE_OK)
+        st = SIMDBPE_ERR_UNSUPPORTED; /* a Removed Split would drop text (regex.h) */
+    return st;
 }
 
 /*

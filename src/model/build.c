@@ -533,6 +533,8 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     ld.m = m;
     m->pretok = spec->pretok;
     m->normalizer = spec->normalizer;
+    m->splits = spec->splits;
+    m->splits_len = spec->splits_len;
     m->ignore_merges = spec->ignore_merges;
     m->sp = spec->sp;
     m->sp_strip = spec->sp_strip;

@@ -22,8 +22,10 @@
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
  *   96     12    prefix ids u32[3]   108  12  suffix ids u32[3]
- *   120    4     SentencePiece-style flags (SIMDBPE__SP_*, 0: byte-level
- *                BPE) | the decoder's Strip count << 24
+ *   120    4     the generic family's Splits length; for a model of any
+ *                other family, its SentencePiece-style flags (SIMDBPE__SP_*,
+ *                0: byte-level BPE) | the decoder's Strip count << 24 (a
+ *                SentencePiece-style model is never of the generic family)
  *   124    4     the unknown token's id (SentencePiece-style), else 0
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
@@ -44,6 +46,8 @@
  *                     u32 flags (SIMDBPE__ADDED_*)}[n_specials]: the text
  *                    an added token is matched by, its token's bytes or
  *                    one of the texts after them
+ *     splits         the generic family's Split patterns and behaviors
+ *                    (src/pretok/regex.h), compiled at open
  *
  * The section sizes follow from the header, so the file size must be
  * exactly their sum. Opening an untrusted image checks the magic, version,
@@ -104,6 +108,7 @@ typedef struct header {
     uint32_t merge_buckets, whole_buckets;
     uint64_t merge_seed, whole_seed, blob_len;
     uint8_t pretok, normalizer, n_prefix, n_suffix;
+    uint32_t splits_len;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
     uint32_t sp, unk_id;
 } header;
@@ -111,7 +116,7 @@ typedef struct header {
 /* Where each section starts, computed from the header. */
 typedef struct layout {
     uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, pair_filter,
-        whole_pilots, whole_slots, specials, end;
+        whole_pilots, whole_slots, specials, splits, end;
 } layout;
 
 static uint64_t align8(uint64_t x)
@@ -147,6 +152,7 @@ static layout layout_of(const header *h)
     PLACE(whole_pilots, (uint64_t)h->whole_buckets * 4);
     PLACE(whole_slots, (uint64_t)h->n_whole * 24);
     PLACE(specials, (uint64_t)h->n_specials * SPECIAL_SIZE);
+    PLACE(splits, h->splits_len);
 #undef PLACE
     l.end = at;
     return l;
@@ -182,6 +188,7 @@ static header header_of(const simdbpe_model *m)
               (m->ignore_merges ? FLAG_IGNORE_MERGES : 0) | (m->no_cuts ? FLAG_NO_CUTS : 0);
     h.pretok = m->pretok;
     h.normalizer = m->normalizer;
+    h.splits_len = (uint32_t)m->splits_len;
     h.n_prefix = m->n_prefix;
     h.n_suffix = m->n_suffix;
     memcpy(h.prefix, m->prefix, sizeof h.prefix);
@@ -233,11 +240,13 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
     out[69] = h.normalizer;
     out[70] = h.n_prefix;
     out[71] = h.n_suffix;
+    put32(out + 120, h.pretok == SIMDBPE__PRETOK_REGEX ? h.splits_len : h.sp);
+    if (h.splits_len)
+        memcpy(out + l.splits, m->splits, h.splits_len);
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         put32(out + 96 + 4 * i, h.prefix[i]);
         put32(out + 108 + 4 * i, h.suffix[i]);
     }
-    put32(out + 120, h.sp);
     put32(out + 124, h.unk_id);
     for (uint32_t i = 0; i <= h.vocab_size; i++)
         put32(out + l.tok_off + 4 * i, m->tok_off[i]);
@@ -322,11 +331,12 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     h->normalizer = p[69];
     h->n_prefix = p[70];
     h->n_suffix = p[71];
+    h->splits_len = h->pretok == SIMDBPE__PRETOK_REGEX ? get32(p + 120) : 0;
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         h->prefix[i] = get32(p + 96 + 4 * i);
         h->suffix[i] = get32(p + 108 + 4 * i);
     }
-    h->sp = get32(p + 120);
+    h->sp = h->pretok == SIMDBPE__PRETOK_REGEX ? 0 : get32(p + 120);
     h->unk_id = get32(p + 124);
     if ((h->sp & 0xFFFFFF & ~SIMDBPE__SP_KNOWN) || (h->sp && !(h->sp & SIMDBPE__SP_MODEL)) ||
         (h->sp && h->unk_id != SIMDBPE__NO_ID && h->unk_id >= h->vocab_size) ||
@@ -340,6 +350,8 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     if (!simdbpe__pretok_family_of(h->pretok))
         return BAD("compiled model: unknown pre-tokenizer family %u (made by a newer simdbpe?)",
                    h->pretok);
+    if ((h->pretok == SIMDBPE__PRETOK_REGEX) != (h->splits_len > 0) || h->splits_len > (1u << 20))
+        return BAD("compiled model: the Split pre-tokenizers do not match the family");
     if (h->normalizer > SIMDBPE__NORM_LAST)
         return BAD("compiled model: unknown normalizer %u (made by a newer simdbpe?)",
                    h->normalizer);
@@ -515,6 +527,11 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->sp = h.sp & 0xFFFFFF;
     m->sp_strip = (uint8_t)(h.sp >> 24);
     m->unk_id = h.sp ? h.unk_id : SIMDBPE__NO_ID;
+    if (h.splits_len) {
+        m->splits = p + l.splits;
+        m->splits_len = h.splits_len;
+        st = simdbpe__regex_from_image(m->splits, m->splits_len, &m->regex, err);
+    }
     m->n_prefix = h.n_prefix;
     m->n_suffix = h.n_suffix;
     memcpy(m->prefix, h.prefix, sizeof m->prefix);
@@ -523,7 +540,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     m->image = p;
     m->image_len = len;
     m->image_kind = kind;
-    if (!trusted)
+    if (!trusted && st == SIMDBPE_OK)
         st = check_tables(m, err);
     for (uint32_t i = 0; st == SIMDBPE_OK && i < h.n_specials; i++) {
         const uint8_t *e = p + l.specials + SPECIAL_SIZE * i;
@@ -566,6 +583,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
     if (st != SIMDBPE_OK) {
         simdbpe__sp_chars_free(m->sp_chars);
         simdbpe__added_free(m->trie);
+        simdbpe__regex_free(m->regex);
         free(joins);
         free(sp);
         free(m);
@@ -587,6 +605,7 @@ void simdbpe_model_free(simdbpe_model *m)
     else if (m->image_kind == SIMDBPE__IMAGE_MMAP)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
+    simdbpe__regex_free(m->regex);
     free(m->notice);
     simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);

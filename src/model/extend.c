@@ -236,6 +236,8 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
     spec.merges_ctx = (void *)m;
     spec.pretok = m->pretok;
     spec.normalizer = m->normalizer;
+    spec.splits = m->splits;
+    spec.splits_len = m->splits_len;
     spec.ignore_merges = m->ignore_merges;
     spec.n_prefix = m->n_prefix;
     spec.n_suffix = m->n_suffix;

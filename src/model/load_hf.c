@@ -12,12 +12,12 @@
  *                    are literal strings; byte_fallback, unk_token and
  *                    fuse_unk; the normalizer, pre-tokenizer and decoder
  *                    shapes read_sentencepiece accepts.
- *   pre_tokenizer    recognised as one of the families of pretok.h: a
- *                    ByteLevel with use_regex (GPT-2), or a Sequence of
- *                    Split(Regex) pieces whose patterns are exactly a
- *                    family's, then ByteLevel without its regex. Any other
- *                    pattern is refused with the pattern quoted: encoding
- *                    with another family's rules would give wrong ids.
+ *   pre_tokenizer    a ByteLevel with use_regex (GPT-2's family), or a
+ *                    Sequence of up to three Split(Regex) pieces, then
+ *                    ByteLevel without its regex: the family of pretok.h
+ *                    whose patterns are exactly these (Isolated), else the
+ *                    generic family, which runs them with Oniguruma
+ *                    (regex.h).
  *   normalizer       null, an empty Sequence, NFC, NFKC, NFD or NFKD.
  *   added_tokens     all of them cut the text (special or not); their
  *                    content is their text, normalized first for a
@@ -92,26 +92,61 @@ static simdbpe_status bytelevel_ok(const json_t *p, int want_regex, simdbpe_erro
     return SIMDBPE_OK;
 }
 
-static simdbpe_status refuse_pattern(const char *re, simdbpe_error *err)
+/*
+ * Splits no family's scanner implements: the generic family, which runs
+ * them with Oniguruma (src/pretok/regex.h), into spec->splits (malloc'd,
+ * the caller frees it). A Removed Split is accepted: a text where it would
+ * drop something is an encoding error (regex.h).
+ */
+static simdbpe_status generic_splits(const json_t *seq, size_t n, simdbpe__build_spec *spec,
+                                     simdbpe_error *err)
 {
-    char q[160], names[128];
-    simdbpe__quote(q, sizeof q, (const uint8_t *)re, strlen(re));
-    simdbpe__pretok_names(names, sizeof names, ", ");
-    return UNSUPPORTED("pre-tokenizer pattern %s is not one this library implements (%s)", q,
-                       names);
+    static const char *const BEHAVIORS[] = {"Isolated", "Contiguous", "MergedWithPrevious",
+                                            "MergedWithNext", "Removed"};
+    const char *re[SIMDBPE__REGEX_MAX_SPLITS];
+    uint8_t flags[SIMDBPE__REGEX_MAX_SPLITS];
+    for (size_t i = 0; i < n; i++) {
+        const json_t *p = json_array_get(seq, i);
+        const json_t *pat = json_object_get(json_object_get(p, "pattern"), "Regex");
+        const char *beh = json_string_value(json_object_get(p, "behavior"));
+        re[i] = json_string_value(pat);
+        if (strlen(re[i]) != json_string_length(pat))
+            return UNSUPPORTED("pre_tokenizer step %zu: a Split pattern with a NUL character "
+                               "is not supported", i);
+        flags[i] = SIMDBPE__SPLIT_BEHAVIORS;
+        for (uint8_t b = 0; b < SIMDBPE__SPLIT_BEHAVIORS; b++)
+            if (beh && strcmp(beh, BEHAVIORS[b]) == 0)
+                flags[i] = b;
+        if (flags[i] == SIMDBPE__SPLIT_BEHAVIORS)
+            return UNSUPPORTED("pre_tokenizer step %zu: Split behavior \"%s\" is not known "
+                               "(Isolated, Contiguous, MergedWithPrevious, MergedWithNext, "
+                               "Removed)",
+                               i, beh ? beh : "");
+        if (json_is_true(json_object_get(p, "invert")))
+            flags[i] |= SIMDBPE__SPLIT_INVERT;
+    }
+    /* Compiled once here, so that a pattern the engine refuses is this
+     * file's error (the model's image compiles it again when opened). */
+    simdbpe__regex *rx;
+    simdbpe_status st = simdbpe__regex_new(re, flags, n, WHAT, &rx, err);
+    if (st != SIMDBPE_OK)
+        return st;
+    simdbpe__regex_free(rx);
+    size_t len = simdbpe__regex_image_size(re, n);
+    uint8_t *image = malloc(len);
+    if (!image)
+        return FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    simdbpe__regex_image_put(re, flags, n, image);
+    spec->pretok = SIMDBPE__PRETOK_REGEX;
+    spec->splits = image;
+    spec->splits_len = len;
+    return SIMDBPE_OK;
 }
 
-/* Whether pattern `re` is one of family f's. */
-static int family_has(const simdbpe__pretok_family *f, const char *re)
+static simdbpe_status read_pretok(const json_t *p, simdbpe__build_spec *spec,
+                                  simdbpe_error *err)
 {
-    for (size_t j = 0; j < f->n_patterns; j++)
-        if (strcmp(re, f->patterns[j]) == 0)
-            return 1;
-    return 0;
-}
-
-static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error *err)
-{
+    uint8_t *kind = &spec->pretok;
     if (!p || json_is_null(p))
         return UNSUPPORTED("no pre_tokenizer (not a byte-level BPE model this library knows)");
     const simdbpe__pretok_family *f;
@@ -132,9 +167,9 @@ static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error 
     simdbpe_status st = bytelevel_ok(last, 0, err);
     if (st != SIMDBPE_OK)
         return st;
-    const char *re[3];
-    int iso[3], rem[3];
-    if (n - 1 > 3)
+    const char *re[SIMDBPE__REGEX_MAX_SPLITS];
+    int iso[SIMDBPE__REGEX_MAX_SPLITS], rem[SIMDBPE__REGEX_MAX_SPLITS];
+    if (n - 1 > SIMDBPE__REGEX_MAX_SPLITS)
         return UNSUPPORTED("a pre_tokenizer Sequence of %zu Splits is not supported", n - 1);
     for (size_t i = 0; i + 1 < n; i++) {
         re[i] = split_regex(json_array_get(seq, i), &iso[i], &rem[i]);
@@ -153,26 +188,15 @@ static simdbpe_status read_pretok(const json_t *p, uint8_t *kind, simdbpe_error 
             same++;
         if (same < np)
             continue;
+        int fits = 1;
         for (size_t i = 0; i < np; i++)
-            if (!iso[i] && !(np == 1 && rem[i]))
-                return UNSUPPORTED("a Split whose behavior is not Isolated (or, for a pattern "
-                                   "that matches everywhere, Removed with invert) is not "
-                                   "supported");
-        *kind = (uint8_t)k;
+            fits &= iso[i] || (np == 1 && rem[i]);
+        if (!fits)
+            break; /* other behaviors: the generic path's */
+        spec->pretok = (uint8_t)k;
         return SIMDBPE_OK;
     }
-    /* Quote the first pattern that is no family's (or the first). */
-    for (size_t i = 0; i + 1 < n; i++) {
-        int known = 0;
-        for (unsigned k = 0; !known && (f = simdbpe__pretok_family_of(k)); k++)
-            known = family_has(f, re[i]);
-        if (!known)
-            return refuse_pattern(re[i], err);
-    }
-    char names[128];
-    simdbpe__pretok_names(names, sizeof names, ", ");
-    return UNSUPPORTED("this sequence of %zu Split pre-tokenizers is no family's (%s)", n - 1,
-                       names);
+    return generic_splits(seq, n - 1, spec, err);
 }
 
 static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_error *err)
@@ -799,7 +823,7 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
     if (st == SIMDBPE_OK && is_sentencepiece(root))
         st = read_sentencepiece(root, &spec, err);
     else if (st == SIMDBPE_OK)
-        st = read_pretok(json_object_get(root, "pre_tokenizer"), &spec.pretok, err);
+        st = read_pretok(json_object_get(root, "pre_tokenizer"), &spec, err);
     if (st == SIMDBPE_OK && !spec.sp)
         st = read_normalizer(json_object_get(root, "normalizer"), &spec.normalizer, err);
     if (st == SIMDBPE_OK)
@@ -840,6 +864,7 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
         free(norm[i]);
     free(norm);
     free(spec.added);
+    free((void *)spec.splits);
     json_decref(root);
     return st;
 }

@@ -113,6 +113,10 @@ typedef struct simdbpe__build_spec {
     uint32_t sp;
     uint8_t sp_strip;
     const char *unk; /* the unk_token's text, or NULL */
+    /* The generic family's Splits as the image stores them (regex.h); not
+     * taken over. */
+    const uint8_t *splits;
+    size_t splits_len;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
     char *notice; /* malloc'd, for the model (simdbpe_model_notice); taken over */

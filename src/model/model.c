@@ -341,6 +341,8 @@ const char *simdbpe_model_pretokenizer(const simdbpe_model *m)
 const char *simdbpe_model_pattern(const simdbpe_model *m)
 {
     const simdbpe__pretok_family *f = simdbpe__pretok_family_of(m->pretok);
+    if (m->regex)
+        return simdbpe__regex_splits(m->regex) == 1 ? simdbpe__regex_pattern(m->regex, 0) : NULL;
     return f->n_patterns == 1 ? f->patterns[0] : NULL;
 }
 

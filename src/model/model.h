@@ -169,6 +169,11 @@ struct simdbpe_model {
 
     uint8_t pretok;        /* simdbpe__pretok_kind */
     uint8_t normalizer;    /* SIMDBPE__NORM_* */
+    /* The generic family's Splits (SIMDBPE__PRETOK_REGEX, else NULL and
+     * 0): as stored in the image (regex.h), and compiled (owned). */
+    const uint8_t *splits;
+    size_t splits_len;
+    struct simdbpe__regex *regex;
     /* HF's ignore_merges (tiktoken always): a pre-token that is a token is
      * that token, even where its merges would not build it; the whole map
      * then holds every token (not only those BPE yields from their bytes). */

@@ -22,7 +22,7 @@
 
 #include "simdbpe.h"
 
-#define SIMDBPE__PRETOK_FAMILIES(X) X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3)
+#define SIMDBPE__PRETOK_FAMILIES(X) X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3) X(regex)
 
 #define DECLARE(fam) extern const simdbpe__pretok_family simdbpe__pretok_##fam;
 SIMDBPE__PRETOK_FAMILIES(DECLARE)
@@ -34,7 +34,7 @@ static const simdbpe__pretok_family *const FAMILIES[] = {SIMDBPE__PRETOK_FAMILIE
 #define N_FAMILIES (sizeof FAMILIES / sizeof FAMILIES[0])
 
 /* The constants of pretok.h name these values. */
-_Static_assert(SIMDBPE__PRETOK_DEEPSEEK_V3 < N_FAMILIES, "a named family is not in the table");
+_Static_assert(SIMDBPE__PRETOK_REGEX < N_FAMILIES, "a named family is not in the table");
 
 const simdbpe__pretok_family *simdbpe__pretok_family_of(unsigned kind)
 {
@@ -60,6 +60,8 @@ void simdbpe__pretok_names(char *out, size_t cap, const char *sep)
     if (cap)
         out[0] = '\0';
     for (unsigned k = 0; k < N_FAMILIES && len < cap; k++) {
+        if (FAMILIES[k]->generic)
+            continue;
         int w = snprintf(out + len, cap - len, "%s%s", k ? sep : "", FAMILIES[k]->name);
         if (w < 0)
             break;
@@ -73,7 +75,8 @@ size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t
     return FAMILIES[kind]->piece_end(s, n, i);
 }
 
+/* The generic family is the last: the trainer does not take it. */
 const char *simdbpe_pretokenizer_name_at(size_t i)
 {
-    return i < N_FAMILIES ? FAMILIES[i]->name : NULL;
+    return i < N_FAMILIES && !FAMILIES[i]->generic ? FAMILIES[i]->name : NULL;
 }

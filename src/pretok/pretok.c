@@ -251,6 +251,24 @@ static void load_block(simdbpe__pretok_state *st, size_t b, simdbpe__block_masks
     }
 }
 
+void simdbpe__pretok_begin_rx(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
+                              const simdbpe__regex *rx, const simdbpe__kernels *k,
+                              const uint8_t *s, size_t n)
+{
+    if (!rx) {
+        simdbpe__pretok_begin_kind(st, kind, k, s, n);
+        return;
+    }
+    memset(st, 0, sizeof *st);
+    st->k = k;
+    st->s = s;
+    st->n = n;
+    st->nblocks = (n + 63) / 64;
+    simdbpe__regex_begin(&st->rx, rx, s, n);
+    size_t a, b;
+    st->next_start = simdbpe__regex_next(&st->rx, &a, &b) ? a : SIZE_MAX;
+}
+
 void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
                                 const simdbpe__kernels *k, const uint8_t *s, size_t n)
 {
@@ -265,6 +283,23 @@ void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind 
     st->s = s;
     st->n = n;
     st->nblocks = (n + 63) / 64;
+}
+
+/* A chunk of piece starts from the generic family's walk: next_start is
+ * the start of the first piece not yet marked. */
+static size_t regex_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__PRETOK_CHUNK],
+                         size_t *base, size_t count)
+{
+    size_t lo = st->next_block * 64, hi = lo + 64 * count < st->n ? lo + 64 * count : st->n;
+    memset(starts, 0, count * sizeof *starts);
+    while (st->next_start < hi) {
+        size_t at = st->next_start - lo, a, b;
+        starts[at / 64] |= 1ULL << (at % 64);
+        st->next_start = simdbpe__regex_next(&st->rx, &a, &b) ? a : SIZE_MAX;
+    }
+    st->next_block += count;
+    *base = lo;
+    return count;
 }
 
 /* The blocks of the next chunk (0 when the text is done). */
@@ -369,6 +404,8 @@ size_t simdbpe__pretok_next(simdbpe__pretok_state *st, uint64_t starts[SIMDBPE__
     size_t first = st->next_block, count = chunk_blocks(st);
     if (count == 0)
         return 0;
+    if (st->rx.rx)
+        return regex_next(st, starts, base, count);
     /* masks[0] is the block looked at ahead last time; classify the rest
      * of the chunk and the block after it. */
     simdbpe__block_masks masks[SIMDBPE__PRETOK_CHUNK + 1];

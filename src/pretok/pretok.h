@@ -30,6 +30,7 @@
 
 #include "../../kernels/kernels.h"
 #include "../common/nfc.h"
+#include "regex.h"
 
 /* The end (exclusive) of GPT-2's piece that starts at s[i], i < n. One
  * code point at a time: the reference the bitmask scanner below is tested
@@ -54,7 +55,8 @@ typedef enum simdbpe__pretok_kind {
     SIMDBPE__PRETOK_CL100K = 1,      /* cl100k_base, Llama-3, OLMo-2 */
     SIMDBPE__PRETOK_QWEN2 = 2,       /* Qwen2, Qwen2.5, Qwen3 */
     SIMDBPE__PRETOK_O200K = 3,       /* o200k_base, GPT-4o, gpt-oss */
-    SIMDBPE__PRETOK_DEEPSEEK_V3 = 4  /* DeepSeek-V3 (three Splits in sequence) */
+    SIMDBPE__PRETOK_DEEPSEEK_V3 = 4, /* DeepSeek-V3 (three Splits in sequence) */
+    SIMDBPE__PRETOK_REGEX = 5        /* any other Splits, run by Oniguruma (regex.h) */
 } simdbpe__pretok_kind;
 
 /* The normalizers a model may have: SIMDBPE__NORM_* (common/nfc.h). */
@@ -133,6 +135,10 @@ typedef struct simdbpe__pretok_family {
      * the block scanner and fix the pieces at each '\n' (train/feed.c:
      * true of GPT-2's regex); else each line is pre-tokenized alone. */
     uint8_t train_lines_joined;
+    /* The generic family (regex.h): no patterns, scanners or cut rules of
+     * its own; a model of it carries its Splits, compiled. Not a choice of
+     * the trainer, and not among the names simdbpe__pretok_names lists. */
+    uint8_t generic;
     /* The normalizer (SIMDBPE__NORM_*) of a model of this family that no
      * tokenizer.json describes: one trained (and its tokenizer.json), or
      * read from vocab.json + merges.txt or a .tiktoken file. */
@@ -194,6 +200,10 @@ int simdbpe__pretok_cut_shapes(const uint8_t *s, size_t n, size_t p);
 
 typedef struct simdbpe__pretok_state {
     simdbpe__pretok_scan_fn scan; /* the family's, or NULL: the bitmask scanner */
+    /* the generic family's walk (rx.rx set), in place of a scanner, and
+     * where its next piece starts */
+    simdbpe__regex_iter rx;
+    size_t next_start;
     /* with scan: what it hands from one chunk to the next (its own layout,
      * families_scan.c), zero at the text's start */
     uint64_t fam[32];
@@ -219,6 +229,13 @@ void simdbpe__pretok_begin(simdbpe__pretok_state *st, const simdbpe__kernels *k,
  * (its `scan`), giving the same chunks of masks. */
 void simdbpe__pretok_begin_kind(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
                                 const simdbpe__kernels *k, const uint8_t *s, size_t n);
+
+/* The same for a model's pre-tokenizer: its family, and its compiled
+ * Splits for the generic family (rx, else NULL). After the last chunk,
+ * st->rx.failed says Oniguruma stopped on the text (SIMDBPE_ERR_TOO_LARGE). */
+void simdbpe__pretok_begin_rx(simdbpe__pretok_state *st, simdbpe__pretok_kind kind,
+                              const simdbpe__regex *rx, const simdbpe__kernels *k,
+                              const uint8_t *s, size_t n);
 
 /* The piece-start masks of the next chunk: fills starts[0..count) and
  * returns count (0 when the text is done); *base is the offset of the

@@ -99,6 +99,11 @@ static simdbpe_status check_options(simdbpe_trainer *t, const simdbpe_train_opti
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                              "unknown pre-tokenizer \"%.40s\" (%s)", o->pre_tokenizer, names);
     }
+    if (simdbpe__pretok_family_of((unsigned)kind)->generic)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "the trainer does not take the generic regex pre-tokenizer (it "
+                             "needs a model's Split patterns); it takes a family with a "
+                             "scanner");
     /* The words are counted as the pre-tokenizer splits the raw text. */
     if (simdbpe__pretok_family_of((unsigned)kind)->normalizer != SIMDBPE__NORM_NONE)
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,

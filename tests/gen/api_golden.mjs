@@ -24,7 +24,8 @@
 //                      TemplateProcessing, saved by HF itself), and
 //   hf_small.json.gz   what HF answers for it (below).
 //   hf_MODEL.json.gz   the same answers for MODELS_DIR/MODEL/tokenizer.json.zst
-//                      (llama3_1, qwen3, deepseek_v3), which the tests use when
+//                      (llama3_1, qwen3, deepseek_v3; kimi is synthetic/kimi.tokenizer.json.zst),
+//                      which the tests use when
 //                      the models are there.
 // The answers: encode (ids, tokens, offsets, masks) with and without
 // add_special_tokens; decode with and without skip_special_tokens;
@@ -293,14 +294,17 @@ const small = smallTokenizerJson();
 }
 write('hf_small.json.gz', { model: 'tests/data/api/hf_small.tokenizer.json.gz',
   answers: await hfAnswers(small) });
-for (const name of ['llama3_1', 'qwen3', 'deepseek_v3']) {
-  const file = path.join(modelsDir || '', name, 'tokenizer.json.zst');
+// kimi: llama3's vocabulary under Kimi K2's Split regex (shared/models/synthetic),
+// which simdbpe runs through its generic regex path.
+for (const name of ['llama3_1', 'qwen3', 'deepseek_v3', 'kimi']) {
+  const rel = name === 'kimi' ? 'synthetic/kimi.tokenizer.json.zst' : `${name}/tokenizer.json.zst`;
+  const file = path.join(modelsDir || '', rel);
   if (!modelsDir || !existsSync(file)) {
     console.log(`${name}: ${file} not found, skipped`);
     continue;
   }
   const json = execFileSync('zstd', ['-dc', file], { maxBuffer: 1 << 30 }).toString('utf8');
   const sha = sha256(readFileSync(file));
-  write(`hf_${name}.json.gz`, { model: `${name}/tokenizer.json.zst`, model_sha256: sha,
+  write(`hf_${name}.json.gz`, { model: rel, model_sha256: sha,
     answers: await hfAnswers(json) });
 }

@@ -9,10 +9,14 @@
  * golden/models/README.md).
  *
  * Models: r50k_base, p50k_base, cl100k_base, o200k_base by name (embedded
- * in the library), and the tokenizer.json of gpt4o, llama3, llama3_1,
+ * in the library), the tokenizer.json of gpt4o, llama3, llama3_1,
  * qwen3, deepseek_v3, claude (GPT-2's regex behind NFKC) and the
  * SentencePiece-style mistral_v1 and gemma3 from
- * shared/models/NAME/tokenizer.json.zst. Where the golden files have
+ * shared/models/NAME/tokenizer.json.zst, and the synthetic kimi, qwen35
+ * and nemotron (shared/models/synthetic: llama3's vocabulary under Split
+ * regexes no scanner implements), which run the generic regex path. That
+ * path is also run on the five families' models (their patterns wrapped
+ * so no scanner claims them): the same ids. Where the golden files have
  * NAME.specials.tsv for a corpus (added tokens recognised, HF's default),
  * that is checked too, with SIMDBPE_SPECIAL_ALLOW.
  * Under the sanitizers (slow) only the edge sets run, and the test says
@@ -186,28 +190,45 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
                 n, (unsigned long long)row->tokens);
 }
 
-/* The model NAME: embedded, or shared/models/NAME/tokenizer.json.zst;
- * `plain`: with its added_tokens list emptied, as the golden files of
- * ordinary encoding were made (gemma3's 6,406 added tokens that are not
- * special, "\n" among them, would otherwise cut every document). */
+/* The synthetic models: llama3's vocabulary under other families' Split
+ * regexes, shared/models/synthetic/NAME.tokenizer.json.zst. */
+static int is_synthetic(const char *name)
+{
+    return !strcmp(name, "kimi") || !strcmp(name, "qwen35") || !strcmp(name, "nemotron");
+}
+
+/* The tokenizer.json of model NAME (shared/models), or skips the test. */
+static char *model_json(const dirs *d, const char *name, size_t *len)
+{
+    char path[1300];
+    if (is_synthetic(name))
+        snprintf(path, sizeof path, "%s/../models/synthetic/%s.tokenizer.json.zst", d->golden,
+                 name);
+    else
+        snprintf(path, sizeof path, "%s/../models/%s/tokenizer.json.zst", d->golden, name);
+    if (!is_file(path)) {
+        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+        cr_skip_test("model not available: %s", path);
+    }
+    return read_zst(path, len);
+}
+
+/* The model NAME: embedded, or its tokenizer.json; `plain`: with its
+ * added_tokens list emptied, as the golden files of ordinary encoding were
+ * made (gemma3's 6,406 added tokens that are not special, "\n" among
+ * them, would otherwise cut every document). */
 static simdbpe_model *open_model(const dirs *d, const char *name, int plain)
 {
     simdbpe_model *m = NULL;
     simdbpe_error err;
     if (simdbpe_model_open(name, &m, &err) == SIMDBPE_OK)
         return m;
-    char path[1300];
-    snprintf(path, sizeof path, "%s/../models/%s/tokenizer.json.zst", d->golden, name);
-    if (!is_file(path)) {
-        fprintf(stderr, SKIP_LINE ": %s not found\n", path);
-        cr_skip_test("model not available: %s", path);
-    }
     size_t len;
-    char *json = read_zst(path, &len);
+    char *json = model_json(d, name, &len);
     if (plain) {
         json_error_t jerr;
         json_t *root = json_loadb(json, len, 0, &jerr);
-        cr_assert(root, "%s: %s", path, jerr.text);
+        cr_assert(root, "%s: %s", name, jerr.text);
         cr_assert_eq(json_object_set_new(root, "added_tokens", json_array()), 0);
         free(json);
         json = json_dumps(root, JSON_COMPACT);
@@ -216,8 +237,90 @@ static simdbpe_model *open_model(const dirs *d, const char *name, int plain)
         json_decref(root);
     }
     simdbpe_status st = simdbpe_model_load_hf_json(json, len, &m, &err);
-    cr_assert_eq(st, SIMDBPE_OK, "%s: %s", path, err.message);
+    cr_assert_eq(st, SIMDBPE_OK, "%s: %s", name, err.message);
     free(json);
+    if (is_synthetic(name))
+        cr_assert_str_eq(simdbpe_model_pretokenizer(m), "regex", "%s", name);
+    return m;
+}
+
+/* A Split whose pattern is `pattern` wrapped in a non-capturing group: the
+ * same matches, but no family's pattern, so the generic path runs it. */
+static json_t *wrapped_split(const char *pattern)
+{
+    char *re = malloc(strlen(pattern) + 8);
+    cr_assert(re);
+    sprintf(re, "(?:%s)", pattern);
+    json_t *split = json_pack("{s:s, s:{s:s}, s:s, s:b}", "type", "Split", "pattern", "Regex",
+                              re, "behavior", "Isolated", "invert", 0);
+    free(re);
+    return split;
+}
+
+/*
+ * The model NAME through the generic regex path: its tokenizer.json with
+ * each Split's pattern wrapped (wrapped_split). For r50k_base (GPT-2's
+ * vocabulary, whose tokenizer.json HF writes as a ByteLevel running the
+ * GPT-2 regex, Isolated) a tokenizer.json is made of shared/models/gpt2's
+ * vocab.json and merges.txt with that regex as a wrapped Split.
+ */
+static simdbpe_model *open_model_generic(const dirs *d, const char *name)
+{
+    json_t *root;
+    json_error_t jerr;
+    if (!strcmp(name, "r50k_base")) {
+        char path[1300];
+        snprintf(path, sizeof path, "%s/../models/gpt2/vocab.json", d->golden);
+        if (!is_file(path)) {
+            fprintf(stderr, SKIP_LINE ": %s not found\n", path);
+            cr_skip_test("model not available: %s", path);
+        }
+        json_t *vocab = json_load_file(path, 0, &jerr);
+        cr_assert(vocab, "%s: %s", path, jerr.text);
+        snprintf(path, sizeof path, "%s/../models/gpt2/merges.txt", d->golden);
+        size_t len;
+        char *text = tu_read(path, &len);
+        json_t *merges = json_array();
+        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+            if (strncmp(line, "#version", 8) != 0)
+                json_array_append_new(merges, json_string(line));
+        free(text);
+        root = json_pack("{s:{s:s, s:o, s:o}, s:[{s:i, s:s, s:b}], s:n}", "model", "type", "BPE",
+                         "vocab", vocab, "merges", merges, "added_tokens", "id", 50256,
+                         "content", "<|endoftext|>", "special", 1, "normalizer");
+        cr_assert(root);
+        json_object_set_new(root, "pre_tokenizer",
+                            json_pack("{s:s, s:[o, {s:s, s:b, s:b}]}", "type", "Sequence",
+                                      "pretokenizers",
+                                      wrapped_split("'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| "
+                                                    "?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|"
+                                                    "\\s+(?!\\S)|\\s+"),
+                                      "type", "ByteLevel", "add_prefix_space", 0, "use_regex",
+                                      0));
+    } else {
+        size_t len;
+        char *json = model_json(d, name, &len);
+        root = json_loadb(json, len, 0, &jerr);
+        cr_assert(root, "%s: %s", name, jerr.text);
+        free(json);
+        json_t *steps = json_object_get(json_object_get(root, "pre_tokenizer"), "pretokenizers");
+        size_t i;
+        json_t *step;
+        json_array_foreach(steps, i, step)
+        {
+            json_t *re = json_object_get(json_object_get(step, "pattern"), "Regex");
+            if (re)
+                json_array_set_new(steps, i, wrapped_split(json_string_value(re)));
+        }
+    }
+    char *text = json_dumps(root, JSON_COMPACT);
+    json_decref(root);
+    simdbpe_model *m;
+    simdbpe_error err;
+    simdbpe_status st = simdbpe_model_load_hf_json(text, strlen(text), &m, &err);
+    cr_assert_eq(st, SIMDBPE_OK, "%s through the generic path: %s", name, err.message);
+    free(text);
+    cr_assert_str_eq(simdbpe_model_pretokenizer(m), "regex", "%s", name);
     return m;
 }
 
@@ -314,13 +417,19 @@ static int edge_set(parity *p, const dirs *d, const edge_docs *e, const char *mo
     return 1;
 }
 
-static void model_parity_with(const char *model, int plain)
+static void model_parity_of(const char *model, int generic, int plain)
 {
     dirs d;
     find_dirs(&d, "english.txt.zst", "edge.jsonl");
     parity p;
     memset(&p, 0, sizeof p);
-    p.m = open_model(&d, model, plain);
+    p.m = generic ? open_model_generic(&d, model) : open_model(&d, model, plain);
+    /* The generic path has no cut rule: simdbpe_cut_find finds none; nor
+     * are texts under NFKC (and the other forms but NFC), and those of
+     * SentencePiece-style models, ever cut (cut.c). */
+    int cuts = strcmp(simdbpe_model_pretokenizer(p.m), "regex") != 0 &&
+               (p.m->normalizer == SIMDBPE__NORM_NONE || p.m->normalizer == SIMDBPE__NORM_NFC) &&
+               !p.m->sp;
     p.e = tu_encoder(p.m);
     edge_docs edge = read_edge(&d);
     /* The cut points of every edge document and of every 8th of the
@@ -357,16 +466,14 @@ static void model_parity_with(const char *model, int plain)
     p.opts.special = SIMDBPE_SPECIAL_AS_TEXT;
     p.cut_every = 0;
     fprintf(stderr,
-            "model parity %s: %zu documents (%zu corpora with added tokens), %llu bytes, "
+            "model parity %s%s: %zu documents (%zu corpora with added tokens), %llu bytes, "
             "%llu tokens, %zu mismatches; %zu cut points, %zu wrong\n",
-            model, p.checked, special_sets, (unsigned long long)p.bytes,
-            (unsigned long long)p.tokens, p.failed, p.cuts, p.cut_failed);
+            model, generic ? " (generic regex path)" : "", p.checked, special_sets,
+            (unsigned long long)p.bytes, (unsigned long long)p.tokens, p.failed, p.cuts,
+            p.cut_failed);
     cr_assert_eq(p.failed, 0, "%s: %zu of %zu documents differ from the references", model,
                  p.failed, p.checked);
-    /* Texts under NFKC (and the other forms but NFC), and those of
-     * SentencePiece-style models, are never cut (cut.c). */
-    if ((p.m->normalizer == SIMDBPE__NORM_NONE || p.m->normalizer == SIMDBPE__NORM_NFC) &&
-        !p.m->sp)
+    if (cuts)
         cr_assert_gt(p.cuts, 1000, "%s: only %zu cut points checked", model, p.cuts);
     else
         cr_assert_eq(p.cuts, 0, "%s: %zu cut points in a text that is never cut", model, p.cuts);
@@ -399,7 +506,7 @@ static void model_parity_with(const char *model, int plain)
 
 static void model_parity(const char *model)
 {
-    model_parity_with(model, 0);
+    model_parity_of(model, 0, 0);
 }
 
 Test(models, r50k_base, .timeout = 900) { model_parity("r50k_base"); }
@@ -413,7 +520,17 @@ Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
 Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
 Test(models, claude, .timeout = 900) { model_parity("claude"); }
 Test(models, mistral_v1, .timeout = 900) { model_parity("mistral_v1"); }
-Test(models, gemma3, .timeout = 900) { model_parity_with("gemma3", 1); }
+Test(models, gemma3, .timeout = 900) { model_parity_of("gemma3", 0, 1); }
+/* Split regexes no scanner implements: the generic path. */
+Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
+Test(models, qwen35, .timeout = 900) { model_parity("qwen35"); }
+Test(models, nemotron, .timeout = 900) { model_parity("nemotron"); }
+/* The five families' models through the generic path give their ids. */
+Test(models, generic_r50k_base, .timeout = 900) { model_parity_of("r50k_base", 1, 0); }
+Test(models, generic_llama3, .timeout = 900) { model_parity_of("llama3", 1, 0); }
+Test(models, generic_qwen3, .timeout = 900) { model_parity_of("qwen3", 1, 0); }
+Test(models, generic_gpt4o, .timeout = 900) { model_parity_of("gpt4o", 1, 0); }
+Test(models, generic_deepseek_v3, .timeout = 900) { model_parity_of("deepseek_v3", 1, 0); }
 
 /* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
  * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the

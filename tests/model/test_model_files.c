@@ -142,14 +142,14 @@ static void expect_refused(json_t *j, simdbpe_status want, const char *needle)
     json_decref(j);
 }
 
-Test(model_files, an_unknown_pattern_is_refused_and_quoted)
+Test(model_files, a_pattern_the_generic_path_cannot_match_is_refused_and_quoted)
 {
     json_t *j = small_json(MERGES, 4);
     json_t *split = json_array_get(json_object_get(json_object_get(j, "pre_tokenizer"),
                                                    "pretokenizers"),
                                    0);
     json_object_set_new(json_object_get(split, "pattern"), "Regex", json_string("\\w+|\\s+"));
-    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "pre-tokenizer pattern \"\\\\w+|\\\\s+\"");
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "Split pattern \"\\\\w+|\\\\s+\" has an escape");
 }
 
 Test(model_files, other_unsupported_settings_are_refused_by_name)

@@ -42,6 +42,8 @@ static void check(ref_family *f, unsigned kind, const uint8_t *s, size_t n)
 Test(pretok_families, random_texts_split_as_the_regexes_do, .timeout = 300)
 {
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         uint64_t x = 0x2545F4914F6CDD1DULL + k;
@@ -167,6 +169,8 @@ Test(pretok_families, chunks_of_long_texts_split_as_the_regexes_do, .timeout = 3
     const simdbpe__kernels *const *sets = simdbpe__kernels_available();
     static uint8_t text[8192], want[8192];
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         uint64_t x = 0x9E3779B97F4A7C15ULL + k;
@@ -216,6 +220,8 @@ Test(pretok_families, fragments_at_block_boundaries_split_as_the_regexes_do, .ti
     const simdbpe__kernels *const *sets = simdbpe__kernels_available();
     uint8_t text[256], want[256];
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         for (size_t a = 0; a < N_FRAGMENTS; a++)
@@ -305,6 +311,8 @@ Test(pretok_families, chunks_of_multilingual_texts_split_as_the_regexes_do, .tim
 {
     static uint8_t text[8192];
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         uint64_t x = 0x51AB3C0FFEE1234ULL + k;
@@ -323,6 +331,8 @@ Test(pretok_families, chunks_of_random_alphabet_texts_split_as_the_regexes_do, .
 {
     static uint8_t data[2048], text[2048 * 4];
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         uint64_t x = 0xC0DEC0DE12345ULL + k;
@@ -354,6 +364,8 @@ Test(pretok_families, multibyte_characters_across_block_edges_split_as_the_regex
                                           "\xE4\xB8\xAD\xE6\x96\x87" /* 中文 */};
     uint8_t text[256];
     for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        if (simdbpe__pretok_family_of(k)->generic)
+            continue; /* no patterns of its own: test_regex */
         ref_family f;
         ref_open(&f, k);
         long t = 0;

@@ -2,8 +2,9 @@
 offsets, masks, decodings, vocabulary, added tokens, truncation and padding
 that HF tokenizers 0.23.2 gave for the same calls (tests/gen/api_golden.mjs
 recorded them in tests/data/api/). The small model is in tests/data/api;
-Llama-3.1, Qwen3 and DeepSeek-V3 are checked when ../shared/models has them
-(else those cases are reported as skipped)."""
+Llama-3.1, Qwen3, DeepSeek-V3 and the synthetic Kimi (Llama-3's vocabulary
+under Kimi K2's Split regex: the generic regex path) are checked when
+../shared/models has them (else those cases are reported as skipped)."""
 import gzip
 import hashlib
 import json
@@ -27,12 +28,14 @@ def golden(name):
 def model_path(name):
     if name == "small":
         return os.path.join(API, "hf_small.tokenizer.json.gz")
+    if name == "kimi":
+        return os.path.join(MODELS, "synthetic", "kimi.tokenizer.json.zst")
     return os.path.join(MODELS, name, "tokenizer.json.zst")
 
 
 def cases():
     out = []
-    for name in ("small", "llama3_1", "qwen3", "deepseek_v3"):
+    for name in ("small", "llama3_1", "qwen3", "deepseek_v3", "kimi"):
         if os.path.exists(model_path(name)):
             out.append(name)
         else:
