@@ -426,15 +426,20 @@ SIMDBPE_API simdbpe_status simdbpe_encoder_new(const simdbpe_model *model, simdb
 
 typedef struct simdbpe_encoder_options {
     /* The most MB the encoder's tables of the pieces it has encoded grow
-     * to (0: 128; at most 65536): two thirds for its piece table (whole
-     * powers of two, never smaller than the model's), the rest for longer
-     * pieces. It forgets nothing: once the budget is spent, pieces it
+     * to (0: SIMDBPE_CACHE_MB_DEFAULT; at most 65536): two thirds for its
+     * piece table (whole powers of two, never smaller than the model's),
+     * the rest for longer pieces. It forgets nothing: once the budget is spent, pieces it
      * has not kept are encoded from scratch each time they come. A larger
      * budget makes text it sees again faster (over a large corpus nearly
      * every piece has been seen before); the tables grow as they fill, so
      * a short job never pays for the budget. */
     unsigned cache_mb;
 } simdbpe_encoder_options;
+
+/* The budget of an encoder whose options say 0: a piece table of up to
+ * 2^20 buckets (a million pieces, more than one pass over bench/'s 1.35 GB
+ * file keeps) and 43 MB for longer pieces. */
+#define SIMDBPE_CACHE_MB_DEFAULT 128
 
 /* The defaults, for declaring options (see SIMDBPE_ENCODE_OPTIONS_INIT). */
 #define SIMDBPE_ENCODER_OPTIONS_INIT {0}

@@ -181,6 +181,7 @@ typedef struct simdbpe_dataset_result {
     double seconds;
     const char *kernel;  /* the encoders' kernel set */
     unsigned threads;    /* encoders used */
+    unsigned cache_mb;   /* each encoder's budget (simdbpe_encoder_options), as applied */
     simdbpe_output_format output_format;
     unsigned dtype_bytes;
     simdbpe_eot eot;     /* as applied (never DEFAULT) */

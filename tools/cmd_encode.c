@@ -312,6 +312,8 @@ static int print_summary(const encode_opts *o, const simdbpe_dataset_result *t,
                           "skipped_list_complete", t->skipped <= t->n_skipped_documents, "files",
                           (int)t->n_files, "format", format, "kernel", t->kernel ? t->kernel : "",
                           "threads", (int)t->threads);
+    if (s)
+        json_object_set_new(s, "cache_mb", json_integer((json_int_t)t->cache_mb));
     long rss = cli_peak_rss_kb();
     if (s)
         json_object_set_new(s, "cuts", json_integer((json_int_t)t->cuts));

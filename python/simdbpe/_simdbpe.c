@@ -983,11 +983,11 @@ static PyObject *dataset_totals(const simdbpe_dataset *ds)
     }
     PyObject *d = NULL;
     if (files)
-        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsOsN}", "documents", r->documents, "tokens",
+        d = Py_BuildValue("{sKsKsKsKsKsKsOsOsdsssIsIsOsN}", "documents", r->documents, "tokens",
                           r->tokens, "bytes", r->bytes, "text_bytes", r->text_bytes, "skipped",
                           r->skipped, "cuts", r->cuts, "skipped_documents", skips, "files",
                           files, "seconds", r->seconds, "kernel", r->kernel ? r->kernel : "",
-                          "threads", r->threads, "already_done",
+                          "threads", r->threads, "cache_mb", r->cache_mb, "already_done",
                           simdbpe_dataset_already_done(ds) ? Py_True : Py_False, "eot_token",
                           r->eot == SIMDBPE_EOT_NONE ? Py_NewRef(Py_None)
                                                      : PyLong_FromUnsignedLong(r->eot_id));

@@ -142,11 +142,6 @@ void simdbpe__grow_tab(simdbpe_encoder *e)
         simdbpe__grow_tab(e);
 }
 
-/* The default budget of an encoder's tables, in MB: a piece table of up to
- * 2^20 buckets (a million pieces, more than a pass over the 1 GB benchmark
- * keeps: bench/README.md) and 43 MB for longer ones. */
-#define CACHE_MB_DEFAULT 128
-
 static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_encoder_options *opts,
                                   simdbpe_encoder **out);
 
@@ -180,7 +175,7 @@ static simdbpe_status encoder_new(const simdbpe_model *model, const simdbpe_enco
     if (!model || !out)
         return SIMDBPE_ERR_INVALID_ARG;
     *out = NULL;
-    unsigned mb = opts && opts->cache_mb ? opts->cache_mb : CACHE_MB_DEFAULT;
+    unsigned mb = opts && opts->cache_mb ? opts->cache_mb : SIMDBPE_CACHE_MB_DEFAULT;
     if (mb > 65536)
         return SIMDBPE_ERR_INVALID_ARG;
     const simdbpe__kernels *k = simdbpe__kernels_select(getenv("SIMDBPE_KERNEL"));

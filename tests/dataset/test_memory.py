@@ -58,6 +58,22 @@ def workers_never_exceed_the_cpus():
     check(outs[0] == outs[1], "the ids depend on the thread count")
 
 
+def every_worker_has_the_whole_budget():
+    """Each encoder's budget is --cache-mb, else the library's default,
+    whatever the number of workers (a smaller one for two threads filled
+    each worker's table early in a large input: twice one thread's CPU)."""
+    d = make_tmpdir("dataset-memory-")
+    text = os.path.join(d, "t.txt")
+    write_bytes(text, b"word " * (1 << 18))
+    out = os.path.join(d, "out.u32")
+    for args, want in (([], 128), (["--cache-mb", "7"], 7)):
+        for threads in ("1", "2"):
+            s = summary_of(["--threads", threads, "--batch-bytes", "65536", "--output-format",
+                            "u32", "-o", out, text] + args)
+            check(s["cache_mb"] == want, "--threads %s %s: cache_mb %d, not %d"
+                  % (threads, " ".join(args), s["cache_mb"], want))
+
+
 def digit_runs_are_cut():
     """24 MB of digits: a Qwen3 tokenizer.json (NFC, one piece each digit)
     and o200k (groups of three) cut it into parts, so it streams within
@@ -84,4 +100,4 @@ def digit_runs_are_cut():
 
 
 if __name__ == "__main__":
-    main([workers_never_exceed_the_cpus, digit_runs_are_cut])
+    main([workers_never_exceed_the_cpus, every_worker_has_the_whole_budget, digit_runs_are_cut])
