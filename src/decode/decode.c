@@ -51,6 +51,15 @@ static int byte_token(const uint8_t *s, size_t len)
     return v;
 }
 
+/* The byte of token `id` if it is a byte token, else -1. */
+static int byte_of(const simdbpe_model *m, uint32_t id)
+{
+    const uint8_t *s;
+    size_t len;
+    simdbpe__sp_token_string(m, id, &s, &len);
+    return byte_token(s, len);
+}
+
 /* Whether the bytes of the byte tokens ids[a..b) are valid UTF-8: one
  * character at a time (its length from the lead byte) through the
  * validator. */
@@ -59,7 +68,7 @@ static int run_valid(const simdbpe_model *m, const uint32_t *ids, size_t a, size
     uint8_t c[4];
     size_t have = 0, want = 0;
     for (size_t i = a; i < b; i++) {
-        uint8_t x = (uint8_t)byte_token(m->blob + m->tok_off[ids[i]], 6);
+        uint8_t x = (uint8_t)byte_of(m, ids[i]);
         if (have == 0)
             want = x < 0x80 ? 1 : x < 0xC2 ? 0 : x < 0xE0 ? 2 : x < 0xF0 ? 3 : x < 0xF5 ? 4 : 0;
         if (want == 0)
@@ -100,21 +109,22 @@ static void put_token(sink *k, const simdbpe_model *m, const uint8_t *s, size_t 
 static void decode_sp(const simdbpe_model *m, const uint32_t *ids, size_t n_ids, sink *k)
 {
     k->strip = m->sp_strip;
+    const int bytes = (m->sp & SIMDBPE__SP_DEC_BYTES) != 0;
     for (size_t i = 0; i < n_ids;) {
-        const uint8_t *s = m->blob + m->tok_off[ids[i]];
-        size_t len = m->tok_off[ids[i] + 1] - m->tok_off[ids[i]];
-        if (!(m->sp & SIMDBPE__SP_DEC_BYTES) || byte_token(s, len) < 0) {
+        if (!bytes || byte_of(m, ids[i]) < 0) {
+            const uint8_t *s;
+            size_t len;
+            simdbpe__sp_token_string(m, ids[i], &s, &len);
             put_token(k, m, s, len);
             i++;
             continue;
         }
         size_t j = i; /* the run of byte tokens ids[i..j) */
-        while (j < n_ids && byte_token(m->blob + m->tok_off[ids[j]],
-                                       m->tok_off[ids[j] + 1] - m->tok_off[ids[j]]) >= 0)
+        while (j < n_ids && byte_of(m, ids[j]) >= 0)
             j++;
         int valid = run_valid(m, ids, i, j);
         for (; i < j; i++) {
-            uint8_t b = (uint8_t)byte_token(m->blob + m->tok_off[ids[i]], 6);
+            uint8_t b = (uint8_t)byte_of(m, ids[i]);
             put(k, valid ? &b : (const uint8_t *)"\xEF\xBF\xBD", valid ? 1 : 3);
         }
     }

@@ -18,42 +18,9 @@
 
 #include "encoder.h"
 
-#define META "\xE2\x96\x81" /* U+2581 */
-
 simdbpe_status simdbpe__sp_normalize(simdbpe_encoder *e, const uint8_t **text, size_t *len)
 {
-    const simdbpe_model *m = e->m;
-    const uint8_t *s = *text;
-    size_t n = *len, spaces = 0;
-    int prepend = (m->sp & SIMDBPE__SP_PREPEND) && n > 0;
-    if (m->sp & SIMDBPE__SP_REPLACE)
-        for (const uint8_t *p = s; (p = memchr(p, ' ', (size_t)(s + n - p))); p++)
-            spaces++;
-    if (!prepend && spaces == 0)
-        return SIMDBPE_OK;
-    size_t need = n + 2 * spaces + 3 * (size_t)prepend;
-    if (simdbpe__grow((void **)&e->sp_norm, &e->sp_norm_cap, need ? need : 1, 1))
-        return SIMDBPE_ERR_NOMEM;
-    uint8_t *o = e->sp_norm;
-    if (prepend) {
-        memcpy(o, META, 3);
-        o += 3;
-    }
-    for (size_t i = 0; i < n;) {
-        const uint8_t *sp = spaces ? memchr(s + i, ' ', n - i) : NULL;
-        size_t run = sp ? (size_t)(sp - (s + i)) : n - i;
-        memcpy(o, s + i, run);
-        o += run;
-        i += run;
-        if (sp) {
-            memcpy(o, META, 3);
-            o += 3;
-            i++;
-        }
-    }
-    *text = e->sp_norm;
-    *len = need;
-    return SIMDBPE_OK;
+    return simdbpe__sp_normalize_into(e->m->sp, &e->sp_norm, &e->sp_norm_cap, text, len);
 }
 
 /* ---- the table of parts ---- */

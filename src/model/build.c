@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "../common/nfc.h"
 #include "loader.h"
 
 static const uint8_t *token_ptr(const simdbpe_model *m, uint32_t id, size_t *len)
@@ -470,6 +471,28 @@ static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__
                                  "%s: byte_fallback without the token %s is not supported "
                                  "(all 256 byte tokens are needed)",
                                  spec->vocab_name, name);
+    }
+    return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, uint32_t sp, uint8_t **out,
+                                          const uint8_t **text, size_t *len)
+{
+    uint8_t *form = NULL, *marked = NULL;
+    size_t form_cap = 0, marked_cap = 0;
+    *out = NULL;
+    if ((normalizer != SIMDBPE__NORM_NONE &&
+         simdbpe__nfc_into(normalizer, &form, &form_cap, text, len) != SIMDBPE_OK) ||
+        simdbpe__sp_normalize_into(sp, &marked, &marked_cap, text, len) != SIMDBPE_OK) {
+        free(form);
+        free(marked);
+        return SIMDBPE_ERR_NOMEM;
+    }
+    if (marked) { /* *text is in marked now */
+        free(form);
+        *out = marked;
+    } else {
+        *out = form;
     }
     return SIMDBPE_OK;
 }

@@ -12,9 +12,11 @@
  * token or a key of the BPE vocabulary keeps that id; a new one gets the
  * largest added id + 1 if that is at least the vocabulary's size (its
  * number of entries), else that size. As in a tokenizer.json, a token is
- * matched by its content, NFC'd first for a "normalized" one of a model
- * with the NFC normalizer; its bytes are its content's through the
- * byte-level alphabet when every character is in it, else the content
+ * matched by its content, normalized first for a "normalized" one of a
+ * model with a normalizer (simdbpe__added_normal_form: a
+ * SentencePiece-style model's word markers too); its bytes are its
+ * content's through the byte-level alphabet when every character is in
+ * it (a SentencePiece-style model: the content itself), else the content
  * (a key of the vocabulary spelled otherwise, "Å" for byte 0xC5, is
  * matched by its content and is that key's token). An added token given again with
  * the same flags is not counted as added; with other flags it takes them
@@ -137,9 +139,9 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
         }
         const uint8_t *match = (const uint8_t *)s; /* what the text is matched by */
         size_t match_len = len;
-        if ((flags & SIMDBPE__ADDED_NORMALIZED) && m->normalizer != SIMDBPE__NORM_NONE) {
-            size_t ncap = 0;
-            if (simdbpe__nfc_into(m->normalizer, &norm[k], &ncap, &match, &match_len) != SIMDBPE_OK) {
+        if ((flags & SIMDBPE__ADDED_NORMALIZED) && (m->normalizer != SIMDBPE__NORM_NONE || m->sp)) {
+            if (simdbpe__added_normal_form(m->normalizer, m->sp, &norm[k], &match, &match_len) !=
+                SIMDBPE_OK) {
                 st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
                 break;
             }
@@ -153,11 +155,16 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
             counted++;
             continue;
         }
-        /* A key of the BPE vocabulary: its byte-level spelling is the text. */
+        /* A key of the BPE vocabulary: its byte-level spelling is the text
+         * (a SentencePiece-style model's keys are their tokens' bytes). */
         uint8_t *bytes = malloc(len);
         size_t nb = 0;
         int spelled = bytes != NULL;
-        for (size_t i = 0; spelled && i < len;) {
+        if (spelled && m->sp) {
+            memcpy(bytes, s, len);
+            nb = len;
+        }
+        for (size_t i = 0; spelled && !m->sp && i < len;) {
             size_t l = simdbpe__utf8_sequence_len((const uint8_t *)s + i, len - i);
             uint32_t cp = l ? simdbpe__utf8_decode((const uint8_t *)s, i, &l) : 0;
             int b = l ? simdbpe__bytelevel_byte(cp) : -1;
@@ -205,8 +212,12 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
         const uint8_t *b = m->blob + m->tok_off[id];
         size_t len = m->tok_off[id + 1] - m->tok_off[id];
         char *k = len <= 4096 ? key : malloc(2 * len + 1);
-        st = k ? simdbpe__vocab_append(&spec.vocab, k, simdbpe__bytelevel_string(b, len, k), id)
-               : SIMDBPE_ERR_NOMEM;
+        size_t klen = 0;
+        if (k && m->sp)
+            memcpy(k, b, klen = len);
+        else if (k)
+            klen = simdbpe__bytelevel_string(b, len, k);
+        st = k ? simdbpe__vocab_append(&spec.vocab, k, klen, id) : SIMDBPE_ERR_NOMEM;
         if (k != key)
             free(k);
         if (st != SIMDBPE_OK)
@@ -217,11 +228,23 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
             simdbpe__vocab_append(&spec.vocab, (const char *)sp[i].s, sp[i].len, sp[i].id) !=
                 SIMDBPE_OK)
             st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    char *unk = NULL; /* the unknown token's text, NUL-terminated */
+    if (st == SIMDBPE_OK && m->sp && m->unk_id != SIMDBPE__NO_ID) {
+        size_t ulen = m->tok_off[m->unk_id + 1] - m->tok_off[m->unk_id];
+        unk = malloc(ulen + 1);
+        if (unk) {
+            memcpy(unk, m->blob + m->tok_off[m->unk_id], ulen);
+            unk[ulen] = 0;
+        } else {
+            st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+        }
+    }
     free(key);
     free(added);
     free(t.slot);
     if (st != SIMDBPE_OK) {
         simdbpe__vocab_list_free(&spec.vocab);
+        free(unk);
         free(sp);
         for (size_t k = 0; norm && k < n; k++)
             free(norm[k]);
@@ -239,11 +262,15 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
     spec.splits = m->splits;
     spec.splits_len = m->splits_len;
     spec.ignore_merges = m->ignore_merges;
+    spec.sp = m->sp;
+    spec.sp_strip = m->sp_strip;
+    spec.unk = unk;
     spec.n_prefix = m->n_prefix;
     spec.n_suffix = m->n_suffix;
     memcpy(spec.prefix, m->prefix, sizeof spec.prefix);
     memcpy(spec.suffix, m->suffix, sizeof spec.suffix);
     st = simdbpe__build(&spec, out, err);
+    free(unk);
     free(sp);
     for (size_t k = 0; k < n; k++)
         free(norm[k]);

@@ -571,7 +571,8 @@ static uint32_t *index_keys(const vocab_list *v, size_t more, unsigned *bits)
  *
  * A "normalized" token of a model with a normalizer is matched by its
  * normalized content (HF builds its trie of those from them), so the
- * Angstrom sign "\u212bX" by "\u00c5X" under NFC, and a new one's token is
+ * Angstrom sign "\u212bX" by "\u00c5X" under NFC, and "zz" by "\u2581zz"
+ * under a SentencePiece-style Prepend("\u2581"); a new one's token is
  * that text too (HF decodes it so); its id is still found by its content.
  * Two normalized ones with one normalized text are refused: HF matches
  * either, as its hash map's order falls in the process (npm tokenizers
@@ -632,9 +633,10 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, 
             continue; /* listed before: the same token */
         const uint8_t *match = (const uint8_t *)text;
         size_t match_len = len;
-        if ((flags & SIMDBPE__ADDED_NORMALIZED) && spec->normalizer != SIMDBPE__NORM_NONE) {
-            size_t cap = 0;
-            if (simdbpe__nfc_into(spec->normalizer, &norm[i], &cap, &match, &match_len) != SIMDBPE_OK) {
+        if ((flags & SIMDBPE__ADDED_NORMALIZED) &&
+            (spec->normalizer != SIMDBPE__NORM_NONE || spec->sp)) {
+            if (simdbpe__added_normal_form(spec->normalizer, spec->sp, &norm[i], &match,
+                                           &match_len) != SIMDBPE_OK) {
                 st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
                 break;
             }

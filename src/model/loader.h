@@ -125,6 +125,14 @@ typedef struct simdbpe__build_spec {
 simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                               simdbpe_error *err);
 
+/* The text an added token with "normalized": true is matched by: its
+ * content under the model's whole normalizer (the Unicode form, then a
+ * SentencePiece-style model's word markers), as HF builds its trie of
+ * them. *text, *len unchanged, or set to a malloc'd copy in *out (NULL
+ * otherwise; the caller frees it). SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, uint32_t sp, uint8_t **out,
+                                          const uint8_t **text, size_t *len);
+
 /*
  * The next merge, of the byte-level strings a and b. `what`, `line` and
  * `close` say where it was read ("merges.txt line " 3 "", "tokenizer.json:

@@ -488,6 +488,21 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
 simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m);
 void simdbpe__sp_chars_free(struct simdbpe__sp_chars *t);
 
+/* The string of token `id` the decoder chain works on: its bytes, or for
+ * an added token matched by other bytes (a "normalized" one, matched by
+ * its normal form, whose content is in the vocabulary) that text, as HF
+ * decodes it. */
+void simdbpe__sp_token_string(const simdbpe_model *m, uint32_t id, const uint8_t **s,
+                              size_t *len);
+
+/* The word markers a SentencePiece-style normalizer puts in
+ * *text[0..*len) (flags `sp`: Prepend("\u2581") before a text that is not
+ * empty, Replace(" ", "\u2581")): unchanged, or *text and *len set to the
+ * copy in *buf (grown as needed, capacity *cap; the caller frees it;
+ * *text must not point into *buf). SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
+simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *cap,
+                                         const uint8_t **text, size_t *len);
+
 /* The first place at or after `from` in the normalized pre-token s[0..len)
  * before which it may be cut into parts that BPE to the ids of the whole
  * (a word marker, see sentencepiece.c), or len. */

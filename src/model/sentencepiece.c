@@ -55,6 +55,10 @@ struct simdbpe__sp_chars {
     uint32_t mask;
     int cuts;          /* the marker is a token: pieces may be cut before it */
     int unknown_block; /* a merge joins a byte or unknown token to a marker one */
+    /* The added tokens matched by other bytes than their token's (a
+     * normalized one in the vocabulary), by id: decoding gives that text. */
+    const simdbpe__special **respelled;
+    size_t n_respelled;
 };
 
 static inline uint32_t cp_slot(uint32_t cp, uint32_t mask)
@@ -63,6 +67,59 @@ static inline uint32_t cp_slot(uint32_t cp, uint32_t mask)
 }
 
 static void mark_blocks(const simdbpe_model *m, struct simdbpe__sp_chars *t);
+
+static int by_id(const void *a, const void *b)
+{
+    uint32_t x = (*(const simdbpe__special *const *)a)->id;
+    uint32_t y = (*(const simdbpe__special *const *)b)->id;
+    return (x > y) - (x < y);
+}
+
+/* t->respelled from the model's added tokens (0, or -1: out of memory). */
+static int find_respelled(const simdbpe_model *m, struct simdbpe__sp_chars *t)
+{
+    for (int pass = 0; pass < 2; pass++) {
+        t->n_respelled = 0;
+        for (size_t i = 0; i < m->n_specials; i++) {
+            const simdbpe__special *a = &m->specials[i];
+            uint32_t off = m->tok_off[a->id], len = m->tok_off[a->id + 1] - off;
+            if (a->len == len && memcmp(a->text, m->blob + off, len) == 0)
+                continue;
+            if (pass)
+                t->respelled[t->n_respelled] = a;
+            t->n_respelled++;
+        }
+        if (pass || t->n_respelled == 0)
+            break;
+        t->respelled = malloc(t->n_respelled * sizeof *t->respelled);
+        if (!t->respelled)
+            return -1;
+    }
+    if (t->n_respelled)
+        qsort(t->respelled, t->n_respelled, sizeof *t->respelled, by_id);
+    return 0;
+}
+
+void simdbpe__sp_token_string(const simdbpe_model *m, uint32_t id, const uint8_t **s,
+                              size_t *len)
+{
+    const struct simdbpe__sp_chars *t = m->sp_chars;
+    size_t lo = 0, hi = t->n_respelled;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->respelled[mid]->id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < t->n_respelled && t->respelled[lo]->id == id) {
+        *s = t->respelled[lo]->text;
+        *len = t->respelled[lo]->len;
+        return;
+    }
+    *s = m->blob + m->tok_off[id];
+    *len = m->tok_off[id + 1] - m->tok_off[id];
+}
 
 simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m)
 {
@@ -120,6 +177,10 @@ simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m)
     }
     free(added_only);
     mark_blocks(m, t);
+    if (find_respelled(m, t) != 0) {
+        simdbpe__sp_chars_free(t);
+        return SIMDBPE_ERR_NOMEM;
+    }
     m->sp_chars = t;
     return SIMDBPE_OK;
 }
@@ -128,6 +189,7 @@ void simdbpe__sp_chars_free(struct simdbpe__sp_chars *t)
 {
     if (!t)
         return;
+    free(t->respelled);
     free(t->slots);
     free(t);
 }
@@ -229,6 +291,49 @@ size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t l
         i += 3;
     }
     return len;
+}
+
+simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *cap,
+                                         const uint8_t **text, size_t *len)
+{
+    static const uint8_t meta[3] = {0xE2, 0x96, 0x81};
+    const uint8_t *s = *text;
+    size_t n = *len, spaces = 0;
+    int prepend = (sp & SIMDBPE__SP_PREPEND) && n > 0;
+    if (sp & SIMDBPE__SP_REPLACE)
+        for (const uint8_t *p = s; (p = memchr(p, ' ', (size_t)(s + n - p))); p++)
+            spaces++;
+    if (!prepend && spaces == 0)
+        return SIMDBPE_OK;
+    size_t need = n + 2 * spaces + 3 * (size_t)prepend;
+    if (need > *cap) {
+        size_t grow = need > 2 * *cap ? need : 2 * *cap;
+        uint8_t *grown = realloc(*buf, grow);
+        if (!grown)
+            return SIMDBPE_ERR_NOMEM;
+        *buf = grown;
+        *cap = grow;
+    }
+    uint8_t *o = *buf;
+    if (prepend) {
+        memcpy(o, meta, 3);
+        o += 3;
+    }
+    for (size_t i = 0; i < n;) {
+        const uint8_t *space = spaces ? memchr(s + i, ' ', n - i) : NULL;
+        size_t run = space ? (size_t)(space - (s + i)) : n - i;
+        memcpy(o, s + i, run);
+        o += run;
+        i += run;
+        if (space) {
+            memcpy(o, meta, 3);
+            o += 3;
+            i++;
+        }
+    }
+    *text = *buf;
+    *len = need;
+    return SIMDBPE_OK;
 }
 
 void simdbpe__sp_work_free(simdbpe__sp_work *w)
