@@ -22,11 +22,16 @@
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
  *   96     12    prefix ids u32[3]   108  12  suffix ids u32[3]
- *   120    4     the generic family's Splits length; for a model of any
- *                other family, its SentencePiece-style flags (SIMDBPE__SP_*,
- *                0: byte-level BPE) | the decoder's Strip count << 24 (a
- *                SentencePiece-style model is never of the generic family)
- *   124    4     the unknown token's id (SentencePiece-style), else 0
+ *   120    4     by the family at 68: the generic family's (regex) Splits
+ *                length; any other family's SentencePiece-style flags
+ *                (SIMDBPE__SP_*; 0: byte-level BPE) | the decoder's Strip
+ *                count << 24 (a SentencePiece-style model has no
+ *                pre-tokenizer, so never the generic family)
+ *   124    4     the unknown token's id (SentencePiece-style; UINT32_MAX:
+ *                none), else 0. A byte-level model of a family other than
+ *                the generic one has 0 in 120..128, as format 4 had from
+ *                the start: those files are read as they were. read_header
+ *                refuses every other combination.
  *   then the sections, in this order, each starting at a multiple of 8:
  *     tok_off        u32[vocab_size + 1]   token id -> offset in blob
  *     tok_has        u8[vocab_size]        1 if the id is a token
@@ -331,18 +336,39 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     h->normalizer = p[69];
     h->n_prefix = p[70];
     h->n_suffix = p[71];
-    h->splits_len = h->pretok == SIMDBPE__PRETOK_REGEX ? get32(p + 120) : 0;
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         h->prefix[i] = get32(p + 96 + 4 * i);
         h->suffix[i] = get32(p + 108 + 4 * i);
     }
-    h->sp = h->pretok == SIMDBPE__PRETOK_REGEX ? 0 : get32(p + 120);
+    /* Bytes 120..128 mean one thing or the other by the family byte: the
+     * two kinds of model they describe never meet (a SentencePiece-style
+     * model has no pre-tokenizer, so never the generic family's Splits),
+     * and byte-level models of the other families, as format 4 always
+     * wrote them, have 0 in all eight. Every other combination is refused
+     * here, as is a SentencePiece-style model with any of the byte-level
+     * settings its builder never gives it (a whole-token map, its flags, a
+     * family other than the gpt2 placeholder) or with neither byte
+     * fallback nor an unknown token. */
+    uint32_t at120 = get32(p + 120);
+    h->splits_len = h->pretok == SIMDBPE__PRETOK_REGEX ? at120 : 0;
+    h->sp = h->pretok == SIMDBPE__PRETOK_REGEX ? 0 : at120;
     h->unk_id = get32(p + 124);
-    if ((h->sp & 0xFFFFFF & ~SIMDBPE__SP_KNOWN) || (h->sp && !(h->sp & SIMDBPE__SP_MODEL)) ||
-        (h->sp && h->unk_id != SIMDBPE__NO_ID && h->unk_id >= h->vocab_size) ||
-        (!h->sp && h->unk_id != 0))
-        return BAD("compiled model: unknown or inconsistent SentencePiece settings (made by a "
-                   "newer simdbpe?)");
+    if (!h->sp && h->unk_id != 0)
+        return BAD("compiled model: an unknown token id (%u) in a byte-level BPE model",
+                   h->unk_id);
+    if (h->sp && ((h->sp & 0xFFFFFF & ~SIMDBPE__SP_KNOWN) || !(h->sp & SIMDBPE__SP_MODEL)))
+        return BAD("compiled model: unknown SentencePiece-style settings 0x%08X (made by a "
+                   "newer simdbpe?)",
+                   h->sp);
+    if (h->sp && (h->pretok != SIMDBPE__PRETOK_GPT2 || h->flags != 0 || h->n_whole != 0))
+        return BAD("compiled model: a SentencePiece-style model with byte-level settings "
+                   "(family %u, flags 0x%X, %u whole tokens)",
+                   h->pretok, h->flags, h->n_whole);
+    if (h->sp && (h->unk_id == SIMDBPE__NO_ID ? !(h->sp & SIMDBPE__SP_BYTE_FALLBACK)
+                                              : h->unk_id >= h->vocab_size))
+        return BAD("compiled model: a SentencePiece-style model's unknown token id %u is out "
+                   "of range, or missing without byte fallback",
+                   h->unk_id);
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++)
         if ((i < h->n_prefix && h->prefix[i] >= h->vocab_size) ||
             (i < h->n_suffix && h->suffix[i] >= h->vocab_size))
@@ -385,6 +411,8 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     }
     if (n_tokens != m->n_tokens)
         return BAD("compiled model: %u tokens, header says %u", n_tokens, m->n_tokens);
+    if (m->sp && m->unk_id != SIMDBPE__NO_ID && !m->tok_has[m->unk_id])
+        return BAD("compiled model: the unknown token id %u is no token", m->unk_id);
     for (int b = 0; b < 256; b++) {
         uint32_t id = m->byte_id[b];
         /* byte-level: the token of that one byte; SentencePiece-style: its

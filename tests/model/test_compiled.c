@@ -216,7 +216,7 @@ static simdbpe_model *small_model(void)
 }
 
 /* Opening must fail cleanly, or succeed with a model that encodes inside
- * its vocabulary. */
+ * its vocabulary, and decodes what it encodes. */
 static void open_damaged(const uint8_t *img, size_t len, int must_fail, const char *what,
                          size_t at)
 {
@@ -235,9 +235,15 @@ static void open_damaged(const uint8_t *img, size_t len, int must_fail, const ch
     const uint32_t *ids;
     size_t n;
     static const char text[] = "hello world, the hell\xC3\xA9 world  the";
-    if (simdbpe_encode(e, text, sizeof text - 1, NULL, &ids, &n, NULL) == SIMDBPE_OK)
+    if (simdbpe_encode(e, text, sizeof text - 1, NULL, &ids, &n, NULL) == SIMDBPE_OK) {
         for (size_t i = 0; i < n; i++)
             cr_assert_lt(ids[i], simdbpe_model_vocab_size(m), "%s at %zu", what, at);
+        size_t need = 0;
+        uint8_t out[4096];
+        simdbpe_status d = simdbpe_decode(m, ids, n, out, sizeof out, &need, NULL);
+        cr_assert(d == SIMDBPE_OK || d == SIMDBPE_ERR_BUFFER_TOO_SMALL, "%s at %zu: %s", what,
+                  at, simdbpe_status_name(d));
+    }
     simdbpe_encoder_free(e);
     simdbpe_model_free(m);
 }
@@ -384,6 +390,188 @@ Test(compiled, a_filter_that_stops_a_merge_is_refused)
 Test(compiled, forged_checksums_never_crash)
 {
     simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    uint8_t *bad = malloc(len);
+    static const uint8_t values[] = {0x00, 0x01, 0x7F, 0x80, 0xFF};
+    for (size_t at = 32; at < len; at++) {
+        for (size_t v = 0; v < sizeof values; v++) {
+            memcpy(bad, img, len);
+            if (bad[at] == values[v])
+                continue;
+            bad[at] = values[v];
+            forge_checksum(bad, len);
+            open_damaged(bad, len, 0, "forged byte", at);
+        }
+    }
+    free(bad);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+/* ---- bytes 120..128: the generic family's Splits length, or a
+ * SentencePiece-style model's settings and unknown token ---- */
+
+/* tests/data/hf/sp_small.tokenizer.json: a SentencePiece-style model
+ * (byte_fallback, fuse_unk, unk_token <unk> = id 0, Strip 1), whose image
+ * is small. test_sentencepiece checks its ids against HF's. */
+static simdbpe_model *small_sp_model(void)
+{
+    FILE *f = fopen(SIMDBPE_TEST_DATA_DIR "/hf/sp_small.tokenizer.json", "rb");
+    cr_assert(f);
+    static char json[1 << 16];
+    size_t len = fread(json, 1, sizeof json, f);
+    fclose(f);
+    cr_assert(len > 0 && len < sizeof json);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_hf_json(json, len, &m, &err), SIMDBPE_OK, "%s",
+                 err.message);
+    return m;
+}
+
+static uint32_t read32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void write32(uint8_t *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* A byte-level model of a scanner family has 0 in bytes 120..128, as format
+ * 4 files have had from the start, so those files open as they did. */
+Test(compiled, a_byte_level_model_leaves_bytes_120_to_128_zero)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    static const uint8_t zero[8] = {0};
+    cr_assert(memcmp(img + 120, zero, 8) == 0);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+/* The SentencePiece-style settings round-trip: flags, the Strip count in
+ * the top byte, the unknown token; and every inconsistent value there, or
+ * a byte-level setting beside them, is refused by name (the checksum
+ * forged so that the header checks are reached). */
+Test(compiled, inconsistent_sentencepiece_settings_are_refused)
+{
+    simdbpe_model *m = small_sp_model(), *back = NULL;
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    uint32_t sp = read32(img + 120);
+    cr_assert_eq(sp, SIMDBPE__SP_MODEL | SIMDBPE__SP_BYTE_FALLBACK | SIMDBPE__SP_FUSE_UNK |
+                         SIMDBPE__SP_PREPEND | SIMDBPE__SP_REPLACE | SIMDBPE__SP_DEC_REPLACE |
+                         SIMDBPE__SP_DEC_BYTES | 1u << 24,
+                 "settings 0x%08X", sp);
+    cr_assert_eq(read32(img + 124), 0, "<unk> is id 0");
+    cr_assert_eq(img[68], SIMDBPE__PRETOK_GPT2);
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, NULL), SIMDBPE_OK);
+    cr_assert_eq(back->sp, m->sp);
+    cr_assert_eq(back->sp_strip, 1);
+    cr_assert_eq(back->unk_id, 0);
+    simdbpe_model_free(back);
+    uint8_t *bad = malloc(len);
+    cr_assert(bad);
+    char want[200];
+    struct {
+        size_t at;      /* where the value goes: 120, 124, or a byte (68, 32) */
+        uint32_t value; /* for a single byte its low byte */
+        const char *message;
+    } cases[] = {
+        /* a flag this version does not know, or settings without their model bit
+         * (a Strip count alone among them) */
+        {120, sp | 0x80u, "compiled model: unknown SentencePiece-style settings 0x0100"
+                          "00FF (made by a newer simdbpe?)"},
+        {120, sp & ~SIMDBPE__SP_MODEL, "compiled model: unknown SentencePiece-style "
+                                       "settings 0x0100007E (made by a newer simdbpe?)"},
+        {120, 1u << 24, "compiled model: unknown SentencePiece-style settings 0x01000000 "
+                        "(made by a newer simdbpe?)"},
+        /* byte-level settings beside them: another family, a flag */
+        {68, SIMDBPE__PRETOK_CL100K, "compiled model: a SentencePiece-style model with "
+                                     "byte-level settings (family 1, flags 0x0, 0 whole "
+                                     "tokens)"},
+        {32, 1, "compiled model: a SentencePiece-style model with byte-level settings "
+                "(family 0, flags 0x1, 0 whole tokens)"},
+        /* the generic family reads byte 120 as a Splits length */
+        {68, SIMDBPE__PRETOK_REGEX, "compiled model: the Split pre-tokenizers do not match "
+                                    "the family"},
+        /* the unknown token out of range; none, without byte fallback */
+        {124, 0, NULL},
+        /* a byte-level model with an unknown token */
+        {120, 0, NULL},
+        /* without byte fallback the bytes must map to the unknown token */
+        {120, sp & ~SIMDBPE__SP_BYTE_FALLBACK, "compiled model: byte 0x00 maps to a wrong "
+                                                "token"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        memcpy(bad, img, len);
+        if (cases[c].at == 120 || cases[c].at == 124)
+            write32(bad + cases[c].at, cases[c].value);
+        else
+            bad[cases[c].at] = (uint8_t)cases[c].value;
+        const char *message = cases[c].message;
+        if (c == 6) { /* the unknown token: past the vocabulary */
+            write32(bad + 124, simdbpe_model_vocab_size(m));
+            snprintf(want, sizeof want,
+                     "compiled model: a SentencePiece-style model's unknown token id %u is out "
+                     "of range, or missing without byte fallback",
+                     simdbpe_model_vocab_size(m));
+            message = want;
+        } else if (c == 7) { /* settings 0 (byte-level) with an unknown token */
+            write32(bad + 124, 7);
+            message = "compiled model: an unknown token id (7) in a byte-level BPE model";
+        }
+        forge_checksum(bad, len);
+        expect_refused(bad, len, message);
+    }
+    /* No unknown token and no byte fallback. */
+    memcpy(bad, img, len);
+    write32(bad + 120, sp & ~SIMDBPE__SP_BYTE_FALLBACK);
+    write32(bad + 124, UINT32_MAX);
+    forge_checksum(bad, len);
+    expect_refused(bad, len,
+                   "compiled model: a SentencePiece-style model's unknown token id 4294967295 "
+                   "is out of range, or missing without byte fallback");
+    /* With byte fallback, no unknown token is consistent (a file without
+     * unk_token): it opens. */
+    write32(bad + 120, sp);
+    forge_checksum(bad, len);
+    cr_assert_eq(simdbpe_model_load_compiled(bad, len, &back, NULL), SIMDBPE_OK);
+    cr_assert_eq(back->unk_id, SIMDBPE__NO_ID);
+    simdbpe_model_free(back);
+    free(bad);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+/* A byte-level model's image with SentencePiece-style settings put in is
+ * refused: its flags and whole-token map are byte-level ones. */
+Test(compiled, sentencepiece_settings_in_a_byte_level_image_are_refused)
+{
+    simdbpe_model *m = small_model();
+    size_t len;
+    uint8_t *img = image_of(m, &len);
+    write32(img + 120, SIMDBPE__SP_MODEL | SIMDBPE__SP_BYTE_FALLBACK);
+    forge_checksum(img, len);
+    simdbpe_model *back = NULL;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_ERR_MODEL_FILE);
+    cr_assert(strstr(err.message, "a SentencePiece-style model with byte-level settings"), "%s",
+              err.message);
+    simdbpe_model_free(m);
+    free(img);
+}
+
+/* Every byte of a SentencePiece-style image changed, checksum forged:
+ * refused, or a model that encodes inside its vocabulary and decodes. */
+Test(compiled, forged_sentencepiece_images_never_crash)
+{
+    simdbpe_model *m = small_sp_model();
     size_t len;
     uint8_t *img = image_of(m, &len);
     uint8_t *bad = malloc(len);
