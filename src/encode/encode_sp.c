@@ -16,6 +16,7 @@
  */
 #include <stdlib.h>
 
+#include "../common/common.h"
 #include "encoder.h"
 
 simdbpe_status simdbpe__sp_normalize(simdbpe_encoder *e, const uint8_t **text, size_t *len)
@@ -37,16 +38,33 @@ typedef struct part_slot {
     uint32_t pad;
 } part_slot;
 
+/* 27 MB, mapped as the encoder's other large tables are
+ * (simdbpe__huge_map): zero pages until they are written. */
 struct simdbpe__sp_cache {
     part_slot slots[1u << PART_BITS];
     uint32_t used;
     size_t arena_used;
+    void *map_base; /* what simdbpe__huge_unmap takes */
+    size_t map_len;
     uint8_t arena[PART_ARENA];
 };
 
+static struct simdbpe__sp_cache *cache_new(void)
+{
+    void *base;
+    size_t len;
+    struct simdbpe__sp_cache *c = simdbpe__huge_map(sizeof *c, &base, &len);
+    if (c) {
+        c->map_base = base;
+        c->map_len = len;
+    }
+    return c;
+}
+
 void simdbpe__sp_cache_free(struct simdbpe__sp_cache *c)
 {
-    free(c);
+    if (c)
+        simdbpe__huge_unmap(c->map_base, c->map_len);
 }
 
 static void cache_clear(struct simdbpe__sp_cache *c)
@@ -105,7 +123,7 @@ simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t l
 {
     /* The table is made on first use (its pages are touched as it fills). */
     if (!e->sp_cache)
-        e->sp_cache = calloc(1, sizeof *e->sp_cache);
+        e->sp_cache = cache_new();
     for (size_t a = 0; a < len;) {
         size_t b = simdbpe__sp_cut_before(e->m, s, len, a + 1);
         simdbpe_status st = encode_part(e, s + a, b - a, n);
