@@ -71,7 +71,8 @@ typedef struct simdbpe__whole_slot {
  * through the byte-level alphabet when every character of it is in it (as
  * HF's ByteLevel decoder does), else the content: "Å" (a vocabulary's
  * byte-level token of byte 0xC5) is matched by the text "Å" and decodes to
- * the byte 0xC5. */
+ * the byte 0xC5. A SentencePiece-style model decodes an added token as
+ * `text` (simdbpe__sp_token_string), as HF does. */
 typedef struct simdbpe__special {
     uint32_t id;
     uint32_t len;
