@@ -1,14 +1,17 @@
 /*
  * encode_sp.c - the encoder's side of SentencePiece-style models
- * (model/sentencepiece.c): their normalizer's word markers, and their
- * pre-tokens to BPE.
+ * (model/sentencepiece.c): their normalizer's or Metaspace pre-tokenizer's
+ * word markers, and their pre-tokens to BPE.
  *
  * HF applies the normalizer to each stretch of text between added tokens
  * (encode_stretch in encoder.c): Prepend("\u2581") puts a marker before a
  * stretch that is not empty, Replace(" ", "\u2581") turns every space into
- * one. The models these files describe have no pre-tokenizer (or one that
- * splits nothing after the normalizer), so each normalized stretch is one
- * pre-token. It is BPE'd in parts cut before word markers where the model
+ * one. A Metaspace pre-tokenizer does the same to each pre-token (the
+ * stretches left once the normalized added tokens are cut out too), its
+ * "first" scheme only to the one at the text's start, and with `split`
+ * cuts before every marker. Otherwise these files have no pre-tokenizer
+ * (or one that splits nothing after the normalizer), so each normalized
+ * stretch is one pre-token. It is BPE'd in parts cut before word markers where the model
  * allows (simdbpe__sp_cut_before: no merge spans such a place, so the
  * parts give the ids of the whole), and the parts, mostly words that
  * recur, are remembered: a table from a part's bytes to its ids, emptied
@@ -134,13 +137,72 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *s, size_t l
     return SIMDBPE_OK;
 }
 
-simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
+/* The pre-token s[0..len) as a Metaspace pre-tokenizer leaves it: its
+ * spaces as markers, and a marker before it if the scheme puts one there
+ * (`first`: it starts the text) and it does not start with one, in
+ * e->sp_norm. */
+static simdbpe_status metaspace(simdbpe_encoder *e, const uint8_t **text, size_t *len, int first)
 {
+    const simdbpe_model *m = e->m;
+    const uint8_t *s = *text;
+    size_t n = *len, spaces = 0;
+    for (const uint8_t *p = s; (p = memchr(p, ' ', (size_t)(s + n - p))); p++)
+        spaces++;
+    int prepend = (m->sp & SIMDBPE__SP_META_PREPEND) &&
+                  (first || !(m->sp & SIMDBPE__SP_META_FIRST)) && s[0] != ' ' &&
+                  !(n >= 3 && memcmp(s, META, 3) == 0);
+    if (!prepend && spaces == 0)
+        return SIMDBPE_OK;
+    size_t need = n + 2 * spaces + 3 * (size_t)prepend;
+    if (simdbpe__grow((void **)&e->sp_norm, &e->sp_norm_cap, need, 1))
+        return SIMDBPE_ERR_NOMEM;
+    uint8_t *o = e->sp_norm;
+    if (prepend) {
+        memcpy(o, META, 3);
+        o += 3;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == ' ') {
+            memcpy(o, META, 3);
+            o += 3;
+        } else {
+            *o++ = s[i];
+        }
+    }
+    *text = e->sp_norm;
+    *len = need;
+    return SIMDBPE_OK;
+}
+
+/* The first marker in s[from..len), or len. */
+static size_t next_marker(const uint8_t *s, size_t len, size_t from)
+{
+    for (size_t i = from; i + 3 <= len; i++) {
+        const uint8_t *p = memchr(s + i, 0xE2, len - 2 - i);
+        if (!p)
+            break;
+        i = (size_t)(p - s);
+        if (p[1] == 0x96 && p[2] == 0x81)
+            return i;
+    }
+    return len;
+}
+
+simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, int first,
+                                  size_t *n)
+{
+    const simdbpe_model *m = e->m;
+    if (m->sp & SIMDBPE__SP_META) {
+        simdbpe_status st = metaspace(e, &s, &len, first);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
+    int split = (m->sp & SIMDBPE__SP_META_SPLIT) != 0;
     /* The table is made on first use (its pages are touched as it fills). */
     if (!e->sp_cache)
         e->sp_cache = calloc(1, sizeof *e->sp_cache);
     for (size_t a = 0; a < len;) {
-        size_t b = simdbpe__sp_cut_before(e->m, s, len, a + 1);
+        size_t b = split ? next_marker(s, len, a + 1) : simdbpe__sp_cut_before(m, s, len, a + 1);
         simdbpe_status st = encode_part(e, s + a, b - a, n);
         if (st != SIMDBPE_OK)
             return st;
