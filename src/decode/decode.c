@@ -83,12 +83,16 @@ static int run_valid(const simdbpe_model *m, const uint32_t *ids, size_t a, size
     return have == 0;
 }
 
-static void put_token(sink *k, const simdbpe_model *m, const uint8_t *s, size_t len)
+/* A token's text through the decoder's Replace("\u2581", " ") or
+ * Metaspace, the first token (`first`) without its markers when the
+ * Metaspace decoder's scheme prepends one. */
+static void put_token(sink *k, const simdbpe_model *m, const uint8_t *s, size_t len, int first)
 {
-    if (!(m->sp & SIMDBPE__SP_DEC_REPLACE)) {
+    if (!(m->sp & (SIMDBPE__SP_DEC_REPLACE | SIMDBPE__SP_DEC_META))) {
         put(k, s, len);
         return;
     }
+    int drop = first && (m->sp & SIMDBPE__SP_DEC_META_FIRST);
     for (size_t i = 0; i < len;) {
         const uint8_t *p = memchr(s + i, 0xE2, len - i);
         size_t run = p ? (size_t)(p - (s + i)) : len - i;
@@ -97,7 +101,8 @@ static void put_token(sink *k, const simdbpe_model *m, const uint8_t *s, size_t 
         if (!p)
             break;
         if (len - i >= 3 && s[i + 1] == 0x96 && s[i + 2] == 0x81) {
-            put(k, (const uint8_t *)" ", 1);
+            if (!drop)
+                put(k, (const uint8_t *)" ", 1);
             i += 3;
         } else {
             put(k, s + i, 1);
@@ -115,7 +120,7 @@ static void decode_sp(const simdbpe_model *m, const uint32_t *ids, size_t n_ids,
             const uint8_t *s;
             size_t len;
             simdbpe__sp_token_string(m, ids[i], &s, &len);
-            put_token(k, m, s, len);
+            put_token(k, m, s, len, i == 0);
             i++;
             continue;
         }

@@ -1,15 +1,18 @@
 /*
  * encode_sp.c - the encoder's side of SentencePiece-style models
- * (model/sentencepiece.c): their normalizer's word markers, and their
- * pre-tokens to BPE.
+ * (model/sentencepiece.c): their normalizer's or Metaspace pre-tokenizer's
+ * word markers, and their pre-tokens to BPE.
  *
  * HF applies the normalizer to each stretch of text between added tokens
  * (encode_stretch in encoder.c): Prepend("\u2581") puts a marker before a
  * stretch that is not empty, Replace(" ", "\u2581") turns every space into
- * one. The models these files describe have no pre-tokenizer (or one that
- * splits nothing after the normalizer), so each normalized stretch is one
- * pre-token. It is BPE'd in parts cut before word markers where the model
- * allows (simdbpe__sp_cut_before: no merge spans such a place, so the
+ * one. A Metaspace pre-tokenizer does the same to each pre-token (the
+ * stretches left once the normalized added tokens are cut out too), its
+ * "first" scheme only to the one at the text's start, and with `split`
+ * cuts before every marker. Otherwise these files have no pre-tokenizer
+ * (or one that splits nothing after the normalizer), so each normalized
+ * stretch is one pre-token. It is BPE'd in parts cut before word markers
+ * where the model allows (simdbpe__sp_cut_before: no merge spans such a place, so the
  * parts give the ids of the whole), and the parts, mostly words that
  * recur, are remembered: a table from a part's bytes to its ids, emptied
  * when it is full. A stretch that cannot be cut is one BPE, O(n log n).
@@ -119,13 +122,50 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *s, size_t l
     return SIMDBPE_OK;
 }
 
-simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
+/* The pre-token *text[0..*len) as a Metaspace pre-tokenizer leaves it:
+ * its spaces as markers, and a marker before it if the scheme puts one
+ * there (`first`: it starts the text) and it does not start with one;
+ * unchanged, or a copy in e->sp_norm. */
+static simdbpe_status metaspace(simdbpe_encoder *e, const uint8_t **text, size_t *len, int first)
 {
+    uint32_t sp = e->m->sp;
+    const uint8_t *s = *text;
+    size_t n = *len;
+    int prepend = (sp & SIMDBPE__SP_META_PREPEND) && (first || !(sp & SIMDBPE__SP_META_FIRST)) &&
+                  s[0] != ' ' && !(n >= 3 && s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81);
+    return simdbpe__sp_normalize_into(SIMDBPE__SP_REPLACE | (prepend ? SIMDBPE__SP_PREPEND : 0),
+                                      &e->sp_norm, &e->sp_norm_cap, text, len);
+}
+
+/* The first marker in s[from..len), or len. */
+static size_t next_marker(const uint8_t *s, size_t len, size_t from)
+{
+    for (size_t i = from; i + 3 <= len; i++) {
+        const uint8_t *p = memchr(s + i, 0xE2, len - 2 - i);
+        if (!p)
+            break;
+        i = (size_t)(p - s);
+        if (p[1] == 0x96 && p[2] == 0x81)
+            return i;
+    }
+    return len;
+}
+
+simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, int first,
+                                  size_t *n)
+{
+    const simdbpe_model *m = e->m;
+    if (m->sp & SIMDBPE__SP_META) {
+        simdbpe_status st = metaspace(e, &s, &len, first);
+        if (st != SIMDBPE_OK)
+            return st;
+    }
+    int split = (m->sp & SIMDBPE__SP_META_SPLIT) != 0;
     /* The table is made on first use (its pages are touched as it fills). */
     if (!e->sp_cache)
         e->sp_cache = cache_new();
     for (size_t a = 0; a < len;) {
-        size_t b = simdbpe__sp_cut_before(e->m, s, len, a + 1);
+        size_t b = split ? next_marker(s, len, a + 1) : simdbpe__sp_cut_before(m, s, len, a + 1);
         simdbpe_status st = encode_part(e, s + a, b - a, n);
         if (st != SIMDBPE_OK)
             return st;

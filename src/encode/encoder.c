@@ -297,7 +297,7 @@ static simdbpe_status encode_stretch(simdbpe_encoder *e, const uint8_t *s, size_
         size_t at = m->trie ? i + simdbpe__added_find(m, s + i, len - i, mask, want, &which) : len;
         if (at > i) {
             simdbpe_status st =
-                normalized ? (m->sp ? simdbpe__encode_sp(e, s + i, at - i, n)
+                normalized ? (m->sp ? simdbpe__encode_sp(e, s + i, at - i, base + i == 0, n)
                                     : e->encode_pieces(e, s + i, at - i, n))
                            : encode_stretch(e, s + i, at - i, SIMDBPE__ADDED_NORMALIZED, policy,
                                             base + i, n, err);

@@ -152,9 +152,11 @@ simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **t
 
 /* SentencePiece-style models (encode_sp.c): the normalizer's word markers
  * on *text[0..*len) (unchanged, or set to a copy in e->sp_norm), and a
- * normalized stretch's ids appended to e->out after the first *n. */
+ * normalized stretch's ids appended to e->out after the first *n (`first`:
+ * the stretch starts the caller's text). */
 simdbpe_status simdbpe__sp_normalize(simdbpe_encoder *e, const uint8_t **text, size_t *len);
-simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n);
+simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, int first,
+                                  size_t *n);
 void simdbpe__sp_cache_free(struct simdbpe__sp_cache *c);
 
 /*

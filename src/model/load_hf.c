@@ -233,12 +233,14 @@ static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_e
 #define META "\xE2\x96\x81" /* U+2581, the word marker */
 
 /* Whether the file is a SentencePiece-style BPE: byte_fallback, or the
- * word marker put in by the normalizer (HF's conversion of SentencePiece
- * models writes one or the other). Byte-level files have neither. */
+ * word marker put in by the normalizer or a Metaspace pre-tokenizer (HF's
+ * conversions of SentencePiece models write one or the other). Byte-level
+ * files have none. */
 static int is_sentencepiece(const json_t *root)
 {
     const json_t *model = json_object_get(root, "model");
-    if (json_is_true(json_object_get(model, "byte_fallback")))
+    if (json_is_true(json_object_get(model, "byte_fallback")) ||
+        strcmp(type_of(json_object_get(root, "pre_tokenizer")), "Metaspace") == 0)
         return 1;
     const char *nz = json_dumps(json_object_get(root, "normalizer"), JSON_COMPACT);
     int meta = nz && strstr(nz, META) != NULL;
@@ -275,15 +277,59 @@ static simdbpe_status sp_normalizer_step(const json_t *n, simdbpe__build_spec *s
                        t);
 }
 
+/* A Metaspace pre-tokenizer's or decoder's settings: replacement "\u2581",
+ * prepend_scheme "always", "first" or "never" (files older than the
+ * scheme: add_prefix_space true or false, read by HF as "always" or
+ * "never"), split (default true). *prepend: 0 never, 1 always, 2 first. */
+static simdbpe_status read_metaspace(const json_t *o, const char *where, int *prepend,
+                                     int *split, simdbpe_error *err)
+{
+    const char *rep = json_string_value(json_object_get(o, "replacement"));
+    if (!rep || strcmp(rep, META) != 0)
+        return UNSUPPORTED("a Metaspace %s with a replacement other than \"\u2581\" is not "
+                           "supported",
+                           where);
+    const json_t *scheme = json_object_get(o, "prepend_scheme");
+    const json_t *aps = json_object_get(o, "add_prefix_space");
+    const char *sc = json_string_value(scheme);
+    if (sc && strcmp(sc, "always") == 0)
+        *prepend = 1;
+    else if (sc && strcmp(sc, "first") == 0)
+        *prepend = 2;
+    else if (sc && strcmp(sc, "never") == 0)
+        *prepend = 0;
+    else if (!scheme && json_is_boolean(aps))
+        *prepend = json_is_true(aps);
+    else if (!scheme && !aps)
+        *prepend = 1;
+    else
+        return UNSUPPORTED("a Metaspace %s's prepend_scheme must be \"always\", \"first\" or "
+                           "\"never\"",
+                           where);
+    const json_t *sp = json_object_get(o, "split");
+    if (sp && !json_is_boolean(sp))
+        return UNSUPPORTED("a Metaspace %s's split must be true or false", where);
+    *split = !sp || json_is_true(sp);
+    return SIMDBPE_OK;
+}
+
 /* The decoder chain: Replace("\u2581", " "), ByteFallback, Fuse, Strip(" ",
  * n, 0), each at most once and in this order (the chain HF's conversion
  * writes; Strip after Fuse works on the whole text). */
 static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, simdbpe_error *err)
 {
     const json_t *list = json_object_get(d, "decoders");
+    if (strcmp(type_of(d), "Metaspace") == 0) {
+        int prepend, split;
+        simdbpe_status st = read_metaspace(d, "decoder", &prepend, &split, err);
+        if (st == SIMDBPE_OK)
+            spec->sp |= SIMDBPE__SP_DEC_META | (prepend ? SIMDBPE__SP_DEC_META_FIRST : 0);
+        return st;
+    }
     if (strcmp(type_of(d), "Sequence") != 0 || !json_is_array(list))
         return UNSUPPORTED("decoder \"%s\" of a SentencePiece-style (byte_fallback) model is not "
-                           "supported (a Sequence of Replace, ByteFallback, Fuse, Strip)",
+                           "supported (Metaspace, or a Sequence of Replace, ByteFallback, Fuse, "
+                           "Strip)",
                            type_of(d));
     int stage = 0, fused = 0;
     size_t i;
@@ -323,8 +369,10 @@ static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, sim
  * A SentencePiece-style file: the normalizer (Prepend("\u2581"),
  * Replace(" ", "\u2581"), alone or in a Sequence, after an optional Unicode
  * normal form), the pre-tokenizer (none: the whole normalized text is one
- * pre-token; or a Split on " " after a normalizer that replaced every
- * space, which then splits nothing) and the decoder chain.
+ * pre-token; Metaspace("\u2581"), which does per pre-token what Prepend
+ * and Replace do; or a Split on " " after a normalizer that replaced every
+ * space, which then splits nothing) and the decoder (the chain, or
+ * Metaspace).
  */
 static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec *spec,
                                          simdbpe_error *err)
@@ -351,7 +399,22 @@ static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec
     if (st != SIMDBPE_OK)
         return st;
     const json_t *p = json_object_get(root, "pre_tokenizer");
-    if (p && !json_is_null(p)) {
+    if (p && strcmp(type_of(p), "Metaspace") == 0) {
+        /* Its replacing and prepending are done per pre-token, after the
+         * added tokens are cut out: a normalizer doing them too would put
+         * markers the file does not mean (and HF's order between the two
+         * would matter). */
+        int prepend, split;
+        if (spec->sp & (SIMDBPE__SP_PREPEND | SIMDBPE__SP_REPLACE))
+            return UNSUPPORTED("a Metaspace pre-tokenizer after a Prepend or Replace normalizer "
+                               "is not supported");
+        st = read_metaspace(p, "pre-tokenizer", &prepend, &split, err);
+        if (st != SIMDBPE_OK)
+            return st;
+        spec->sp |= SIMDBPE__SP_META | (prepend ? SIMDBPE__SP_META_PREPEND : 0) |
+                    (prepend == 2 ? SIMDBPE__SP_META_FIRST : 0) |
+                    (split ? SIMDBPE__SP_META_SPLIT : 0);
+    } else if (p && !json_is_null(p)) {
         /* With no space left, a Split on " " that keeps the gaps (any
          * behavior without invert) leaves the text whole. */
         int split_space = strcmp(type_of(p), "Split") == 0 &&
@@ -359,8 +422,8 @@ static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec
                           !json_is_true(json_object_get(p, "invert"));
         if (!split_space || !(spec->sp & SIMDBPE__SP_REPLACE))
             return UNSUPPORTED("pre_tokenizer \"%s\" of a SentencePiece-style (byte_fallback) "
-                               "model is not supported (none, or a Split on \" \" after Replace(\" \", "
-                               "\"\u2581\"))",
+                               "model is not supported (none, Metaspace, or a Split on \" \" after "
+                               "Replace(\" \", \"\u2581\"))",
                                type_of(p));
     }
     const json_t *d = json_object_get(root, "decoder");

@@ -483,7 +483,19 @@ simdbpe_status simdbpe__bpe_word_backtrack(const simdbpe_model *m, simdbpe__bpe_
 #define SIMDBPE__SP_REPLACE 16u       /* normalizer Replace(" ", "\u2581") */
 #define SIMDBPE__SP_DEC_REPLACE 32u   /* decoder Replace("\u2581", " ") */
 #define SIMDBPE__SP_DEC_BYTES 64u     /* decoder ByteFallback */
-#define SIMDBPE__SP_KNOWN 127u
+/* pre-tokenizer Metaspace("\u2581"): each pre-token's spaces become
+ * markers, with a marker put before it (unless it starts with one) by its
+ * prepend_scheme "always", or "first" (only the pre-token at the text's
+ * start), not "never"; split: cut before every marker */
+#define SIMDBPE__SP_META 128u
+#define SIMDBPE__SP_META_PREPEND 256u
+#define SIMDBPE__SP_META_FIRST 512u
+#define SIMDBPE__SP_META_SPLIT 1024u
+/* decoder Metaspace("\u2581"): markers to spaces, and with a prepend_scheme
+ * other than "never" the first token's markers dropped */
+#define SIMDBPE__SP_DEC_META 2048u
+#define SIMDBPE__SP_DEC_META_FIRST 4096u
+#define SIMDBPE__SP_KNOWN 8191u
 
 /* Builds m->sp_chars from the tokens (SIMDBPE_OK or SIMDBPE_ERR_NOMEM). */
 simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m);

@@ -193,5 +193,58 @@ for (const m of [...fileModels, 'kimi', 'qwen35', 'nemotron']) {
   k = 0;
   compare({ label: `${m} (generic regex path)`, model: generic, special: 'allow' }, () => all[k++]);
 }
+// A Metaspace pre-tokenizer in place of mistral_v1's Prepend + Replace
+// normalizer, as HF's conversions of SentencePiece models write it (Llama-2
+// with legacy false: "first", split false), with each prepend_scheme,
+// split, the scheme-less form of older files, and the Metaspace decoder.
+const metaspaceVariants = [
+  ['first', { prepend_scheme: 'first', split: false }, null],
+  ['always-split', { prepend_scheme: 'always', split: true }, { prepend_scheme: 'always' }],
+  ['never-split', { prepend_scheme: 'never', split: true }, { prepend_scheme: 'never' }],
+  ['first-split', { prepend_scheme: 'first', split: true }, { prepend_scheme: 'first' }],
+  ['add_prefix_space', { add_prefix_space: true }, { add_prefix_space: true }],
+];
+const mistral = path.join(work, 'mistral_v1.json');
+if (fs.existsSync(mistral)) {
+  const base = fs.readFileSync(mistral, 'utf8');
+  const more = ['<s> Hello world', '</s>Hello', 'Hello<s> world', ' leading space', '  two',
+    '\u2581marker first', 'a\u2581\u2581b', 'x </s> y', '<s>', ''];
+  const mdocs = [...more, ...docs];
+  const input2 = path.join(work, 'metaspace.jsonl');
+  fs.writeFileSync(input2, mdocs.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
+  for (const [label, pre, dec] of metaspaceVariants) {
+    const t = JSON.parse(base);
+    t.normalizer = null;
+    t.pre_tokenizer = { type: 'Metaspace', replacement: '\u2581', ...pre };
+    if (dec) t.decoder = { type: 'Metaspace', replacement: '\u2581', ...dec };
+    const file = path.join(work, `mistral_v1.metaspace-${label}.json`);
+    fs.writeFileSync(file, JSON.stringify(t));
+    const tok = Tokenizer.fromString(JSON.stringify(t));
+    const all = [];
+    for (const d of mdocs)
+      all.push((await tok.encode(d, null, { addSpecialTokens: false })).getIds());
+    // The file, and its settings as a compiled model keeps them.
+    const sbpe = file.replace(/\.json$/, '.sbpe');
+    execFileSync(bin, ['compile', '-q', '-m', file, '-o', sbpe]);
+    for (const [how, m] of [['', file], [' (compiled)', sbpe]]) {
+      const got = execFileSync(bin, ['encode', '-q', '-m', m, '--special', 'allow',
+        '--input-format', 'jsonl', input2], { maxBuffer: 1 << 30 }).toString().split('\n');
+      let bad = 0;
+      for (let i = 0; i < mdocs.length; i++) {
+        const want = all[i].join(' ');
+        if (want !== got[i] && bad++ < 3)
+          console.error(`mistral_v1 Metaspace ${label}${how}: document ${i} ` +
+            `${JSON.stringify(mdocs[i].slice(0, 50))}: HF ${want.slice(0, 60)} | simdbpe ` +
+            `${String(got[i]).slice(0, 60)}`);
+      }
+      if (bad) failed++; else passed++;
+      console.error(`mistral_v1 Metaspace ${label}${how}: ${mdocs.length - bad} of ` +
+        `${mdocs.length} documents identical`);
+    }
+    const texts = [];
+    for (const ids of all) texts.push(await tok.decode(ids, false));
+    compareDecode(`mistral_v1 Metaspace ${label}`, file, all, texts);
+  }
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

@@ -177,6 +177,32 @@ Test(model_files, other_unsupported_settings_are_refused_by_name)
     expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "add_prefix_space");
 }
 
+Test(model_files, metaspace_settings_hf_does_not_have_or_we_do_not_run_are_refused)
+{
+    /* A Metaspace pre-tokenizer makes the file SentencePiece-style; its
+     * settings are read before the vocabulary is. */
+    const char *bad[][2] = {
+        {"{\"type\": \"Metaspace\", \"replacement\": \"_\", \"prepend_scheme\": \"always\"}",
+         "replacement other than"},
+        {"{\"type\": \"Metaspace\", \"replacement\": \"\u2581\", \"prepend_scheme\": \"once\"}",
+         "prepend_scheme must be"},
+        {"{\"type\": \"Metaspace\", \"replacement\": \"\u2581\", \"split\": \"yes\"}",
+         "split must be"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *j = small_json(MERGES, 4);
+        json_object_set_new(j, "pre_tokenizer", json_loads(bad[i][0], 0, NULL));
+        expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, bad[i][1]);
+    }
+    json_t *j = small_json(MERGES, 4);
+    json_object_set_new(j, "pre_tokenizer",
+                        json_loads("{\"type\": \"Metaspace\", \"replacement\": \"\u2581\"}", 0,
+                                   NULL));
+    json_object_set_new(j, "normalizer",
+                        json_loads("{\"type\": \"Prepend\", \"prepend\": \"\u2581\"}", 0, NULL));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "after a Prepend or Replace normalizer");
+}
+
 Test(model_files, malformed_files_name_where)
 {
     simdbpe_model *m = NULL;
