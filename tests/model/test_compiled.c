@@ -492,8 +492,8 @@ Test(compiled, inconsistent_sentencepiece_settings_are_refused)
     } cases[] = {
         /* a flag this version does not know, or settings without their model bit
          * (a Strip count alone among them) */
-        {120, sp | 0x80u, "compiled model: unknown SentencePiece-style settings 0x0100"
-                          "00FF (made by a newer simdbpe?)"},
+        {120, sp | 1u << 23, "compiled model: unknown SentencePiece-style settings 0x0180"
+                             "007F (made by a newer simdbpe?)"},
         {120, sp & ~SIMDBPE__SP_MODEL, "compiled model: unknown SentencePiece-style "
                                        "settings 0x0100007E (made by a newer simdbpe?)"},
         {120, 1u << 24, "compiled model: unknown SentencePiece-style settings 0x01000000 "
