@@ -13,6 +13,8 @@
  *           | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
  *           U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}],
  *           C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
+ *   tekken  o200k's without C and with \p{N} for \p{N}{1,3} (Mistral's Tekken,
+ *           NVIDIA's Nemotron 3)
  *   deepseek_v3  three Isolated Splits, each re-splitting the pieces of
  *           the one before: \p{N}{1,3}; runs of [一-龥぀-ゟ゠-ヿ]; then
  *           [ASCII punctuation][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
@@ -335,8 +337,9 @@ static size_t cl100k_slow(const uint8_t *s, size_t n, size_t i, unsigned digits)
     return other_or_whitespace(s, n, i, c, 0);
 }
 
-/* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p: the end, or 0. */
-static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
+/* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p, with the contraction
+ * suffix C if `cx` (Tekken's has none): the end, or 0. */
+static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus, int cx)
 {
     const unsigned U = C_UP | C_M, W = C_LO | C_M;
     size_t u = run(s, n, p, U);
@@ -361,13 +364,13 @@ static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
             return 0;
         e = run(s, n, u, W);
     }
-    return e + contraction(s, n, e);
+    return cx ? e + contraction(s, n, e) : e;
 }
 
 /* o200k's letter alternatives all in ASCII ([A-Z]*[a-z]+ or [A-Z]+, maybe
- * after one other ASCII character, then a contraction): the end, 0 for
- * other text, DEFER for runs that may go on in non-ASCII. */
-static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
+ * after one other ASCII character, then a contraction if `cx`): the end,
+ * 0 for other text, DEFER for runs that may go on in non-ASCII. */
+static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i, int cx)
 {
     uint8_t c = s[i];
     size_t p;
@@ -385,13 +388,14 @@ static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
     size_t e = ascii_run(s, n, u, 0);
     if (e < n && s[e] >= 0x80)
         return DEFER;
-    return e < n && s[e] == '\'' ? e + contraction(s, n, e) : e;
+    return cx && e < n && s[e] == '\'' ? e + contraction(s, n, e) : e;
 }
 
-/* o200k's pieces that the ASCII paths tell: the end, or 0. */
-static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i)
+/* o200k's pieces that the ASCII paths tell (`cx` as for o200k_letters):
+ * the end, or 0. */
+static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i, int cx)
 {
-    size_t w = ascii_cased_word(s, n, i);
+    size_t w = ascii_cased_word(s, n, i, cx);
     if (w)
         return w == DEFER ? 0 : w;
     /* Not one other character before non-ASCII, which may be letters
@@ -401,21 +405,22 @@ static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i)
     return ascii_other(s, n, i, 1);
 }
 
-/* o200k: the general path. */
-static size_t o200k_slow(const uint8_t *s, size_t n, size_t i)
+/* o200k, and Tekken (no contraction suffix: !cx, digits 1): the general
+ * path; `digits` is the most numbers in a piece. */
+static size_t o200k_slow(const uint8_t *s, size_t n, size_t i, unsigned digits, int cx)
 {
     size_t len;
     unsigned c = cls_at(s, n, i, &len);
     int prefix = !(c & (C_L | C_N)) && !is_break(s[i]);
     for (int w_plus = 1; w_plus >= 0; w_plus--) {
         size_t e;
-        if (prefix && (e = o200k_letters(s, n, i + len, w_plus)) != 0)
+        if (prefix && (e = o200k_letters(s, n, i + len, w_plus, cx)) != 0)
             return e;
-        if ((e = o200k_letters(s, n, i, w_plus)) != 0)
+        if ((e = o200k_letters(s, n, i, w_plus, cx)) != 0)
             return e;
     }
     if (c & C_N)
-        return numbers(s, n, i, 3);
+        return numbers(s, n, i, digits);
     return other_or_whitespace(s, n, i, c, 1);
 }
 
@@ -499,8 +504,14 @@ static size_t qwen2_piece(const uint8_t *s, size_t n, size_t i)
 
 static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
 {
-    size_t e = o200k_fast(s, n, i);
-    return e ? e : o200k_slow(s, n, i);
+    size_t e = o200k_fast(s, n, i, 1);
+    return e ? e : o200k_slow(s, n, i, 3, 1);
+}
+
+static size_t tekken_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = o200k_fast(s, n, i, 0);
+    return e ? e : o200k_slow(s, n, i, 1, 0);
 }
 
 /* ------------------------------------------------------------ the records */
@@ -514,6 +525,8 @@ size_t simdbpe__fam_piece_end(int fam, const uint8_t *s, size_t n, size_t i)
         return qwen2_piece(s, n, i);
     case SIMDBPE__FAM_O200K:
         return o200k_end(s, n, i);
+    case SIMDBPE__FAM_TEKKEN:
+        return tekken_end(s, n, i);
     default:
         return deepseek_end(s, n, i);
     }
@@ -541,6 +554,7 @@ ENTRY_POINTS(cl100k, SIMDBPE__FAM_CL100K, cl100k_piece)
 ENTRY_POINTS(qwen2, SIMDBPE__FAM_QWEN2, qwen2_piece)
 ENTRY_POINTS(o200k, SIMDBPE__FAM_O200K, o200k_end)
 ENTRY_POINTS(deepseek_v3, SIMDBPE__FAM_DEEPSEEK, deepseek_end)
+ENTRY_POINTS(tekken, SIMDBPE__FAM_TEKKEN, tekken_end)
 
 /* The Split patterns of each family, exactly as their tokenizer.json
  * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
@@ -556,6 +570,10 @@ static const char *const O200K_PATTERNS[] = {
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const TEKKEN_PATTERNS[] = {
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
 static const char *const DEEPSEEK_PATTERNS[] = {
     "\\p{N}{1,3}",
     "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+",
@@ -571,7 +589,8 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
 
 /* Their pieces, read one way or the other, start anew at the cuts.c
  * shapes, but for line breaks (".\n" is one piece); runs of \p{N} are
- * split into single characters (Qwen2) or groups of three (digits). */
+ * split into single characters (Qwen2, Tekken) or groups of three
+ * (digits). */
 #define FAMILY(fam, title, pats, spelled, n_spelled, digits)                                       \
     const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
         .name = title,                                                                             \
@@ -592,3 +611,4 @@ FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1, 3)
 FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0, 1)
 FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0, 3)
 FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0, 3)
+FAMILY(tekken, "tekken", TEKKEN_PATTERNS, NULL, 0, 1)

@@ -1,5 +1,5 @@
 /*
- * families_scan.c - the cl100k, Qwen2, o200k and DeepSeek-V3
+ * families_scan.c - the cl100k, Qwen2, o200k, DeepSeek-V3 and Tekken
  * pre-tokenizers 64 bytes at a time: each block's bytes get the classes of
  * their characters as bitmasks, the families' rules (families.c gives
  * their regexes) become mask arithmetic, and a block the rules do not
@@ -43,6 +43,8 @@
  *     ( ?X+ greedy) that has begun before it, from an X after an X or
  *     after SP (a single X before a mark is the prefix of its letters);
  *   - the tail of an X-run is [\r\n/]*: a / in it is no X to the rules.
+ * Tekken: o200k's rules without contractions (an apostrophe is an X) and
+ * with every number a piece.
  * DeepSeek-V3: X is \p{P}\p{S}; letters are [\p{L}\p{M}]+, and an ASCII
  * punctuation character is their prefix only before ASCII letters
  * ([!-/:-@[-`{-~][A-Za-z]+: a non-ASCII letter after those starts a
@@ -75,8 +77,15 @@ enum {
     F_CL100K = SIMDBPE__FAM_CL100K,
     F_QWEN2 = SIMDBPE__FAM_QWEN2,
     F_O200K = SIMDBPE__FAM_O200K,
-    F_DEEPSEEK = SIMDBPE__FAM_DEEPSEEK
+    F_DEEPSEEK = SIMDBPE__FAM_DEEPSEEK,
+    F_TEKKEN = SIMDBPE__FAM_TEKKEN
 };
+
+/* The families with o200k's letter classes (U, W, marks) and tail. */
+static inline int o200k_like(int fam)
+{
+    return fam == F_O200K || fam == F_TEKKEN;
+}
 
 static inline uint64_t bits_below(size_t k)
 {
@@ -199,7 +208,7 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
             f->bad = ctl;
         } else {
             f->X = valid & ~(m->letter | m->digit | m->ws);
-            if (fam == F_O200K) {
+            if (o200k_like(fam)) {
                 f->M = 0;
                 f->UO = m->letter & ~m->lower;
                 f->WO = m->letter & m->lower;
@@ -257,7 +266,7 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
     } else {
         f->L = m->letter | mL;
         f->X = valid & ~(f->L | f->N | f->W);
-        if (fam == F_O200K) {
+        if (o200k_like(fam)) {
             f->M = mM;
             f->X &= ~mM;
             f->UO = (m->letter & ~m->lower) | (p2 & ~p1 & p0);
@@ -360,7 +369,8 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
                                                const fmasks *f, const fmasks *nf, int fam,
                                                int ascii, handover *h, uint64_t *out)
 {
-    const int o200k = fam == F_O200K, ds = fam == F_DEEPSEEK, digits3 = fam != F_QWEN2;
+    const int o200k = o200k_like(fam), ds = fam == F_DEEPSEEK;
+    const int digits3 = fam != F_QWEN2 && fam != F_TEKKEN, cx = fam == F_O200K;
     /* ascii: the block has no byte >= 0x80, so that the compiler drops
      * what only multi-byte characters need. */
     const uint64_t cont = ascii ? 0 : f->cont, high = ascii ? 0 : f->high;
@@ -415,7 +425,7 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     /* o200k's contractions come first: the case rule starts afresh after
      * them. */
     uint64_t c_clear = 0, c_set = 0, next_clear = 0, next_set = 0;
-    if (o200k)
+    if (cx)
         contractions(s, n, b0, f->apos & ~h->clear & pL, h->set, 1, &c_clear, &c_set,
                      &next_clear, &next_set);
 
@@ -636,6 +646,9 @@ void simdbpe__fam_scan(int fam, simdbpe__pretok_state *st, size_t lo, size_t hi,
         break;
     case F_O200K:
         scan_chunk(st, lo, hi, starts, F_O200K);
+        break;
+    case F_TEKKEN:
+        scan_chunk(st, lo, hi, starts, F_TEKKEN);
         break;
     default:
         scan_chunk(st, lo, hi, starts, F_DEEPSEEK);

@@ -12,9 +12,10 @@
  * in the library), the tokenizer.json of gpt4o, llama3, llama3_1, qwen3
  * and deepseek_v3 from shared/models/NAME/tokenizer.json.zst, and the
  * synthetic kimi, qwen35 and nemotron (shared/models/synthetic: llama3's
- * vocabulary under Split regexes no scanner implements), which run the
- * generic regex path. That path is also run on the five families' models
- * (their patterns wrapped so no scanner claims them): the same ids.
+ * vocabulary under other Split regexes): kimi and qwen35 run the generic
+ * regex path, nemotron (Tekken's regex) its scanner. The generic path is
+ * also run on the scanners' models (their patterns wrapped so no scanner
+ * claims them): the same ids.
  * Under the sanitizers (slow) only the edge sets run, and the test says
  * so. Each model's compiled image is also checked: opened
  * untrusted from a copy, it must give the same ids on the edge set. And
@@ -157,9 +158,22 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
 
 /* The synthetic models: llama3's vocabulary under other families' Split
  * regexes, shared/models/synthetic/NAME.tokenizer.json.zst. */
+/* The synthetic models and the family each must load as: nemotron's
+ * Split is Tekken's pattern, which has a scanner; the others run the
+ * generic path. NULL for a model that is not synthetic. */
+static const char *synthetic_family(const char *name)
+{
+    static const char *const fams[][2] = {
+        {"kimi", "regex"}, {"qwen35", "regex"}, {"nemotron", "tekken"}};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
+        if (!strcmp(name, fams[i][0]))
+            return fams[i][1];
+    return NULL;
+}
+
 static int is_synthetic(const char *name)
 {
-    return !strcmp(name, "kimi") || !strcmp(name, "qwen35") || !strcmp(name, "nemotron");
+    return synthetic_family(name) != NULL;
 }
 
 /* The tokenizer.json of model NAME (shared/models), or skips the test. */
@@ -191,7 +205,7 @@ static simdbpe_model *open_model(const dirs *d, const char *name)
     cr_assert_eq(st, SIMDBPE_OK, "%s: %s", name, err.message);
     free(json);
     if (is_synthetic(name))
-        cr_assert_str_eq(simdbpe_model_pretokenizer(m), "regex", "%s", name);
+        cr_assert_str_eq(simdbpe_model_pretokenizer(m), synthetic_family(name), "%s", name);
     return m;
 }
 
@@ -443,13 +457,15 @@ Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
 /* Split regexes no scanner implements: the generic path. */
 Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
 Test(models, qwen35, .timeout = 900) { model_parity("qwen35"); }
+/* Tekken's pattern: its scanner. */
 Test(models, nemotron, .timeout = 900) { model_parity("nemotron"); }
-/* The five families' models through the generic path give their ids. */
+/* The scanners' models through the generic path give their ids. */
 Test(models, generic_r50k_base, .timeout = 900) { model_parity_of("r50k_base", 1); }
 Test(models, generic_llama3, .timeout = 900) { model_parity_of("llama3", 1); }
 Test(models, generic_qwen3, .timeout = 900) { model_parity_of("qwen3", 1); }
 Test(models, generic_gpt4o, .timeout = 900) { model_parity_of("gpt4o", 1); }
 Test(models, generic_deepseek_v3, .timeout = 900) { model_parity_of("deepseek_v3", 1); }
+Test(models, generic_nemotron, .timeout = 900) { model_parity_of("nemotron", 1); }
 
 /* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
  * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the
