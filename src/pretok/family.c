@@ -24,7 +24,7 @@
 #include "simdbpe.h"
 
 #define SIMDBPE__PRETOK_FAMILIES(X)                                                                \
-    X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3) X(regex) X(tekken)
+    X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3) X(regex) X(tekken) X(kimi)
 
 #define DECLARE(fam) extern const simdbpe__pretok_family simdbpe__pretok_##fam;
 SIMDBPE__PRETOK_FAMILIES(DECLARE)
@@ -36,7 +36,7 @@ static const simdbpe__pretok_family *const FAMILIES[] = {SIMDBPE__PRETOK_FAMILIE
 #define N_FAMILIES (sizeof FAMILIES / sizeof FAMILIES[0])
 
 /* The constants of pretok.h name these values. */
-_Static_assert(SIMDBPE__PRETOK_TEKKEN < N_FAMILIES, "a named family is not in the table");
+_Static_assert(SIMDBPE__PRETOK_KIMI < N_FAMILIES, "a named family is not in the table");
 
 const simdbpe__pretok_family *simdbpe__pretok_family_of(unsigned kind)
 {

@@ -12,8 +12,8 @@
  * in the library), the tokenizer.json of gpt4o, llama3, llama3_1, qwen3
  * and deepseek_v3 from shared/models/NAME/tokenizer.json.zst, and the
  * synthetic kimi, qwen35 and nemotron (shared/models/synthetic: llama3's
- * vocabulary under other Split regexes): kimi and qwen35 run the generic
- * regex path, nemotron (Tekken's regex) its scanner. The generic path is
+ * vocabulary under other Split regexes): qwen35 runs the generic regex
+ * path, kimi and nemotron (Tekken's regex) their scanners. The generic path is
  * also run on the scanners' models (their patterns wrapped so no scanner
  * claims them): the same ids.
  * Under the sanitizers (slow) only the edge sets run, and the test says
@@ -159,12 +159,12 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
 /* The synthetic models: llama3's vocabulary under other families' Split
  * regexes, shared/models/synthetic/NAME.tokenizer.json.zst. */
 /* The synthetic models and the family each must load as: nemotron's
- * Split is Tekken's pattern, which has a scanner; the others run the
- * generic path. NULL for a model that is not synthetic. */
+ * Split is Tekken's pattern and kimi's Kimi K2's, which have scanners;
+ * qwen35 runs the generic path. NULL for a model that is not synthetic. */
 static const char *synthetic_family(const char *name)
 {
     static const char *const fams[][2] = {
-        {"kimi", "regex"}, {"qwen35", "regex"}, {"nemotron", "tekken"}};
+        {"kimi", "kimi"}, {"qwen35", "regex"}, {"nemotron", "tekken"}};
     for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
         if (!strcmp(name, fams[i][0]))
             return fams[i][1];
@@ -454,10 +454,10 @@ Test(models, llama3, .timeout = 900) { model_parity("llama3"); }
 Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
 Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }
 Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
-/* Split regexes no scanner implements: the generic path. */
-Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
+/* A Split regex no scanner implements: the generic path. */
 Test(models, qwen35, .timeout = 900) { model_parity("qwen35"); }
-/* Tekken's pattern: its scanner. */
+/* Kimi K2's and Tekken's patterns: their scanners. */
+Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
 Test(models, nemotron, .timeout = 900) { model_parity("nemotron"); }
 /* The scanners' models through the generic path give their ids. */
 Test(models, generic_r50k_base, .timeout = 900) { model_parity_of("r50k_base", 1); }
@@ -466,6 +466,7 @@ Test(models, generic_qwen3, .timeout = 900) { model_parity_of("qwen3", 1); }
 Test(models, generic_gpt4o, .timeout = 900) { model_parity_of("gpt4o", 1); }
 Test(models, generic_deepseek_v3, .timeout = 900) { model_parity_of("deepseek_v3", 1); }
 Test(models, generic_nemotron, .timeout = 900) { model_parity_of("nemotron", 1); }
+Test(models, generic_kimi, .timeout = 900) { model_parity_of("kimi", 1); }
 
 /* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
  * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the

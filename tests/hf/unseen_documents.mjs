@@ -142,10 +142,10 @@ function wrapped(json) {
   return JSON.stringify(t);
 }
 // The synthetic models: llama3's vocabulary under Kimi K2's, Qwen3.5's and
-// Nemotron's (= Tekken's) Split regexes. kimi and qwen35 run the generic path
-// as they are; nemotron runs the tekken scanner, and wrapped the generic path.
+// Nemotron's (= Tekken's) Split regexes. qwen35 runs the generic path as it
+// is; kimi and nemotron run their scanners, and wrapped the generic path.
 const fileModels = ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3'];
-const genericAsTheyAre = ['kimi', 'qwen35'];
+const genericAsTheyAre = ['qwen35'];
 for (const m of [...fileModels, 'kimi', 'qwen35', 'nemotron']) {
   const zst = fileModels.includes(m) ? path.join(modelsDir, m, 'tokenizer.json.zst')
     : path.join(modelsDir, 'synthetic', `${m}.tokenizer.json.zst`);

@@ -266,7 +266,8 @@ Test(model, free_null_is_a_no_op)
  * stores the value, so the order may only grow at the end. */
 Test(model, pretokenizer_names_in_the_order_of_their_stored_values)
 {
-    static const char *const want[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3", "tekken"};
+    static const char *const want[] = {"gpt2",        "cl100k", "qwen2", "o200k",
+                                       "deepseek_v3", "tekken", "kimi"};
     const size_t n_want = sizeof want / sizeof want[0];
     size_t n = 0;
     for (const char *name; (name = simdbpe_pretokenizer_name_at(n)); n++)
