@@ -670,24 +670,20 @@ static SIMDBPE_ALWAYS_INLINE void scan_chunk(simdbpe__pretok_state *st, size_t l
 void simdbpe__fam_scan(int fam, simdbpe__pretok_state *st, size_t lo, size_t hi,
                        uint64_t *starts)
 {
+    /* One scanner compiled for each family: `fam` a constant in each. */
+#define SCAN_AS(f)                                                                                 \
+    case f:                                                                                        \
+        scan_chunk(st, lo, hi, starts, f);                                                         \
+        break;
     switch (fam) {
-    case F_CL100K:
-        scan_chunk(st, lo, hi, starts, F_CL100K);
-        break;
-    case F_QWEN2:
-        scan_chunk(st, lo, hi, starts, F_QWEN2);
-        break;
-    case F_O200K:
-        scan_chunk(st, lo, hi, starts, F_O200K);
-        break;
-    case F_TEKKEN:
-        scan_chunk(st, lo, hi, starts, F_TEKKEN);
-        break;
-    case F_KIMI:
-        scan_chunk(st, lo, hi, starts, F_KIMI);
-        break;
+        SCAN_AS(F_CL100K)
+        SCAN_AS(F_QWEN2)
+        SCAN_AS(F_O200K)
+        SCAN_AS(F_TEKKEN)
+        SCAN_AS(F_KIMI)
     default:
         scan_chunk(st, lo, hi, starts, F_DEEPSEEK);
         break;
     }
+#undef SCAN_AS
 }
