@@ -53,7 +53,7 @@
 #include "ucd_ranges.h"
 #include "utf8_valid.h"
 
-/* Classes of a code point, as bits: ucd.h's properties, and two more. */
+/* Classes of a code point, as bits: ucd.h's properties, and three more. */
 enum {
     C_L = SIMDBPE__UCD_L,   /* \p{L} */
     C_N = SIMDBPE__UCD_N,   /* \p{N} */
@@ -127,7 +127,7 @@ int simdbpe__fam_is_han(uint32_t cp)
 {
     if (cp < 0x2E80)
         return 0;
-    if (cp >= 0x4E00 && cp <= 0x9FFF)
+    if (cp >= 0x4E00 && cp <= 0x9FFF) /* the most common of the ranges */
         return 1;
     size_t lo = 0, hi = han_ranges->n;
     while (lo < hi) {

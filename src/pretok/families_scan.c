@@ -1,9 +1,9 @@
 /*
- * families_scan.c - the cl100k, Qwen2, o200k, DeepSeek-V3 and Tekken
- * pre-tokenizers 64 bytes at a time: each block's bytes get the classes of
- * their characters as bitmasks, the families' rules (families.c gives
- * their regexes) become mask arithmetic, and a block the rules do not
- * cover goes one piece at a time (simdbpe__fam_piece_end).
+ * families_scan.c - the cl100k, Qwen2, o200k, DeepSeek-V3, Tekken and
+ * Kimi K2 pre-tokenizers 64 bytes at a time: each block's bytes get the
+ * classes of their characters as bitmasks, the families' rules (families.c
+ * gives their regexes) become mask arithmetic, and a block the rules do
+ * not cover goes one piece at a time (simdbpe__fam_piece_end).
  *
  * Classes. The kernel set classifies ASCII bytes; every multi-byte
  * character gets its class code (ucd.h: one of OTHER WS N PS M UO WO B,
