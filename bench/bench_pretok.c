@@ -14,8 +14,9 @@
  *                GPT-2 its reference scanner);
  *   FAMILY-regex the generic path (src/pretok/regex.h: Oniguruma) on the
  *                family's own Split patterns, and on the Split patterns of
- *                the synthetic models kimi, qwen35 and nemotron
- *                (shared/models/synthetic/README.md), which have no scanner.
+ *                the synthetic model qwen35
+ *                (shared/models/synthetic/README.md), which has no scanner
+ *                (nemotron's is tekken's, kimi's kimi's).
  * -s keeps the scanners named (e.g. -s o200k-block,o200k; all by default).
  * Prints per file and scanner the median MB/s (10^6 bytes per second of
  * this thread's CPU time, which a loaded shared machine disturbs least) and
@@ -62,22 +63,12 @@ static size_t pieces_regex(const simdbpe__regex *rx, const uint8_t *s, size_t n)
     return pieces;
 }
 
-/* The synthetic models' patterns, as their tokenizer.json files spell them. */
+/* The synthetic model's pattern, as its tokenizer.json file spells it. */
 static const struct {
     const char *name, *pattern;
 } synthetic[] = {
-    {"kimi-regex",
-     "[\\p{Han}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
-     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?"
-     "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
-     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
-     "\\s+(?!\\S)|\\s+"},
     {"qwen35-regex", "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?[\\p{L}\\p{M}]+|\\p{N}| "
                      "?[^\\s\\p{L}\\p{M}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
-    {"nemotron-regex",
-     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|"
-     "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|"
-     "\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"},
 };
 
 /* One generic-path row: its regex and name. */
@@ -129,6 +120,10 @@ static const struct {
     {"o200k", SIMDBPE__PRETOK_O200K, 0},
     {"deepseek_v3-block", SIMDBPE__PRETOK_DEEPSEEK_V3, 1},
     {"deepseek_v3", SIMDBPE__PRETOK_DEEPSEEK_V3, 0},
+    {"tekken-block", SIMDBPE__PRETOK_TEKKEN, 1},
+    {"tekken", SIMDBPE__PRETOK_TEKKEN, 0},
+    {"kimi-block", SIMDBPE__PRETOK_KIMI, 1},
+    {"kimi", SIMDBPE__PRETOK_KIMI, 0},
 };
 
 int main(int argc, char **argv)

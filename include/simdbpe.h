@@ -129,10 +129,11 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_memory(const char *vocab_json, siz
 
 /*
  * A model from the contents of an HF tokenizers `tokenizer.json` (a
- * byte-level BPE model). Its pre-tokenizer must be one of the families
- * this library implements (GPT-2, cl100k/Llama-3, Qwen2, o200k,
- * DeepSeek-V3), recognised from its exact Split patterns; any other is
- * SIMDBPE_ERR_UNSUPPORTED with the pattern quoted. Honoured: the NFC
+ * byte-level BPE model). Its pre-tokenizer is one of the families this
+ * library scans itself (GPT-2, cl100k/Llama-3, Qwen2, o200k, DeepSeek-V3,
+ * Tekken/Nemotron, Kimi K2), recognised from its exact Split patterns, or other
+ * Splits run by Oniguruma ("regex"); a pattern that cannot be run exactly
+ * is SIMDBPE_ERR_UNSUPPORTED with the pattern quoted. Honoured: the NFC
  * normalizer, ignore_merges, every added token (special or not: see
  * simdbpe_encode), the post-processor's ids (encode option
  * add_special_tokens).
@@ -285,9 +286,10 @@ SIMDBPE_API simdbpe_status simdbpe_model_load_file(const char *path, simdbpe_mod
 SIMDBPE_API const char *simdbpe_model_name_at(size_t i);
 
 /* The model's pre-tokenizer family: one of simdbpe_pretokenizer_name_at's
- * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"), or "regex" for
- * a tokenizer.json whose Split regexes no scanner implements (run by
- * Oniguruma as HF tokenizers runs them; the trainer does not take it). */
+ * names ("gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3", "tekken",
+ * "kimi"), or "regex" for a tokenizer.json whose Split regexes no scanner
+ * implements (run by Oniguruma as HF tokenizers runs them; the trainer
+ * does not take it). */
 SIMDBPE_API const char *simdbpe_model_pretokenizer(const simdbpe_model *model);
 
 /* The i-th pre-tokenizer family this library implements (i from 0), or

@@ -99,8 +99,8 @@ typedef struct simdbpe_train_options {
     simdbpe_train_progress_fn progress; /* may be NULL */
     void *progress_user;
     /* The pre-tokenizer family the words come from: "gpt2" (NULL),
-     * "cl100k" (Llama-3), "qwen2", "o200k" or "deepseek_v3". No normalizer
-     * is applied. */
+     * "cl100k" (Llama-3), "qwen2", "o200k", "deepseek_v3", "tekken" or
+     * "kimi". No normalizer is applied. */
     const char *pre_tokenizer;
 } simdbpe_train_options;
 

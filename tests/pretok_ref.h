@@ -16,7 +16,13 @@
  * punctuation, symbols, format and control characters, unassigned and
  * private-use code points, the CJK and kana of DeepSeek's second Split
  * (letters, and the punctuation, symbols, marks and gaps of its ranges),
- * and the letters of the contractions with U+017F (long s).
+ * Han characters of every category Kimi K2's [\p{Han}]+ takes, and the
+ * letters of the contractions with U+017F (long s).
+ *
+ * PCRE2 10.42 has no class intersection: Kimi K2's [C&&[^\p{Han}]] is
+ * given to it as (?:(?!\p{sc:Han})[C]), the same set, and its \p{Han} as
+ * \p{sc:Han}: PCRE2's \p{Han} is Script_Extensions=Han (U+30FB too),
+ * Oniguruma's (HF's) Script=Han (ref_pcre2_pattern).
  */
 #ifndef SIMDBPE_TESTS_PRETOK_REF_H
 #define SIMDBPE_TESTS_PRETOK_REF_H
@@ -38,7 +44,9 @@ static const uint32_t REF_ALPHABET[] = {
     0x1C5, 0x2B0, 0x5D0, 0x3B1, 0x391, 0x436, 0x416, 0x301, 0x308, 0x903, 0x20DD, 0x663, 0xBD,
     0x216B, 0xFF11, 0xA0, 0x3000, 0x2028, 0x85, 0x200D, 0xFEFF, 0x2014, 0x2018, 0x2019, 0x2212,
     0x263A, 0x2C2, 0x4E00, 0x4E8C, 0x9FA5, 0x9FA6, 0x3042, 0x30A2, 0x30FC, 0x3007, 0xE000,
-    0x1F600, 0x10FFFD, 0xAC00, 0x1100, 0x30FB, 0x309B, 0x30A0, 0x3040, 0x3099, 0x309F};
+    0x1F600, 0x10FFFD, 0xAC00, 0x1100, 0x30FB, 0x309B, 0x30A0, 0x3040, 0x3099, 0x309F,
+    /* Han that is no Lo (Kimi K2): Lm, So, Nl, Mc; and of 4 bytes */
+    0x3005, 0x2E80, 0x3021, 0x16FF0, 0x20000};
 #define REF_ALPHABET_N (sizeof REF_ALPHABET / sizeof REF_ALPHABET[0])
 
 typedef struct ref_family {
@@ -53,6 +61,41 @@ static inline void ref_die(const char *what)
     abort();
 }
 
+/* `pat` with each class [C&&[^\p{Han}]] (C without brackets) written
+ * (?:(?!\p{sc:Han})[C]) and every other \p{Han} \p{sc:Han}; malloc'd.
+ * Any other && aborts. */
+static inline char *ref_pcre2_pattern(const char *pat)
+{
+    static const char inter[] = "&&[^\\p{Han}]]";
+    char *out = malloc(4 * strlen(pat) + 1);
+    size_t o = 0;
+    for (const char *p = pat; *p;) {
+        const char *hit = strstr(p, inter);
+        if (!hit) {
+            strcpy(out + o, p);
+            o += strlen(p);
+            break;
+        }
+        const char *open = hit;
+        while (open > p && *open != '[')
+            open--;
+        if (*open != '[' || (open > pat && open[-1] == '\\'))
+            ref_die("a class intersection pretok_ref.h cannot rewrite");
+        memcpy(out + o, p, (size_t)(open - p));
+        o += (size_t)(open - p);
+        o += (size_t)sprintf(out + o, "(?:(?!\\p{sc:Han})%.*s])", (int)(hit - open), open);
+        p = hit + strlen(inter);
+    }
+    out[o] = '\0';
+    if (strstr(out, "&&"))
+        ref_die("a class intersection pretok_ref.h cannot rewrite");
+    for (char *h; (h = strstr(out, "\\p{Han}")) != NULL;) {
+        memmove(h + 6, h + 3, strlen(h + 3) + 1); /* \p{Han} -> \p{sc:Han} */
+        memcpy(h + 3, "sc:", 3);
+    }
+    return out;
+}
+
 static inline void ref_open(ref_family *f, unsigned kind)
 {
     const simdbpe__pretok_family *fam = simdbpe__pretok_family_of(kind);
@@ -63,8 +106,10 @@ static inline void ref_open(ref_family *f, unsigned kind)
     for (size_t i = 0; i < f->n; i++) {
         int code;
         PCRE2_SIZE off;
-        f->re[i] = pcre2_compile((PCRE2_SPTR)pats[i], PCRE2_ZERO_TERMINATED,
+        char *pat = ref_pcre2_pattern(pats[i]);
+        f->re[i] = pcre2_compile((PCRE2_SPTR)pat, PCRE2_ZERO_TERMINATED,
                                  PCRE2_UTF | PCRE2_UCP | PCRE2_NO_UTF_CHECK, &code, &off, NULL);
+        free(pat);
         if (!f->re[i])
             ref_die("a family pattern does not compile");
     }
@@ -135,7 +180,7 @@ static inline unsigned ref_pcre_classes(uint32_t cp)
 {
     static const char *const cls[] = {"\\p{L}", "\\p{N}", "\\s", "\\p{M}", "\\p{P}",
                                       "\\p{S}", "\\p{Lu}", "\\p{Ll}", "\\p{Lt}", "\\p{Lm}",
-                                      "\\p{Lo}"};
+                                      "\\p{Lo}", "\\p{sc:Han}"};
     unsigned bits = 0;
     uint8_t buf[4];
     size_t len = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;

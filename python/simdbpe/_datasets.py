@@ -54,7 +54,7 @@ def train(files=(), *, texts=None, output=None, vocab_size=30000, min_frequency=
     "lines": every line is a document; "documents": every stream is one,
     or its parts between occurrences of doc_separator. pre_tokenizer: the
     family whose pieces the words are ("gpt2", "cl100k", "qwen2", "o200k",
-    "deepseek_v3"). special_tokens get the last ids. output: a directory
+    "deepseek_v3", "tekken", "kimi"). special_tokens get the last ids. output: a directory
     that receives vocab.json, merges.txt, tokenizer.json (and
     special_tokens), written atomically; without it the model lives in a
     temporary directory only while it is loaded. Counting and merging run

@@ -13,6 +13,10 @@
  *           | ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
  *           U = [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}], W = [\p{Ll}\p{Lm}\p{Lo}\p{M}],
  *           C = (?i:'s|'t|'re|'ve|'m|'ll|'d)
+ *   tekken  o200k's without C and with \p{N} for \p{N}{1,3} (Mistral's Tekken,
+ *           NVIDIA's Nemotron 3)
+ *   kimi    [\p{Han}]+|o200k's with Han taken out of U and W, and [\r\n]*
+ *           for [\r\n/]* (Kimi K2)
  *   deepseek_v3  three Isolated Splits, each re-splitting the pieces of
  *           the one before: \p{N}{1,3}; runs of [一-龥぀-ゟ゠-ヿ]; then
  *           [ASCII punctuation][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+
@@ -46,9 +50,10 @@
 
 #include "common.h"
 #include "ucd.h"
+#include "ucd_ranges.h"
 #include "utf8_valid.h"
 
-/* Classes of a code point, as bits: ucd.h's properties, and two more. */
+/* Classes of a code point, as bits: ucd.h's properties, and three more. */
 enum {
     C_L = SIMDBPE__UCD_L,   /* \p{L} */
     C_N = SIMDBPE__UCD_N,   /* \p{N} */
@@ -58,8 +63,9 @@ enum {
     C_S = SIMDBPE__UCD_S,   /* \p{S} */
     C_UP = SIMDBPE__UCD_UP, /* Lu Lt Lm Lo */
     C_LO = SIMDBPE__UCD_LO, /* Ll Lm Lo */
-    C_X = 256,  /* neither \p{L}, \p{N} nor \s: [^\s\p{L}\p{N}] */
-    C_CJK = 512 /* DeepSeek-V3's second Split: 一-龥 ぀-ゟ ゠-ヿ (its classes dropped) */
+    C_X = 256,   /* neither \p{L}, \p{N} nor \s: [^\s\p{L}\p{N}] */
+    C_CJK = 512, /* DeepSeek-V3's second Split: 一-龥 ぀-ゟ ゠-ヿ (its classes dropped) */
+    C_HAN = 1024 /* Kimi K2: \p{Han} (Script=Han), then in no U or W class (K_HAN) */
 };
 
 /* The scanners' classes of a code point, from the Unicode 16.0.0
@@ -75,9 +81,14 @@ static inline unsigned props_of(uint32_t cp)
  * them with one load. */
 static uint16_t ascii_props[128];
 static pthread_once_t ascii_once = PTHREAD_ONCE_INIT;
+/* Script=Han (Unicode 16.0.0), the generic path's ranges (ucd_ranges.c). */
+static const simdbpe__ucd_range_set *han_ranges;
 
 static void init_ascii(void)
 {
+    for (size_t k = 0; k < simdbpe__ucd_n_range_sets; k++)
+        if (strcmp(simdbpe__ucd_range_sets[k].name, "Han") == 0)
+            han_ranges = &simdbpe__ucd_range_sets[k];
     for (uint32_t c = 0; c < 128; c++) {
         unsigned p = simdbpe__ucd_props_ascii[c];
         ascii_props[c] =
@@ -112,6 +123,25 @@ static inline size_t ascii_run(const uint8_t *s, size_t n, size_t i, uint8_t fol
     return i;
 }
 
+int simdbpe__fam_is_han(uint32_t cp)
+{
+    if (cp < 0x2E80)
+        return 0;
+    if (cp >= 0x4E00 && cp <= 0x9FFF) /* the most common of the ranges */
+        return 1;
+    size_t lo = 0, hi = han_ranges->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < han_ranges->ranges[mid][0])
+            hi = mid;
+        else if (cp > han_ranges->ranges[mid][1])
+            lo = mid + 1;
+        else
+            return 1;
+    }
+    return 0;
+}
+
 static inline int is_cjk(uint32_t cp)
 {
     return (cp >= 0x4E00 && cp <= 0x9FA5) || (cp >= 0x3040 && cp <= 0x30FF);
@@ -124,7 +154,10 @@ static inline int is_cjk(uint32_t cp)
 enum {
     K_PLAIN = 0,   /* no such pieces (every other family) */
     K_OUTSIDE = 1, /* in a piece between CJK runs: CJK characters are C_CJK only */
-    K_INSIDE = 2   /* in a CJK run: every other character is C_CJK only */
+    K_INSIDE = 2,  /* in a CJK run: every other character is C_CJK only */
+    /* Kimi K2's classes: Han characters are C_HAN and in no U or W class
+     * (C_UP, C_LO, C_M dropped; \p{L}, \p{N} and C_X as they are) */
+    K_HAN = 3
 };
 
 /* The classes of the code point at s[i] and its length; 0 classes past n.
@@ -142,6 +175,10 @@ static inline unsigned cls_at_k(const uint8_t *s, size_t n, size_t i, size_t *le
     uint32_t cp = simdbpe__utf8_decode(s, i, len);
     if (k == K_PLAIN)
         return props_of(cp);
+    if (k == K_HAN) {
+        unsigned p = props_of(cp);
+        return simdbpe__fam_is_han(cp) ? (p & ~(unsigned)(C_UP | C_LO | C_M)) | C_HAN : p;
+    }
     if (k == K_OUTSIDE)
         return is_cjk(cp) ? C_CJK : props_of(cp);
     return is_cjk(cp) ? props_of(cp) : C_CJK;
@@ -335,21 +372,33 @@ static size_t cl100k_slow(const uint8_t *s, size_t n, size_t i, unsigned digits)
     return other_or_whitespace(s, n, i, c, 0);
 }
 
-/* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p: the end, or 0. */
-static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
+/* What sets o200k's relatives apart from it. */
+typedef struct o200k_variant {
+    unsigned digits; /* \p{N}{1,digits} */
+    uint8_t cx;      /* the contraction suffix C after letters */
+    uint8_t slash;   /* [\r\n/]* after punctuation, else [\r\n]* */
+    uint8_t han;     /* [\p{Han}]+ first, and Han in no letter class (K_HAN) */
+} o200k_variant;
+static const o200k_variant O200K = {3, 1, 1, 0}, TEKKEN = {1, 0, 1, 0}, KIMI = {3, 1, 0, 1};
+
+/* o200k's U*W+ (w_plus) or U+W* (!w_plus) from p, then C if v->cx: the
+ * end, or 0. */
+static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus,
+                            const o200k_variant *v)
 {
     const unsigned U = C_UP | C_M, W = C_LO | C_M;
-    size_t u = run(s, n, p, U);
+    const int k = v->han ? K_HAN : K_PLAIN;
+    size_t u = run_k(s, n, p, U, k);
     size_t e;
     if (w_plus) {
         size_t len;
-        if (cls_at(s, n, u, &len) & W) {
-            e = run(s, n, u, W);
+        if (cls_at_k(s, n, u, &len, k) & W) {
+            e = run_k(s, n, u, W, k);
         } else {
             /* U* gives back to the last W inside the run. */
             e = 0;
             for (size_t q = p; q < u; q += len) {
-                unsigned c = cls_at(s, n, q, &len);
+                unsigned c = cls_at_k(s, n, q, &len, k);
                 if (c & W)
                     e = q + len;
             }
@@ -359,15 +408,15 @@ static size_t o200k_letters(const uint8_t *s, size_t n, size_t p, int w_plus)
     } else {
         if (u == p)
             return 0;
-        e = run(s, n, u, W);
+        e = run_k(s, n, u, W, k);
     }
-    return e + contraction(s, n, e);
+    return v->cx ? e + contraction(s, n, e) : e;
 }
 
 /* o200k's letter alternatives all in ASCII ([A-Z]*[a-z]+ or [A-Z]+, maybe
- * after one other ASCII character, then a contraction): the end, 0 for
- * other text, DEFER for runs that may go on in non-ASCII. */
-static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
+ * after one other ASCII character, then a contraction if `cx`): the end,
+ * 0 for other text, DEFER for runs that may go on in non-ASCII. */
+static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i, int cx)
 {
     uint8_t c = s[i];
     size_t p;
@@ -385,38 +434,41 @@ static inline size_t ascii_cased_word(const uint8_t *s, size_t n, size_t i)
     size_t e = ascii_run(s, n, u, 0);
     if (e < n && s[e] >= 0x80)
         return DEFER;
-    return e < n && s[e] == '\'' ? e + contraction(s, n, e) : e;
+    return cx && e < n && s[e] == '\'' ? e + contraction(s, n, e) : e;
 }
 
-/* o200k's pieces that the ASCII paths tell: the end, or 0. */
-static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i)
+/* o200k's pieces that the ASCII paths tell: the end, or 0. They never
+ * decide before a non-ASCII character (no Han among ASCII). */
+static inline size_t o200k_fast(const uint8_t *s, size_t n, size_t i, const o200k_variant *v)
 {
-    size_t w = ascii_cased_word(s, n, i);
+    size_t w = ascii_cased_word(s, n, i, v->cx);
     if (w)
         return w == DEFER ? 0 : w;
     /* Not one other character before non-ASCII, which may be letters
      * (the letter alternatives come first and take it as their prefix). */
     if (A_X(s[i]) && i + 1 < n && s[i + 1] >= 0x80)
         return 0;
-    return ascii_other(s, n, i, 1);
+    return ascii_other(s, n, i, v->slash);
 }
 
-/* o200k: the general path. */
-static size_t o200k_slow(const uint8_t *s, size_t n, size_t i)
+/* o200k and its relatives: the general path. */
+static size_t o200k_slow(const uint8_t *s, size_t n, size_t i, const o200k_variant *v)
 {
     size_t len;
-    unsigned c = cls_at(s, n, i, &len);
+    unsigned c = cls_at_k(s, n, i, &len, v->han ? K_HAN : K_PLAIN);
+    if (c & C_HAN)
+        return run_k(s, n, i + len, C_HAN, K_HAN);
     int prefix = !(c & (C_L | C_N)) && !is_break(s[i]);
     for (int w_plus = 1; w_plus >= 0; w_plus--) {
         size_t e;
-        if (prefix && (e = o200k_letters(s, n, i + len, w_plus)) != 0)
+        if (prefix && (e = o200k_letters(s, n, i + len, w_plus, v)) != 0)
             return e;
-        if ((e = o200k_letters(s, n, i, w_plus)) != 0)
+        if ((e = o200k_letters(s, n, i, w_plus, v)) != 0)
             return e;
     }
     if (c & C_N)
-        return numbers(s, n, i, 3);
-    return other_or_whitespace(s, n, i, c, 1);
+        return numbers(s, n, i, v->digits);
+    return other_or_whitespace(s, n, i, c, v->slash);
 }
 
 /* ---- DeepSeek-V3 ---- */
@@ -499,8 +551,20 @@ static size_t qwen2_piece(const uint8_t *s, size_t n, size_t i)
 
 static size_t o200k_end(const uint8_t *s, size_t n, size_t i)
 {
-    size_t e = o200k_fast(s, n, i);
-    return e ? e : o200k_slow(s, n, i);
+    size_t e = o200k_fast(s, n, i, &O200K);
+    return e ? e : o200k_slow(s, n, i, &O200K);
+}
+
+static size_t tekken_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = o200k_fast(s, n, i, &TEKKEN);
+    return e ? e : o200k_slow(s, n, i, &TEKKEN);
+}
+
+static size_t kimi_end(const uint8_t *s, size_t n, size_t i)
+{
+    size_t e = o200k_fast(s, n, i, &KIMI);
+    return e ? e : o200k_slow(s, n, i, &KIMI);
 }
 
 /* ------------------------------------------------------------ the records */
@@ -514,6 +578,10 @@ size_t simdbpe__fam_piece_end(int fam, const uint8_t *s, size_t n, size_t i)
         return qwen2_piece(s, n, i);
     case SIMDBPE__FAM_O200K:
         return o200k_end(s, n, i);
+    case SIMDBPE__FAM_TEKKEN:
+        return tekken_end(s, n, i);
+    case SIMDBPE__FAM_KIMI:
+        return kimi_end(s, n, i);
     default:
         return deepseek_end(s, n, i);
     }
@@ -541,6 +609,8 @@ ENTRY_POINTS(cl100k, SIMDBPE__FAM_CL100K, cl100k_piece)
 ENTRY_POINTS(qwen2, SIMDBPE__FAM_QWEN2, qwen2_piece)
 ENTRY_POINTS(o200k, SIMDBPE__FAM_O200K, o200k_end)
 ENTRY_POINTS(deepseek_v3, SIMDBPE__FAM_DEEPSEEK, deepseek_end)
+ENTRY_POINTS(tekken, SIMDBPE__FAM_TEKKEN, tekken_end)
+ENTRY_POINTS(kimi, SIMDBPE__FAM_KIMI, kimi_end)
 
 /* The Split patterns of each family, exactly as their tokenizer.json
  * files spell them (escapes resolved: "\\p" is backslash-p; DeepSeek-V3's
@@ -556,6 +626,16 @@ static const char *const O200K_PATTERNS[] = {
     "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+"
     "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| "
     "?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const TEKKEN_PATTERNS[] = {
+    "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+"
+    "|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*"
+    "|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"};
+static const char *const KIMI_PATTERNS[] = {
+    "[\\p{Han}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
+    "[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?"
+    "[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*"
+    "(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|"
+    "\\s+(?!\\S)|\\s+"};
 static const char *const DEEPSEEK_PATTERNS[] = {
     "\\p{N}{1,3}",
     "[\xE4\xB8\x80-\xE9\xBE\xA5\xE3\x81\x80-\xE3\x82\x9F\xE3\x82\xA0-\xE3\x83\xBF]+",
@@ -571,7 +651,8 @@ static const simdbpe__pretok_spelling CL100K_SPELLINGS[] = {
 
 /* Their pieces, read one way or the other, start anew at the cuts.c
  * shapes, but for line breaks (".\n" is one piece); runs of \p{N} are
- * split into single characters (Qwen2) or groups of three (digits). */
+ * split into single characters (Qwen2, Tekken) or groups of three
+ * (digits). */
 #define FAMILY(fam, title, pats, spelled, n_spelled, digits)                                       \
     const simdbpe__pretok_family simdbpe__pretok_##fam = {                                         \
         .name = title,                                                                             \
@@ -592,3 +673,7 @@ FAMILY(cl100k, "cl100k", CL100K_PATTERNS, CL100K_SPELLINGS, 1, 3)
 FAMILY(qwen2, "qwen2", QWEN2_PATTERNS, NULL, 0, 1)
 FAMILY(o200k, "o200k", O200K_PATTERNS, NULL, 0, 3)
 FAMILY(deepseek_v3, "deepseek_v3", DEEPSEEK_PATTERNS, NULL, 0, 3)
+FAMILY(tekken, "tekken", TEKKEN_PATTERNS, NULL, 0, 1)
+/* Kimi K2's \p{N}{1,3} counts its groups from where a piece starts, but
+ * a Han number (〇) starting a run is [\p{Han}]+'s: no cuts inside runs. */
+FAMILY(kimi, "kimi", KIMI_PATTERNS, NULL, 0, 0)

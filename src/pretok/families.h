@@ -1,6 +1,6 @@
 /*
- * families.h - what the block scanner of the cl100k, Qwen2, o200k and
- * DeepSeek-V3 pre-tokenizers (families_scan.c) takes from their piece
+ * families.h - what the block scanner of the cl100k, Qwen2, o200k,
+ * DeepSeek-V3, Tekken and Kimi K2 pre-tokenizers (families_scan.c) takes from their piece
  * scanners (families.c), and gives back. Internal to src/pretok.
  */
 #ifndef SIMDBPE_PRETOK_FAMILIES_H
@@ -11,8 +11,21 @@
 
 #include "pretok.h"
 
-/* The families the block scanner serves. */
-enum { SIMDBPE__FAM_CL100K, SIMDBPE__FAM_QWEN2, SIMDBPE__FAM_O200K, SIMDBPE__FAM_DEEPSEEK };
+/* The families the block scanner serves (Tekken's rules are o200k's
+ * without the contraction suffix, with Qwen2's single \p{N}; Kimi K2's
+ * o200k's with Han apart). */
+enum {
+    SIMDBPE__FAM_CL100K,
+    SIMDBPE__FAM_QWEN2,
+    SIMDBPE__FAM_O200K,
+    SIMDBPE__FAM_DEEPSEEK,
+    SIMDBPE__FAM_TEKKEN,
+    SIMDBPE__FAM_KIMI
+};
+
+/* Whether cp is in Script=Han (Unicode 16.0.0), for Kimi K2's scanners;
+ * valid once a family scanner has been entered (families.c). */
+int simdbpe__fam_is_han(uint32_t cp);
 
 /* The end of family `fam`'s piece that starts at s[i] (i < n, a piece
  * start), one code point at a time (families.c). */

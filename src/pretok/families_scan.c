@@ -1,9 +1,9 @@
 /*
- * families_scan.c - the cl100k, Qwen2, o200k and DeepSeek-V3
- * pre-tokenizers 64 bytes at a time: each block's bytes get the classes of
- * their characters as bitmasks, the families' rules (families.c gives
- * their regexes) become mask arithmetic, and a block the rules do not
- * cover goes one piece at a time (simdbpe__fam_piece_end).
+ * families_scan.c - the cl100k, Qwen2, o200k, DeepSeek-V3, Tekken and
+ * Kimi K2 pre-tokenizers 64 bytes at a time: each block's bytes get the
+ * classes of their characters as bitmasks, the families' rules (families.c
+ * gives their regexes) become mask arithmetic, and a block the rules do
+ * not cover goes one piece at a time (simdbpe__fam_piece_end).
  *
  * Classes. The kernel set classifies ASCII bytes; every multi-byte
  * character gets its class code (ucd.h: one of OTHER WS N PS M UO WO B,
@@ -43,6 +43,15 @@
  *     ( ?X+ greedy) that has begun before it, from an X after an X or
  *     after SP (a single X before a mark is the prefix of its letters);
  *   - the tail of an X-run is [\r\n/]*: a / in it is no X to the rules.
+ * Tekken: o200k's rules without contractions (an apostrophe is an X) and
+ * with every number a piece. Kimi K2: o200k's rules without / in the
+ * tails, for blocks without Han characters; a block with one goes one
+ * piece at a time, and Han characters are in no class but N (H), so that
+ * the blocks around it see one as what it is to them: no letter,
+ * whitespace or X, the end of a piece ([\p{Han}]+ stops at none of those,
+ * and none of them runs on into Han but an X-run into a Han symbol, which
+ * is that block's to scan); a Han number keeps a run of \p{N}{1,3} going
+ * into the next block, counted from where its pieces reached.
  * DeepSeek-V3: X is \p{P}\p{S}; letters are [\p{L}\p{M}]+, and an ASCII
  * punctuation character is their prefix only before ASCII letters
  * ([!-/:-@[-`{-~][A-Za-z]+: a non-ASCII letter after those starts a
@@ -75,8 +84,16 @@ enum {
     F_CL100K = SIMDBPE__FAM_CL100K,
     F_QWEN2 = SIMDBPE__FAM_QWEN2,
     F_O200K = SIMDBPE__FAM_O200K,
-    F_DEEPSEEK = SIMDBPE__FAM_DEEPSEEK
+    F_DEEPSEEK = SIMDBPE__FAM_DEEPSEEK,
+    F_TEKKEN = SIMDBPE__FAM_TEKKEN,
+    F_KIMI = SIMDBPE__FAM_KIMI
 };
+
+/* The families with o200k's letter classes (U, W, marks). */
+static inline int o200k_like(int fam)
+{
+    return fam == F_O200K || fam == F_TEKKEN || fam == F_KIMI;
+}
 
 static inline uint64_t bits_below(size_t k)
 {
@@ -147,6 +164,7 @@ typedef struct fmasks {
     uint64_t N, W, SP, BR, apos, slash;
     uint64_t UO, WO; /* o200k: Lu Lt; Ll */
     uint64_t CJK;    /* DeepSeek-V3: its second Split's ranges */
+    uint64_t H;      /* Kimi K2: Han characters (in no other class here) */
     uint64_t AL;     /* DeepSeek-V3: ASCII letters */
     uint64_t cont;   /* continuation bytes */
     uint64_t high;   /* bytes of multi-byte characters */
@@ -171,11 +189,12 @@ static inline int over_kernel_leads(uint64_t x)
 
 /* The classes of the block at s[b0..) from its ASCII masks m; carry[k]
  * holds bit k of the codes of the bytes of a character from the block
- * before that run on into it, and gets this block's. */
+ * before that run on into it (carry[4]: it is Han, for Kimi K2), and gets
+ * this block's. */
 static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const uint8_t *s,
                                                 size_t n, size_t b0,
                                                 const simdbpe__block_masks *m, int fam,
-                                                uint64_t carry[4], fmasks *f)
+                                                uint64_t carry[5], fmasks *f)
 {
     const uint64_t valid = bits_below(n - b0), hb = m->high;
     f->valid = valid;
@@ -199,18 +218,19 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
             f->bad = ctl;
         } else {
             f->X = valid & ~(m->letter | m->digit | m->ws);
-            if (fam == F_O200K) {
+            if (o200k_like(fam)) {
                 f->M = 0;
                 f->UO = m->letter & ~m->lower;
                 f->WO = m->letter & m->lower;
-                f->slash = m->slash;
+                f->slash = fam == F_KIMI ? 0 : m->slash;
+                f->H = 0;
             }
         }
         return;
     }
-    uint64_t p0 = carry[0], p1 = carry[1], p2 = carry[2], p3 = carry[3];
+    uint64_t p0 = carry[0], p1 = carry[1], p2 = carry[2], p3 = carry[3], H = carry[4];
     uint64_t w2 = 0, w3 = 0;
-    carry[0] = carry[1] = carry[2] = carry[3] = 0;
+    carry[0] = carry[1] = carry[2] = carry[3] = carry[4] = 0;
     if (hb & ~m->cont) {
         uint64_t leads = hb & ~m->cont;
         simdbpe__lead_codes c;
@@ -237,6 +257,18 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
         uint64_t ws = c.bit[0] & ~c.bit[1] & ~c.bit[2]; /* code 001 */
         w2 = ws & ~l34;
         w3 = ws & c.three;
+        if (fam == F_KIMI) {
+            /* Han has characters of 3 and 4 bytes only. */
+            uint64_t han = 0;
+            for (uint64_t x = l34; x; x &= x - 1) {
+                unsigned i = (unsigned)__builtin_ctzll(x);
+                size_t len;
+                if (simdbpe__fam_is_han(simdbpe__utf8_decode(s, b0 + i, &len)))
+                    han |= 1ULL << i;
+            }
+            H |= han | han << 1 | han << 2 | (han & l4) << 3;
+            carry[4] = han >> 63 | han >> 62 | (han & l4) >> 61;
+        }
     }
     /* The codes' classes (ucd.h): L 1x1 or 11x, M 100, N 010, WS 001, PS
      * 011, OTHER 000 (bytes of multi-byte characters only). */
@@ -257,12 +289,22 @@ static SIMDBPE_ALWAYS_INLINE void block_classes(const simdbpe__kernels *k, const
     } else {
         f->L = m->letter | mL;
         f->X = valid & ~(f->L | f->N | f->W);
-        if (fam == F_O200K) {
+        if (o200k_like(fam)) {
             f->M = mM;
             f->X &= ~mM;
             f->UO = (m->letter & ~m->lower) | (p2 & ~p1 & p0);
             f->WO = (m->letter & m->lower) | (p2 & p1 & ~p0);
             f->slash = m->slash;
+            f->H = H;
+            if (fam == F_KIMI) {
+                f->slash = 0;
+                f->L &= ~H; /* Han numbers stay N: a run of digits they end */
+                f->X &= ~H;
+                f->M &= ~H;
+                f->UO &= ~H;
+                f->WO &= ~H;
+                f->bad |= H;
+            }
         }
     }
 }
@@ -360,7 +402,8 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
                                                const fmasks *f, const fmasks *nf, int fam,
                                                int ascii, handover *h, uint64_t *out)
 {
-    const int o200k = fam == F_O200K, ds = fam == F_DEEPSEEK, digits3 = fam != F_QWEN2;
+    const int o200k = o200k_like(fam), ds = fam == F_DEEPSEEK;
+    const int digits3 = fam != F_QWEN2 && fam != F_TEKKEN, cx = fam == F_O200K || fam == F_KIMI;
     /* ascii: the block has no byte >= 0x80, so that the compiler drops
      * what only multi-byte characters need. */
     const uint64_t cont = ascii ? 0 : f->cont, high = ascii ? 0 : f->high;
@@ -415,7 +458,7 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
     /* o200k's contractions come first: the case rule starts afresh after
      * them. */
     uint64_t c_clear = 0, c_set = 0, next_clear = 0, next_set = 0;
-    if (o200k)
+    if (cx)
         contractions(s, n, b0, f->apos & ~h->clear & pL, h->set, 1, &c_clear, &c_set,
                      &next_clear, &next_set);
 
@@ -559,7 +602,7 @@ static SIMDBPE_ALWAYS_INLINE bool family_block(const uint8_t *s, size_t n, size_
 
 /* What st->fam holds between chunks. */
 typedef struct scan_state {
-    uint64_t carry[4]; /* block_classes' carry into the next chunk's first block */
+    uint64_t carry[5]; /* block_classes' carry into the next chunk's first block */
     handover h;        /* from the last block scanned */
     size_t last;       /* the last piece start set */
     size_t pend;       /* the piece start where the pieces scanned one at a time reached */
@@ -584,7 +627,7 @@ static SIMDBPE_ALWAYS_INLINE void scan_chunk(simdbpe__pretok_state *st, size_t l
      * on English. */
     st->k->classify_ext(s + lo, to - lo, m);
     const size_t have = (to - lo + 63) / 64;
-    uint64_t carry[4];
+    uint64_t carry[5];
     memcpy(carry, ss->carry, sizeof carry);
     for (size_t b = 0; b < have; b++) {
         block_classes(st->k, s, n, lo + 64 * b, &m[b], fam, carry, &f[b]);
@@ -627,18 +670,20 @@ static SIMDBPE_ALWAYS_INLINE void scan_chunk(simdbpe__pretok_state *st, size_t l
 void simdbpe__fam_scan(int fam, simdbpe__pretok_state *st, size_t lo, size_t hi,
                        uint64_t *starts)
 {
+    /* One scanner compiled for each family: `fam` a constant in each. */
+#define SCAN_AS(f)                                                                                 \
+    case f:                                                                                        \
+        scan_chunk(st, lo, hi, starts, f);                                                         \
+        break;
     switch (fam) {
-    case F_CL100K:
-        scan_chunk(st, lo, hi, starts, F_CL100K);
-        break;
-    case F_QWEN2:
-        scan_chunk(st, lo, hi, starts, F_QWEN2);
-        break;
-    case F_O200K:
-        scan_chunk(st, lo, hi, starts, F_O200K);
-        break;
+        SCAN_AS(F_CL100K)
+        SCAN_AS(F_QWEN2)
+        SCAN_AS(F_O200K)
+        SCAN_AS(F_TEKKEN)
+        SCAN_AS(F_KIMI)
     default:
         scan_chunk(st, lo, hi, starts, F_DEEPSEEK);
         break;
     }
+#undef SCAN_AS
 }

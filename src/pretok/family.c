@@ -8,8 +8,9 @@
  * `simdbpe train --pre-tokenizer`) is read from the records.
  *
  * Adding a family: its scanners and its record in a file of its own (and
- * that file in CMakeLists.txt's SIMDBPE_SOURCES), and its name at the end
- * of SIMDBPE__PRETOK_FAMILIES below. tokenizer.json files with its
+ * that file in CMakeLists.txt's SIMDBPE_SOURCES; a family that shares
+ * another's scanners, as Tekken o200k's, has its record beside them), and
+ * its name at the end of SIMDBPE__PRETOK_FAMILIES below. tokenizer.json files with its
  * patterns then load as it, the trainer takes it and writes it, and
  * test_pretok_families and fuzz_pretok_family check its scanners against
  * its patterns; test_pretok_hf asks for HF's pieces of it in
@@ -22,7 +23,8 @@
 
 #include "simdbpe.h"
 
-#define SIMDBPE__PRETOK_FAMILIES(X) X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3) X(regex)
+#define SIMDBPE__PRETOK_FAMILIES(X)                                                                \
+    X(gpt2) X(cl100k) X(qwen2) X(o200k) X(deepseek_v3) X(regex) X(tekken) X(kimi)
 
 #define DECLARE(fam) extern const simdbpe__pretok_family simdbpe__pretok_##fam;
 SIMDBPE__PRETOK_FAMILIES(DECLARE)
@@ -34,7 +36,7 @@ static const simdbpe__pretok_family *const FAMILIES[] = {SIMDBPE__PRETOK_FAMILIE
 #define N_FAMILIES (sizeof FAMILIES / sizeof FAMILIES[0])
 
 /* The constants of pretok.h name these values. */
-_Static_assert(SIMDBPE__PRETOK_REGEX < N_FAMILIES, "a named family is not in the table");
+_Static_assert(SIMDBPE__PRETOK_KIMI < N_FAMILIES, "a named family is not in the table");
 
 const simdbpe__pretok_family *simdbpe__pretok_family_of(unsigned kind)
 {
@@ -75,8 +77,12 @@ size_t simdbpe__pretok_family_piece_end(simdbpe__pretok_kind kind, const uint8_t
     return FAMILIES[kind]->piece_end(s, n, i);
 }
 
-/* The generic family is the last: the trainer does not take it. */
+/* The families the trainer takes, in the table's order: all but the
+ * generic one. */
 const char *simdbpe_pretokenizer_name_at(size_t i)
 {
-    return i < N_FAMILIES && !FAMILIES[i]->generic ? FAMILIES[i]->name : NULL;
+    for (unsigned k = 0; k < N_FAMILIES; k++)
+        if (!FAMILIES[k]->generic && i-- == 0)
+            return FAMILIES[k]->name;
+    return NULL;
 }

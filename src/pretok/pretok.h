@@ -56,7 +56,9 @@ typedef enum simdbpe__pretok_kind {
     SIMDBPE__PRETOK_QWEN2 = 2,       /* Qwen2, Qwen2.5, Qwen3 */
     SIMDBPE__PRETOK_O200K = 3,       /* o200k_base, GPT-4o, gpt-oss */
     SIMDBPE__PRETOK_DEEPSEEK_V3 = 4, /* DeepSeek-V3 (three Splits in sequence) */
-    SIMDBPE__PRETOK_REGEX = 5        /* any other Splits, run by Oniguruma (regex.h) */
+    SIMDBPE__PRETOK_REGEX = 5,       /* any other Splits, run by Oniguruma (regex.h) */
+    SIMDBPE__PRETOK_TEKKEN = 6,      /* Mistral's Tekken, NVIDIA's Nemotron 3 */
+    SIMDBPE__PRETOK_KIMI = 7         /* Kimi K2 */
 } simdbpe__pretok_kind;
 
 /* The normalizers a model may have: SIMDBPE__NORM_* (common/nfc.h). */

@@ -15,15 +15,22 @@
 //   qwen2        qwen3                   Split(R-QWEN, Isolated) + ByteLevel
 //   o200k        gpt4o                   Split(R-O200K, Removed, invert) + ByteLevel
 //   deepseek_v3  deepseek_v3             three Split(Isolated) + ByteLevel
+//   tekken       synthetic/nemotron      Split(R-TEKKEN, Isolated) + ByteLevel
+//   kimi         synthetic/kimi          Split(R-KIMI, Isolated) + ByteLevel
+//
+// (the synthetic files are llama3's tokenizer.json with Mistral's Tekken
+// regex, which NVIDIA's Nemotron 3 uses too, or Kimi K2's as its Split; the
+// pieces depend on the pre_tokenizer alone.)
 //
 // Texts: hand-picked edge cases, seeded random strings over representative
-// code points of every class the four regexes tell apart, every text of
+// code points of every class the six regexes tell apart, every text of
 // ../shared/golden/edge.jsonl, and seeded texts of 100-2,500 bytes in many
 // scripts (the block scanners' 64-byte blocks and their edges). Output: tests/data/pretok/families.jsonl.zst,
 // a header line {"header": {...}} (generator, reference version, seed, the
 // regexes, the sha256 of each tokenizer.json.zst and of edge.jsonl), then one
 // line per text: {"text": T, "cl100k": [...], "qwen2": [...], "o200k": [...],
-// "deepseek_v3": [...]} with each family's piece lengths in bytes.
+// "deepseek_v3": [...], "tekken": [...], "kimi": [...]} with each family's
+// piece lengths in bytes.
 //
 // Run:  cd tests/gen && npm ci && node pretok_families.mjs [shared-dir]
 //       node pretok_families.mjs --show 'some text'   (prints the pieces)
@@ -57,11 +64,19 @@ const R_DEEPSEEK = [
   '[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+',
   "[!\"#$%&'()*+,\\-./:;<=>?@\\[\\\\\\]^_`{|}~][A-Za-z]+|[^\r\n\\p{L}\\p{P}\\p{S}]?[\\p{L}\\p{M}]+| ?[\\p{P}\\p{S}]+[\r\n]*|\\s*[\r\n]+|\\s+(?!\\S)|\\s+",
 ];
+// o200k's without the contraction suffix and with \p{N} for \p{N}{1,3}.
+const R_TEKKEN = "[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]*|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+// o200k's with a Han run first, Han taken out of the letter classes, no / in the tail.
+const R_KIMI = "[\\p{Han}]+|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\\r\\n\\p{L}\\p{N}]?[\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]+[\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}&&[^\\p{Han}]]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
 const FAMILIES = [
   { name: 'cl100k', model: 'llama3', splits: [[R_CL100K, 'Isolated', false]] },
   { name: 'qwen2', model: 'qwen3', splits: [[R_QWEN, 'Isolated', false]] },
   { name: 'o200k', model: 'gpt4o', splits: [[R_O200K, 'Removed', true]] },
   { name: 'deepseek_v3', model: 'deepseek_v3', splits: R_DEEPSEEK.map((r) => [r, 'Isolated', false]) },
+  { name: 'tekken', model: 'synthetic/nemotron', file: 'synthetic/nemotron.tokenizer.json.zst',
+    splits: [[R_TEKKEN, 'Isolated', false]] },
+  { name: 'kimi', model: 'synthetic/kimi', file: 'synthetic/kimi.tokenizer.json.zst',
+    splits: [[R_KIMI, 'Isolated', false]] },
 ];
 
 function version(name) {
@@ -73,7 +88,7 @@ const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
 
 // The family's pre_tokenizer, unchanged from its tokenizer.json, in a tokenizer of its own.
 function loadFamily(f) {
-  const file = path.join(shared, 'models', f.model, 'tokenizer.json.zst');
+  const file = path.join(shared, 'models', f.file || path.join(f.model, 'tokenizer.json.zst'));
   const zst = readFileSync(file);
   const json = JSON.parse(execFileSync('zstd', ['-dc', file], { maxBuffer: 1 << 30 }).toString());
   const pre = json.pre_tokenizer;
@@ -229,6 +244,12 @@ const EDGE = [
   '\u9fa5\u9fa6', '\u309f\u30a0', '\u303f\u3040', '\u30ff\u3100', '中a', 'a中', '中1', '1中',
   '中 a', '中。a', '。中', '中\n中', '中  中', '中\u0301', 'x中\u0301', '한국어', 'ก ข', 'กข',
   'हिन्दी', 'Ελλάδα', 'русский', 'العربية', 'עברית', 'ﾊﾝｶｸ', '𠀀𠀁', 'ㄱㄴ',
+  // Kimi K2's Han runs: Han of every category (Lo, Lm 々, Nl 〇 〡, So ⺀, Mc U+16FF0, 4-byte)
+  // next to letters, numbers, punctuation, marks and contractions
+  '々々', '〇〇123', '1〇23', '123〇', '〡2', '中〇1', 'a〇', '⺀', '⺀中', '!⺀', '!⺀中', ' ⺀',
+  '中\u{16ff0}', '\u{16ff0}a', 'a\u{16ff0}', '\u{20000}a', 'A\u{20000}b', 'AB中c', 'ab中CD',
+  "中's", "ab中's", '中\u0301', 'ʰ中', 'Aʰ中', '中 中', '中\n中', '中/\n', '!/\n中', '・中', '中・',
+  '々A', 'A々', '中文English中文', 'Ｈ中', '中ー', 'ー中', '\u3006中', '\u3006\u3007',
   // controls, ZWJ, BOM, unassigned and private use (DeepSeek's gaps)
   '\u0000', '\u0000\u0000', '\u0000a', 'a\u0000', '\u0000\u0001a', '\u0001\u0000', ' \u0000',
   '\u0000 ', '\u001b[0m', '\u007f', '\u200d', '\u200d\u200d', 'a\u200db', '\u200dA', '\ufeff',
@@ -278,12 +299,12 @@ function main() {
   }
   const header = {
     header: {
-      what: 'pre-tokenizer pieces (byte lengths) of four byte-level BPE families, from HF tokenizers',
+      what: 'pre-tokenizer pieces (byte lengths) of six byte-level BPE families, from HF tokenizers',
       generator: 'tests/gen/pretok_families.mjs',
       references: { tokenizers: version('tokenizers') },
       seed: SEED,
       families: Object.fromEntries(fams.map((f) => [f.name, {
-        pre_tokenizer_from: `shared/models/${f.model}/tokenizer.json.zst`,
+        pre_tokenizer_from: `shared/models/${f.file || f.model + '/tokenizer.json.zst'}`,
         sha256: f.sha256,
         splits: f.splits,
       }])),

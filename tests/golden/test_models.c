@@ -13,13 +13,14 @@
  * qwen3, deepseek_v3, claude (GPT-2's regex behind NFKC) and the
  * SentencePiece-style mistral_v1 and gemma3 from
  * shared/models/NAME/tokenizer.json.zst, and the synthetic kimi, qwen35
- * and nemotron (shared/models/synthetic: llama3's vocabulary under Split
- * regexes no scanner implements), which run the generic regex path. That
- * path is also run on the five families' models (their patterns wrapped
- * so no scanner claims them): the same ids. Where the golden files have
- * NAME.specials.tsv for a corpus (added tokens recognised, HF's default),
- * that is checked too, with SIMDBPE_SPECIAL_ALLOW: every document whose
- * ids the added tokens change, and every 8th of the others (plain_corpus).
+ * and nemotron (shared/models/synthetic: llama3's vocabulary under other
+ * Split regexes): qwen35 runs the generic regex path, kimi and nemotron
+ * (Tekken's regex) their scanners. The generic path is also run on the
+ * scanners' models (their patterns wrapped so no scanner claims them):
+ * the same ids. Where the golden files have NAME.specials.tsv for a
+ * corpus (added tokens recognised, HF's default), that is checked too,
+ * with SIMDBPE_SPECIAL_ALLOW: every document whose ids the added tokens
+ * change, and every 8th of the others (plain_corpus).
  * Under the sanitizers (slow) only the edge sets run, and the test says
  * so. Each model's compiled image is also checked: opened
  * untrusted from a copy, it must give the same ids on the edge set. And
@@ -221,9 +222,22 @@ static void check_doc(parity *p, const char *what, const golden_row *row, const 
 
 /* The synthetic models: llama3's vocabulary under other families' Split
  * regexes, shared/models/synthetic/NAME.tokenizer.json.zst. */
+/* The synthetic models and the family each must load as: nemotron's
+ * Split is Tekken's pattern and kimi's Kimi K2's, which have scanners;
+ * qwen35 runs the generic path. NULL for a model that is not synthetic. */
+static const char *synthetic_family(const char *name)
+{
+    static const char *const fams[][2] = {
+        {"kimi", "kimi"}, {"qwen35", "regex"}, {"nemotron", "tekken"}};
+    for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++)
+        if (!strcmp(name, fams[i][0]))
+            return fams[i][1];
+    return NULL;
+}
+
 static int is_synthetic(const char *name)
 {
-    return !strcmp(name, "kimi") || !strcmp(name, "qwen35") || !strcmp(name, "nemotron");
+    return synthetic_family(name) != NULL;
 }
 
 /* The tokenizer.json of model NAME (shared/models), or skips the test. */
@@ -269,7 +283,7 @@ static simdbpe_model *open_model(const dirs *d, const char *name, int plain)
     cr_assert_eq(st, SIMDBPE_OK, "%s: %s", name, err.message);
     free(json);
     if (is_synthetic(name))
-        cr_assert_str_eq(simdbpe_model_pretokenizer(m), "regex", "%s", name);
+        cr_assert_str_eq(simdbpe_model_pretokenizer(m), synthetic_family(name), "%s", name);
     return m;
 }
 
@@ -583,16 +597,19 @@ Test(models, deepseek_v3, .timeout = 900) { model_parity("deepseek_v3"); }
 Test(models, claude, .timeout = 900) { model_parity("claude"); }
 Test(models, mistral_v1, .timeout = 900) { model_parity("mistral_v1"); }
 Test(models, gemma3, .timeout = 900) { model_parity_of("gemma3", 0, 1); }
-/* Split regexes no scanner implements: the generic path. */
-Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
+/* A Split regex no scanner implements: the generic path. */
 Test(models, qwen35, .timeout = 900) { model_parity("qwen35"); }
+/* Kimi K2's and Tekken's patterns: their scanners. */
+Test(models, kimi, .timeout = 900) { model_parity("kimi"); }
 Test(models, nemotron, .timeout = 900) { model_parity("nemotron"); }
-/* The five families' models through the generic path give their ids. */
+/* The scanners' models through the generic path give their ids. */
 Test(models, generic_r50k_base, .timeout = 900) { model_parity_of("r50k_base", 1, 0); }
 Test(models, generic_llama3, .timeout = 900) { model_parity_of("llama3", 1, 0); }
 Test(models, generic_qwen3, .timeout = 900) { model_parity_of("qwen3", 1, 0); }
 Test(models, generic_gpt4o, .timeout = 900) { model_parity_of("gpt4o", 1, 0); }
 Test(models, generic_deepseek_v3, .timeout = 900) { model_parity_of("deepseek_v3", 1, 0); }
+Test(models, generic_nemotron, .timeout = 900) { model_parity_of("nemotron", 1, 0); }
+Test(models, generic_kimi, .timeout = 900) { model_parity_of("kimi", 1, 0); }
 
 /* A directory with Qwen3's tokenizer.json beside vocab.json + merges.txt
  * (here GPT-2's) encodes as Qwen3: the ids HF tokenizers gives (the

@@ -18,7 +18,7 @@ const { Tokenizer } = require('tokenizers');
 
 const [, , bin, corpus, samplesPath, work] = process.argv;
 fs.mkdirSync(work, { recursive: true });
-const families = ['gpt2', 'cl100k', 'qwen2', 'o200k', 'deepseek_v3'];
+const families = ['gpt2', 'cl100k', 'qwen2', 'o200k', 'deepseek_v3', 'tekken', 'kimi'];
 const samples = fs.readFileSync(samplesPath, 'utf8').split('\n').filter((l) => l)
   .map((l) => JSON.parse(l).text).filter((t) => typeof t === 'string' && t.length > 0);
 samples.push(fs.readFileSync(corpus, 'utf8'));

@@ -164,9 +164,10 @@ function wrapped(json) {
     if (step.pattern?.Regex !== undefined) step.pattern.Regex = `(?:${step.pattern.Regex})`;
   return JSON.stringify(t);
 }
-// The synthetic models (llama3's vocabulary under Kimi K2's, Qwen3.5's and
-// Nemotron's Split regexes) run the generic path as they are.
-const splitModels = ['gpt4o', 'llama3', 'qwen3', 'deepseek_v3'];
+// The synthetic models: llama3's vocabulary under Kimi K2's, Qwen3.5's and
+// Nemotron's (= Tekken's) Split regexes. qwen35 runs the generic path as it
+// is; kimi and nemotron run their scanners, and wrapped the generic path.
+const splitModels = ['gpt4o', 'llama3', 'qwen3', 'deepseek_v3', 'kimi', 'nemotron'];
 const fileModels = ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude', 'mistral_v1',
   'gemma3'];
 for (const m of [...fileModels, 'kimi', 'qwen35', 'nemotron']) {

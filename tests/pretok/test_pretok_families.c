@@ -11,21 +11,38 @@
 #include "test_util.h"
 
 #include "pretok/ucd.h"
+#include "pretok/ucd_ranges.h"
 
 /* Every family of the library's table (family.c), GPT-2's too: a family
  * added there is checked against its own patterns here. */
 
+/* Whether cp is in simdbpe's Script=Han (ucd_ranges.c, Unicode 16). */
+static int in_han(uint32_t cp)
+{
+    for (size_t k = 0; k < simdbpe__ucd_n_range_sets; k++)
+        if (strcmp(simdbpe__ucd_range_sets[k].name, "Han") == 0)
+            for (size_t r = 0; r < simdbpe__ucd_range_sets[k].n; r++)
+                if (cp >= simdbpe__ucd_range_sets[k].ranges[r][0] &&
+                    cp <= simdbpe__ucd_range_sets[k].ranges[r][1])
+                    return 1;
+    return 0;
+}
+
 Test(pretok_families, the_alphabet_has_the_same_classes_in_pcre2)
 {
-    /* Bits as ref_pcre_classes: L N s M P S Lu Ll Lt Lm Lo. The L, N and
-     * s of simdbpe are its Unicode 16 tables (ucd.h). */
+    /* Bits as ref_pcre_classes: L N s M P S Lu Ll Lt Lm Lo Han. The L, N
+     * and s of simdbpe are its Unicode 16 tables (ucd.h). */
+    size_t han = 0;
     for (size_t i = 0; i < REF_ALPHABET_N; i++) {
         uint32_t cp = REF_ALPHABET[i];
         unsigned p = ref_pcre_classes(cp), c = simdbpe__ucd_class(cp);
         cr_assert_eq((p & 1) != 0, c == SIMDBPE__CP_LETTER, "U+%04X letter", cp);
         cr_assert_eq((p & 2) != 0, c == SIMDBPE__CP_NUMBER, "U+%04X number", cp);
         cr_assert_eq((p & 4) != 0, c == SIMDBPE__CP_SPACE, "U+%04X space", cp);
+        cr_assert_eq((p >> 11 & 1) != 0, in_han(cp), "U+%04X Han", cp);
+        han += in_han(cp);
     }
+    cr_assert_geq(han, 8, "the alphabet has Han of every category Kimi K2 tells apart");
 }
 
 static void check(ref_family *f, unsigned kind, const uint8_t *s, size_t n)
@@ -58,6 +75,81 @@ Test(pretok_families, random_texts_split_as_the_regexes_do, .timeout = 300)
             size_t n = ref_text(data, len, text);
             check(&f, k, text, n);
         }
+        ref_close(&f);
+    }
+}
+
+/* Whether the reference's pieces of s[0..n) start at p and the parts
+ * s[0..p) and s[p..n) split alone as they do in the whole. */
+static int ref_cut_exact(ref_family *f, const uint8_t *s, size_t n, size_t p, uint8_t *whole,
+                         uint8_t *part)
+{
+    ref_pieces(f, s, n, whole);
+    if (!whole[p])
+        return 0;
+    ref_pieces(f, s, p, part);
+    if (memcmp(part, whole, p) != 0)
+        return 0;
+    ref_pieces(f, s + p, n - p, part);
+    return memcmp(part, whole + p, n - p) == 0;
+}
+
+/* The cut points of every family with a cut rule (cuts.c: the encoder's
+ * and the dataset engine's, inside runs of digits too; the trainer's) are
+ * places where the reference's pieces end and the parts split as the
+ * whole: random texts over the alphabet, numbers often. */
+Test(pretok_families, cut_points_are_exact_for_the_regexes, .timeout = 300)
+{
+    /* Numbers, Han (〇 and 〡 are both), letters, spaces, punctuation. */
+    static const uint32_t bias[] = {'1', '9', '0', 0x663, 0xFF11, 0x3007, 0x3021, 0x4E00,
+                                    0x3005, 'a', 'A', ' ', '\n', '.', '\'', '/', 0x301};
+    uint8_t biased[sizeof bias / sizeof bias[0]]; /* their places in the alphabet */
+    for (size_t b = 0; b < sizeof bias / sizeof bias[0]; b++) {
+        size_t d = 0;
+        while (d < REF_ALPHABET_N && REF_ALPHABET[d] != bias[b])
+            d++;
+        cr_assert_lt(d, REF_ALPHABET_N, "U+%04X is not in the reference alphabet", bias[b]);
+        biased[b] = (uint8_t)d;
+    }
+    for (unsigned k = 0; simdbpe__pretok_family_of(k); k++) {
+        const simdbpe__pretok_family *fam = simdbpe__pretok_family_of(k);
+        if (fam->generic || fam->cuts == SIMDBPE__CUTS_NONE)
+            continue;
+        ref_family f;
+        ref_open(&f, k);
+        uint64_t x = 0x9E3779B97F4A7C15ULL + k;
+        uint8_t text[64 * 4], whole[64 * 4], part[64 * 4];
+        size_t checked = 0;
+        for (int t = 0; t < 6000; t++) {
+            size_t n = 0;
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            size_t len = 2 + (size_t)(x % 30);
+            for (size_t i = 0; i < len; i++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                uint8_t d = (uint8_t)(x >> 24);
+                if (x >> 40 & 1) /* one time in two from the biased set */
+                    d = biased[(x >> 8) % (sizeof bias / sizeof bias[0])];
+                n += ref_text(&d, 1, text + n);
+            }
+            for (size_t p = 1; p < n; p++) {
+                if (simdbpe__pretok_cut_ok(k, text, n, p) ||
+                    (fam->train_cut && fam->train_cut(text, n, p))) {
+                    checked++;
+                    cr_assert(ref_cut_exact(&f, text, n, p, whole, part), "%s: cut at %zu of %zu",
+                              fam->name, p, n);
+                }
+            }
+            /* The last cut before each: inside runs of digits too. */
+            for (size_t hi = n - 1, p; hi >= 1; hi = p - 1) {
+                p = simdbpe__pretok_cut_last(k, text, n, 1, hi);
+                if (p == SIZE_MAX)
+                    break;
+                checked++;
+                cr_assert(ref_cut_exact(&f, text, n, p, whole, part),
+                          "%s: last cut at %zu of %zu", fam->name, p, n);
+            }
+        }
+        cr_assert_gt(checked, 1000, "%s: %zu cut points", fam->name, checked);
         ref_close(&f);
     }
 }

@@ -270,8 +270,9 @@ Test(documents, every_family_same_for_any_threads_and_chunks)
 {
     size_t len;
     char *text = tt_read(TT_CORPUS("tinyshakespeare"), &len);
-    static const char *const families[] = {"gpt2", "cl100k", "qwen2", "o200k", "deepseek_v3"};
-    for (size_t f = 0; f < 5; f++) {
+    static const char *const families[] = {"gpt2",        "cl100k", "qwen2", "o200k",
+                                           "deepseek_v3", "tekken", "kimi"};
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++) {
         simdbpe_train_options o = doc_options(900, 1, NULL);
         o.pre_tokenizer = families[f];
         size_t ref_len, m_len;
@@ -466,7 +467,7 @@ Test(errors, unknown_pre_tokenizer_is_refused_by_name)
     cr_assert_eq(simdbpe_trainer_new(&o, &t, &err), SIMDBPE_ERR_UNSUPPORTED);
     cr_assert(t == NULL);
     cr_assert_str_eq(err.message,
-                     "unknown pre-tokenizer \"llama9\" (gpt2, cl100k, qwen2, o200k, deepseek_v3)");
+                     "unknown pre-tokenizer \"llama9\" (gpt2, cl100k, qwen2, o200k, deepseek_v3, tekken, kimi)");
 }
 
 Test(errors, vocab_size_below_bytes_and_specials)

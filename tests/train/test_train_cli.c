@@ -147,7 +147,7 @@ Test(cli, usage_errors)
     cr_assert_eq(run("train --vocab-size 300 --pre-tokenizer llama9 -o /tmp/x /dev/null", err,
                      sizeof err),
                  2);
-    cr_assert(strstr(err, "--pre-tokenizer is gpt2, cl100k, qwen2, o200k or deepseek_v3, not") !=
+    cr_assert(strstr(err, "--pre-tokenizer is gpt2, cl100k, qwen2, o200k, deepseek_v3, tekken or kimi, not") !=
                   NULL,
               "%s", err);
     cr_assert_eq(run("train --vocab-size 300 --bogus 1 -o /tmp/x /dev/null", err, sizeof err), 2);
