@@ -9,7 +9,8 @@
  * golden/models/README.md).
  *
  * Models: r50k_base, p50k_base, cl100k_base, o200k_base by name (embedded
- * in the library), the tokenizer.json of gpt4o, llama3, llama3_1,
+ * in the library), the tokenizer.json of gpt4o, gpt_oss (o200k with the
+ * harmony chat tokens), llama3, llama3_1,
  * qwen3, deepseek_v3, claude (GPT-2's regex behind NFKC) and the
  * SentencePiece-style mistral_v1 and gemma3 from
  * shared/models/NAME/tokenizer.json.zst, and the synthetic kimi, qwen35
@@ -590,6 +591,7 @@ Test(models, p50k_base, .timeout = 900) { model_parity("p50k_base"); }
 Test(models, cl100k_base, .timeout = 900) { model_parity("cl100k_base"); }
 Test(models, o200k_base, .timeout = 900) { model_parity("o200k_base"); }
 Test(models, gpt4o, .timeout = 900) { model_parity("gpt4o"); }
+Test(models, gpt_oss, .timeout = 900) { model_parity("gpt_oss"); }
 Test(models, llama3, .timeout = 900) { model_parity("llama3"); }
 Test(models, llama3_1, .timeout = 900) { model_parity("llama3_1"); }
 Test(models, qwen3, .timeout = 900) { model_parity("qwen3"); }

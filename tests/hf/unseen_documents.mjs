@@ -168,8 +168,8 @@ function wrapped(json) {
 // Nemotron's (= Tekken's) Split regexes. qwen35 runs the generic path as it
 // is; kimi and nemotron run their scanners, and wrapped the generic path.
 const splitModels = ['gpt4o', 'llama3', 'qwen3', 'deepseek_v3', 'kimi', 'nemotron'];
-const fileModels = ['gpt4o', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude', 'mistral_v1',
-  'gemma3'];
+const fileModels = ['gpt4o', 'gpt_oss', 'llama3', 'llama3_1', 'qwen3', 'deepseek_v3', 'claude',
+  'mistral_v1', 'gemma3'];
 for (const m of [...fileModels, 'kimi', 'qwen35', 'nemotron']) {
   const zst = fileModels.includes(m) ? path.join(modelsDir, m, 'tokenizer.json.zst')
     : path.join(modelsDir, 'synthetic', `${m}.tokenizer.json.zst`);

@@ -1,5 +1,6 @@
 """simdbpe.Encoding.from_file over the tokenizer.json of claude (GPT-2's regex
-behind NFKC), mistral_v1 and gemma3 (SentencePiece-style BPE): every line of
+behind NFKC), gpt_oss (o200k with the harmony chat tokens), mistral_v1 and
+gemma3 (SentencePiece-style BPE): every line of
 golden/edge.jsonl gives the ids of golden/models/NAME/edge.tsv (HF tokenizers
 0.23.2's; compared by count and sha256 of the ids as little-endian uint32),
 and decoding them gives the text back (NFKC of it for claude). The models and
@@ -27,7 +28,7 @@ def model_path(name):
 
 def cases():
     out = []
-    for name in ("claude", "mistral_v1", "gemma3"):
+    for name in ("claude", "gpt_oss", "mistral_v1", "gemma3"):
         have = os.path.exists(model_path(name)) and os.path.exists(
             os.path.join(GOLDEN, "models", name, "edge.tsv"))
         out.append(name if have else pytest.param(name, marks=pytest.mark.skip(
