@@ -74,7 +74,11 @@ static simdbpe_status complete(simdbpe_dataset *ds, simdbpe_error *err)
  * no faster (--threads 1000 took 4.2 GB for 36 bytes; 64 workers, 751 MB
  * for 12 MB). The batch bound allows for the small first batches
  * (64 KB) and for inputs that decompress to 16 times their size; unknown
- * sizes (stdin) bound nothing. A caller's pool has the threads it has. */
+ * sizes (stdin) bound nothing. A caller's pool has the threads it has.
+ * Every encoder keeps the caller's budget (or the library's default)
+ * whatever their number: with less, a worker's table fills early in a
+ * large input and it goes back to BPE for pieces it has seen (two threads
+ * with 12 MB each took twice one thread's CPU on 1.35 GB). */
 static void limit_threads(simdbpe_dataset *ds)
 {
     int cpus = simdbpe__ds_cpus();
@@ -87,15 +91,6 @@ static void limit_threads(simdbpe_dataset *ds)
     uint64_t batches = total * 16 / unit + 1;
     if ((uint64_t)ds->j.threads > batches)
         ds->j.threads = (int)batches;
-}
-
-/* The threads. Every encoder has the caller's budget (or the library's
- * default) whatever their number: with less, a worker's table fills early
- * in a large input and it goes back to BPE for pieces it has seen (two
- * threads with 12 MB each took twice one thread's CPU on 1.35 GB). */
-static void size_workers(simdbpe_dataset *ds)
-{
-    limit_threads(ds);
 }
 
 /* Takes the lock of every final file the run writes or removes (and of
@@ -221,7 +216,7 @@ simdbpe_status simdbpe_dataset_run(simdbpe_dataset *ds, simdbpe_error *err)
     ds->ran = 1;
     ds->j.files = ds->mine.paths;
     ds->j.n_files = ds->mine.n;
-    size_workers(ds);
+    limit_threads(ds);
     ds->cfg.files = ds->mine.paths;
     ds->res.output_format = (simdbpe_output_format)ds->cfg.format;
     ds->res.dtype_bytes = ds->cfg.width;

@@ -137,20 +137,6 @@ static simdbpe_status metaspace(simdbpe_encoder *e, const uint8_t **text, size_t
                                       &e->sp_norm, &e->sp_norm_cap, text, len);
 }
 
-/* The first marker in s[from..len), or len. */
-static size_t next_marker(const uint8_t *s, size_t len, size_t from)
-{
-    for (size_t i = from; i + 3 <= len; i++) {
-        const uint8_t *p = memchr(s + i, 0xE2, len - 2 - i);
-        if (!p)
-            break;
-        i = (size_t)(p - s);
-        if (p[1] == 0x96 && p[2] == 0x81)
-            return i;
-    }
-    return len;
-}
-
 simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, int first,
                                   size_t *n)
 {
@@ -160,12 +146,11 @@ simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t l
         if (st != SIMDBPE_OK)
             return st;
     }
-    int split = (m->sp & SIMDBPE__SP_META_SPLIT) != 0;
     /* The table is made on first use (its pages are touched as it fills). */
     if (!e->sp_cache)
         e->sp_cache = cache_new();
     for (size_t a = 0; a < len;) {
-        size_t b = split ? next_marker(s, len, a + 1) : simdbpe__sp_cut_before(m, s, len, a + 1);
+        size_t b = simdbpe__sp_cut_before(m, s, len, a + 1);
         simdbpe_status st = encode_part(e, s + a, b - a, n);
         if (st != SIMDBPE_OK)
             return st;

@@ -516,9 +516,10 @@ void simdbpe__sp_token_string(const simdbpe_model *m, uint32_t id, const uint8_t
 simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *cap,
                                          const uint8_t **text, size_t *len);
 
-/* The first place at or after `from` in the normalized pre-token s[0..len)
- * before which it may be cut into parts that BPE to the ids of the whole
- * (a word marker, see sentencepiece.c), or len. */
+/* The first place at or after `from` (> 0) in the normalized pre-token
+ * s[0..len) before which it may be cut into parts that BPE to the ids of
+ * the whole (a word marker, see sentencepiece.c; with a Metaspace split,
+ * every marker), or len. */
 size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from);
 
 /* Scratch for simdbpe__sp_word, owned by an encoder; zero-initialise,

@@ -272,7 +272,8 @@ static void mark_blocks(const simdbpe_model *m, struct simdbpe__sp_chars *t)
 size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from)
 {
     const struct simdbpe__sp_chars *t = m->sp_chars;
-    if (!t->cuts)
+    int split = (m->sp & SIMDBPE__SP_META_SPLIT) != 0; /* a cut before every marker */
+    if (!t->cuts && !split)
         return len;
     for (size_t i = from; i + 3 <= len;) {
         const uint8_t *p = memchr(s + i, 0xE2, len - 2 - i);
@@ -283,6 +284,8 @@ size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t l
             i++;
             continue;
         }
+        if (split)
+            return i;
         uint32_t c = last_char(s, i);
         uint32_t e = c == NONE ? NONE : char_entry(t, c);
         if (c != 0x2581 && c != NONE &&
