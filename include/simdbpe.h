@@ -439,9 +439,10 @@ typedef struct simdbpe_encoder_options {
 } simdbpe_encoder_options;
 
 /* The budget of an encoder whose options say 0: a piece table of up to
- * 2^20 buckets (a million pieces, more than one pass over bench/'s 1.35 GB
- * file keeps) and 43 MB for longer pieces. */
-#define SIMDBPE_CACHE_MB_DEFAULT 128
+ * 2^21 buckets (two million pieces at one a bucket, three filled on;
+ * one pass over bench/'s 1.35 GB file meets 1.6-1.8 million) and 128 MB
+ * for longer pieces. */
+#define SIMDBPE_CACHE_MB_DEFAULT 256
 
 /* The defaults, for declaring options (see SIMDBPE_ENCODE_OPTIONS_INIT). */
 #define SIMDBPE_ENCODER_OPTIONS_INIT {0}

@@ -52,7 +52,7 @@
     "                           skipped, counted and listed in the summary)\n"                     \
     "  --threads N              encoder threads (default: the CPUs this process may use)\n"        \
     "  --cache-mb N             each thread's table of the pieces it has encoded grows to\n"       \
-    "                           N MB at most (1-65536; default 128)\n"                             \
+    "                           N MB at most (1-65536; default 256)\n"                             \
     "  --rank R --world-size W  encode files R, R+W, R+2W, ... into OUT.RRRRR-of-WWWWW*,\n"        \
     "                           then OUT.RRRRR-of-WWWWW.done; a rerun of a done rank skips.\n"     \
     "                           Default: SLURM_ARRAY_TASK_ID/COUNT, SLURM_PROCID/NTASKS,\n"        \

@@ -20,6 +20,7 @@
  * for AVX2); the tables it uses are described in encoder.h.
  */
 #include <stdlib.h>
+#include <stdio.h>
 
 #include "encoder.h"
 #include "../common/nfc.h"
@@ -134,7 +135,11 @@ void simdbpe__grow_tab(simdbpe_encoder *e)
         e->ovf_map = NULL;
     } else {
         if (e->tab.bits >= e->tab_max_bits || !tab_new(&t, e->tab.bits + 1, &map, &map_len)) {
-            e->tab_room = 0;
+            /* The largest table: filled on to three slots in four, its
+             * later pieces found by a walk from their home (encode_short)
+             * rather than encoded again every time. */
+            size_t most = (size_t)3 << e->tab.bits >> 1;
+            e->tab_room = e->tab.n < most ? most - e->tab.n : 0;
             return;
         }
         simdbpe__ptab_rehash(&t, &e->tab);

@@ -21,8 +21,9 @@
  *   BPE              on the piece, or on its parts between places no
  *                    merge spans, for pieces met for the first time.
  * Both tables grow without evicting anything until the encoder's budget
- * (simdbpe_encoder_options.cache_mb) is spent; after that new pieces are
- * encoded every time they come.
+ * (simdbpe_encoder_options.cache_mb) is spent (the piece table, one piece
+ * a bucket while it grows, is then filled on to three slots in four);
+ * after that new pieces are encoded every time they come.
  */
 #ifndef SIMDBPE_ENCODER_H
 #define SIMDBPE_ENCODER_H

@@ -625,7 +625,7 @@ def long_documents_in_bounded_memory():
     """A document streams through in bounded memory whatever its length:
     24 MB without whitespace is cut at digits and punctuation (64 MB); a
     32 MB JSON record costs at most twice its size over 64 MB and the
-    encoder's tables' budget (128 MB: it keeps its 2 M numbers); a single
+    encoder's tables' budget (256 MB: it keeps its 2 M numbers); a single
     16 MB pre-token of one letter at most four times (BPE over one long word
     keeps a bit a byte beside its ids, and the output room is reserved
     before the piece's ids are written, so no untouched room is copied),
@@ -657,11 +657,11 @@ def long_documents_in_bounded_memory():
     write_bytes(rec, b'{"id": 1, "text": "' + words + b'"}\n')
     out = os.path.join(d, "rec.u32")
     # 2 M distinct numbers: the encoder keeps them all, its tables grow to
-    # their budget (128 MB by default).
+    # their budget (256 MB by default).
     rc, rss = encode_rss_kb(["--input-format", "jsonl", "--output-format", "u32",
                              "--threads", "1", "-o", out, rec])
     check(rc == 0, "encode failed")
-    check_rss(rss, 64 + 128 + 2 * 32, "a 32 MB JSON record")
+    check_rss(rss, 64 + 256 + 2 * 32, "a 32 MB JSON record")
     text, _, _ = run(["decode", "--input-format", "u32", out])
     want = json.loads(b'"' + words + b'"').encode("utf-8")
     check(text == want, "the record's ids do not decode to its text")

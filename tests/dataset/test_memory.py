@@ -66,7 +66,7 @@ def every_worker_has_the_whole_budget():
     text = os.path.join(d, "t.txt")
     write_bytes(text, b"word " * (1 << 18))
     out = os.path.join(d, "out.u32")
-    for args, want in (([], 128), (["--cache-mb", "7"], 7)):
+    for args, want in (([], 256), (["--cache-mb", "7"], 7)):
         for threads in ("1", "2"):
             s = summary_of(["--threads", threads, "--batch-bytes", "65536", "--output-format",
                             "u32", "-o", out, text] + args)

@@ -52,7 +52,7 @@ def test_nanogpt_u16_eot_append(corpus, tmp_path):
     assert totals["documents"] == len(docs) and totals["tokens"] == len(want)
     assert [f["documents"] for f in totals["files"]] == [len(docs) // 2, len(docs) - len(docs) // 2]
     assert totals["threads"] == 2 and totals["skipped"] == 0
-    assert totals["cache_mb"] == 128  # the library's default, for every worker
+    assert totals["cache_mb"] == 256  # the library's default, for every worker
 
 
 def test_megatron(corpus, tmp_path):
