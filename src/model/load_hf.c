@@ -10,15 +10,21 @@
  *                    SentencePiece-style files (byte_fallback, or the
  *                    word marker U+2581 in the normalizer): their tokens
  *                    are literal strings; byte_fallback, unk_token and
- *                    fuse_unk; the normalizer, pre-tokenizer and decoder
- *                    shapes read_sentencepiece accepts.
+ *                    fuse_unk; the pre-tokenizer and decoder shapes
+ *                    read_sentencepiece accepts.
  *   pre_tokenizer    a ByteLevel with use_regex (GPT-2's family), or a
  *                    Sequence of up to three Split(Regex) pieces, then
  *                    ByteLevel without its regex: the family of pretok.h
  *                    whose patterns are exactly these (Isolated), else the
  *                    generic family, which runs them with Oniguruma
  *                    (regex.h).
- *   normalizer       null, an empty Sequence, NFC, NFKC, NFD or NFKD.
+ *   normalizer       null, NFC, NFKC, NFD, NFKD, Lowercase, Strip,
+ *                    Replace (String or Regex pattern), Prepend, and
+ *                    Sequences of them (nested ones flattened): one
+ *                    Unicode form as the model's form, a
+ *                    SentencePiece-style Prepend("\u2581") / Replace(" ",
+ *                    "\u2581") as its flags, anything else as a chain
+ *                    (normalizer.h); other steps are refused by name.
  *   added_tokens     all of them cut the text (special or not); their
  *                    content is their text, normalized first for a
  *                    "normalized" one when the model has a normalizer, as
