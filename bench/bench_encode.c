@@ -1,8 +1,8 @@
 /*
  * bench_encode.c - throughput of simdbpe: end to end, by stage, by kernel.
  *
- *   bench_encode [-r RUNS] [-m MODEL] [--warm] [--stages] [--kernels] [--tsv] [--cpu]
- *                [--best] NAME FILE...
+ *   bench_encode [-r RUNS] [-m MODEL] [--cache-mb MB] [--warm] [--stages] [--kernels] [--tsv]
+ *                [--cpu] [--best] NAME FILE...
  *
  * Reads every FILE into memory (each one document), then times
  * simdbpe_encode over all of them RUNS times (default 5) with one encoder
@@ -14,6 +14,8 @@
  * headline). With more runs the encoder's caches remember the pieces of
  * the earlier runs, and the median is the speed of encoding the same text
  * again.
+ * --cache-mb  the encoder's table budget (simdbpe_encoder_options.cache_mb;
+ *           default the library's).
  * --warm    encode every document once, untimed, before the RUNS timed
  *           passes: every timed pass is then a re-encode.
  * --stages  also times each stage alone over the same documents: UTF-8
@@ -103,11 +105,14 @@ int main(int argc, char **argv)
 {
     int runs = 5, stages = 0, kernels = 0, tsv = 0, best = 0, warm = 0, a = 1;
     const char *model_name = "gpt2";
+    simdbpe_encoder_options eopts = SIMDBPE_ENCODER_OPTIONS_INIT;
     for (; a < argc && argv[a][0] == '-'; a++) {
         if (strcmp(argv[a], "-r") == 0 && a + 1 < argc)
             runs = atoi(argv[++a]);
         else if (strcmp(argv[a], "-m") == 0 && a + 1 < argc)
             model_name = argv[++a];
+        else if (strcmp(argv[a], "--cache-mb") == 0 && a + 1 < argc)
+            eopts.cache_mb = (unsigned)atoi(argv[++a]);
         else if (strcmp(argv[a], "--warm") == 0)
             warm = 1;
         else if (strcmp(argv[a], "--stages") == 0)
@@ -148,7 +153,7 @@ int main(int argc, char **argv)
     }
     double load_ms = (now() - t0) * 1e3;
     simdbpe_encoder *enc;
-    if (simdbpe_encoder_new(model, &enc, NULL) != SIMDBPE_OK) {
+    if (simdbpe_encoder_new_with(model, &eopts, &enc, NULL) != SIMDBPE_OK) {
         fprintf(stderr, "cannot create an encoder\n");
         return 1;
     }

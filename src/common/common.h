@@ -49,6 +49,12 @@ int simdbpe__grow(void **buf, size_t *cap, size_t need, size_t elem_size);
  * takes. NULL if out of memory. huge.c. */
 void *simdbpe__huge_map(size_t bytes, void **base, size_t *mapped);
 void simdbpe__huge_unmap(void *base, size_t mapped);
+/* A larger simdbpe__huge_map region (`bytes`) holding the first `keep`
+ * bytes of `at`, a region of the mapping old_base, old_mapped, which is
+ * released: on Linux its pages are moved by mremap, not copied and
+ * faulted in again. NULL if out of memory (the old region untouched). */
+void *simdbpe__huge_grow(void *old_base, size_t old_mapped, void *at, size_t keep, size_t bytes,
+                         void **base, size_t *mapped);
 
 /* Little helpers for hashing short byte strings. */
 uint64_t simdbpe__hash_bytes(const void *data, size_t len);

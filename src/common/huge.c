@@ -10,6 +10,7 @@
  * microseconds on virtual machines). Elsewhere, calloc.
  */
 #include <stdlib.h>
+#include <string.h>
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -56,4 +57,31 @@ void simdbpe__huge_unmap(void *base, size_t mapped)
     (void)mapped;
     free(base);
 #endif
+}
+
+void *simdbpe__huge_grow(void *old_base, size_t old_mapped, void *at, size_t keep, size_t bytes,
+                         void **base, size_t *mapped)
+{
+    void *to = simdbpe__huge_map(bytes, base, mapped);
+    if (!to)
+        return NULL;
+#if defined(__linux__) && defined(MREMAP_FIXED)
+    /* The old region's whole huge pages moved over the new one's first
+     * part: page tables change hands, no byte is copied, the huge pages
+     * stay aligned. Then the old mapping's head and tail go, by their
+     * ranges: the moved range may already belong to another mapping. */
+    size_t whole = (keep + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    uint8_t *o = old_base, *a = at;
+    if (keep > 0 && ((uintptr_t)a & (HUGE_PAGE - 1)) == 0 && a + whole <= o + old_mapped &&
+        mremap(a, whole, whole, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED) {
+        if (a > o)
+            munmap(o, (size_t)(a - o));
+        if (a + whole < o + old_mapped)
+            munmap(a + whole, (size_t)(o + old_mapped - (a + whole)));
+        return to;
+    }
+#endif
+    memcpy(to, at, keep);
+    simdbpe__huge_unmap(old_base, old_mapped);
+    return to;
 }

@@ -57,12 +57,18 @@ simdbpe_status simdbpe__grow_out(simdbpe_encoder *e, size_t n, size_t need)
         return SIMDBPE_OK;
     }
     void *map;
-    size_t map_len;
-    uint32_t *out = simdbpe__huge_map(cap * sizeof *out, &map, &map_len);
-    if (!out)
-        return SIMDBPE_ERR_NOMEM;
-    memcpy(out, e->out, (n < e->out_cap ? n : e->out_cap) * sizeof *out);
-    free_out(e);
+    size_t map_len, keep = (n < e->out_cap ? n : e->out_cap) * sizeof *e->out;
+    uint32_t *out;
+    if (e->out_map) { /* moved to the larger mapping, not copied (huge.c) */
+        out = simdbpe__huge_grow(e->out_map, e->out_map_len, e->out, keep, cap * sizeof *out,
+                                 &map, &map_len);
+        if (!out)
+            return SIMDBPE_ERR_NOMEM;
+    } else {
+        if (!(out = simdbpe__huge_map(cap * sizeof *out, &map, &map_len)))
+            return SIMDBPE_ERR_NOMEM;
+        memcpy(out, e->out, keep);
+    }
     e->out = out;
     e->out_cap = cap;
     e->out_map = map;

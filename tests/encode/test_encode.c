@@ -226,6 +226,36 @@ Test(encode, append_long_piece_as_encode)
     free(text);
 }
 
+/* A document of four million ids: its output grows through several
+ * mappings, each moved into the next (huge.c), and every id arrives; then
+ * the same again in the encoder's grown array. */
+Test(encode, output_grows_without_losing_ids)
+{
+    static const char unit[] = " the cat sat.";
+    size_t ulen = sizeof unit - 1, reps = (size_t)1 << 20, len = ulen * reps;
+    char *text = malloc(len);
+    for (size_t i = 0; i < reps; i++)
+        memcpy(text + i * ulen, unit, ulen);
+    simdbpe_encoder *e = tu_encoder(model);
+    const uint32_t *ids;
+    size_t k, ku;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(e, unit, ulen, NULL, &ids, &ku, &err), SIMDBPE_OK);
+    uint32_t want[8];
+    cr_assert(ku == 4);
+    memcpy(want, ids, ku * sizeof *ids);
+    for (int round = 0; round < 2; round++) {
+        cr_assert_eq(simdbpe_encode(e, text, len, NULL, &ids, &k, &err), SIMDBPE_OK);
+        cr_assert_eq(k, ku * reps);
+        size_t bad = 0;
+        for (size_t i = 0; i < k; i++)
+            bad += ids[i] != want[i % ku];
+        cr_assert_eq(bad, 0, "round %d: %zu of %zu ids differ", round, bad, k);
+    }
+    simdbpe_encoder_free(e);
+    free(text);
+}
+
 /* -------------------------------------------------------------- specials */
 
 static size_t n_special_records;
