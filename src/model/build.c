@@ -475,13 +475,33 @@ static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__
     return SIMDBPE_OK;
 }
 
-simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, uint32_t sp, uint8_t **out,
-                                          const uint8_t **text, size_t *len)
+simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, const simdbpe__normalizer *nz,
+                                          uint32_t sp, uint8_t **out, const uint8_t **text,
+                                          size_t *len)
 {
+    *out = NULL;
+    if (nz) {
+        simdbpe__nz_work w = {0};
+        const uint8_t *t = *text;
+        size_t n = *len;
+        simdbpe_status st = simdbpe__normalize(nz, &w, &t, &n);
+        if (st == SIMDBPE_OK && t != *text) {
+            *out = malloc(n ? n : 1);
+            if (*out) {
+                memcpy(*out, t, n);
+                *text = *out;
+            } else {
+                st = SIMDBPE_ERR_NOMEM;
+            }
+        }
+        *len = st == SIMDBPE_OK ? n : *len;
+        simdbpe__nz_work_free(&w);
+        return st;
+    }
     uint8_t *form = NULL, *marked = NULL;
     size_t form_cap = 0, marked_cap = 0;
     *out = NULL;
-    if ((normalizer != SIMDBPE__NORM_NONE &&
+    if ((normalizer != SIMDBPE__NORM_NONE && normalizer != SIMDBPE__NORM_CHAIN &&
          simdbpe__nfc_into(normalizer, &form, &form_cap, text, len) != SIMDBPE_OK) ||
         simdbpe__sp_normalize_into(sp, &marked, &marked_cap, text, len) != SIMDBPE_OK) {
         free(form);
@@ -558,6 +578,8 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     m->normalizer = spec->normalizer;
     m->splits = spec->splits;
     m->splits_len = spec->splits_len;
+    m->nz_image = spec->nz_image;
+    m->nz_len = spec->nz_len;
     m->ignore_merges = spec->ignore_merges;
     m->sp = spec->sp;
     m->sp_strip = spec->sp_strip;
