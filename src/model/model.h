@@ -527,6 +527,10 @@ simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *ca
  * every marker), or len. */
 size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from);
 
+/* Whether code point cp is a token (else simdbpe__sp_word gives its
+ * <0xNN> tokens, or the unknown token). */
+int simdbpe__sp_char_known(const simdbpe_model *m, uint32_t cp);
+
 /* Scratch for simdbpe__sp_word, owned by an encoder; zero-initialise,
  * free with simdbpe__sp_work_free. */
 typedef struct simdbpe__sp_work {

@@ -225,6 +225,11 @@ static inline uint32_t char_id(const struct simdbpe__sp_chars *t, uint32_t cp)
     return e == NONE ? NONE : e & ~BLOCKS;
 }
 
+int simdbpe__sp_char_known(const simdbpe_model *m, uint32_t cp)
+{
+    return char_id(m->sp_chars, cp) != NONE;
+}
+
 /* The last character of s[0..len) (valid UTF-8 in the models' tokens). */
 static uint32_t last_char(const uint8_t *s, size_t len)
 {
