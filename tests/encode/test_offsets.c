@@ -7,9 +7,12 @@
  * Expected values are HF tokenizers 0.23.2's and tiktoken's (npm tiktoken
  * 1.0.22), recorded in tests/data/api by tests/gen/api_golden.mjs: the
  * offsets there are in characters (HF's Python and Node APIs), turned into
- * bytes here.
+ * bytes here; for SentencePiece-style models, in tests/data/hf by
+ * tests/gen/sp_offsets.mjs.
  */
 #include <criterion/criterion.h>
+
+#include <unistd.h>
 
 #include "simdbpe_dataset.h"
 #include "test_util.h"
@@ -339,3 +342,77 @@ Test(offsets, the_models_end_of_text)
     cr_assert_eq(id, 10430);
     simdbpe_model_free(m);
 }
+
+/* ---- SentencePiece-style models: HF's answers in hf/sp_offsets.json.gz
+ * (tests/gen/sp_offsets.mjs): sp_small and its variants, written there
+ * whole; mistral_v1 and gemma3 named, read from the shared models. */
+
+static const json_t *sp_answers(const json_t *g, const char *name)
+{
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(g, "models"), i, m)
+    {
+        if (strcmp(json_string_value(json_object_get(m, "name")), name) == 0)
+            return m;
+    }
+    cr_assert_fail("%s: no answers recorded", name);
+    return NULL;
+}
+
+static void check_sp_model(const json_t *answers, const char *json, size_t len)
+{
+    const char *name = json_string_value(json_object_get(answers, "name"));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_buffer(json, len, "tokenizer.json", &m, &err), SIMDBPE_OK,
+                 "%s: %s", name, err.message);
+    simdbpe_encoder *enc = tu_encoder(m);
+    const json_t *recs = json_object_get(answers, "records");
+    cr_assert(json_array_size(recs) > 500, "%s", name);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(recs, i, r)
+    {
+        check_record(enc, json_object_get(r, "text"), r, 0);
+    }
+    simdbpe_encoder_free(enc);
+    simdbpe_model_free(m);
+}
+
+Test(offsets, sentencepiece_spans_and_pieces_are_hfs)
+{
+    json_t *g = golden(SIMDBPE_TEST_DATA_DIR "/hf/sp_offsets.json.gz");
+    static const char *const names[] = {
+        "sp_small", "sp_small_nfkc", "sp_small_nfd", "sp_small_metaspace_first_split",
+        "sp_small_metaspace_always", "sp_small_unk_fused", "sp_small_unk"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        const json_t *a = sp_answers(g, names[k]), *t = json_object_get(a, "tokenizer");
+        check_sp_model(a, json_string_value(t), json_string_length(t));
+    }
+    json_decref(g);
+}
+
+/* A shared model's answers, when $SIMDBPE_CORPUS_DIR/models (or
+ * <project>/../shared/models) has it; skipped, saying so, when not. */
+static void check_shared_sp_model(const char *name)
+{
+    const char *env = getenv("SIMDBPE_CORPUS_DIR");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/models/%s/tokenizer.json.zst",
+             env && *env ? env : SIMDBPE_SOURCE_DIR "/../shared", name);
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "SIMDBPE SHARED MODEL SKIPPED: %s not found (set SIMDBPE_CORPUS_DIR to "
+                        "a folder with models/)\n", path);
+        cr_skip_test("%s not available", path);
+    }
+    size_t len;
+    char *json = read_gz(path, &len); /* the reader decompresses zstd too */
+    json_t *g = golden(SIMDBPE_TEST_DATA_DIR "/hf/sp_offsets.json.gz");
+    check_sp_model(sp_answers(g, name), json, len);
+    free(json);
+    json_decref(g);
+}
+
+Test(offsets, sentencepiece_spans_of_mistral_v1_are_hfs) { check_shared_sp_model("mistral_v1"); }
+Test(offsets, sentencepiece_spans_of_gemma3_are_hfs) { check_shared_sp_model("gemma3"); }
