@@ -24,7 +24,11 @@
 // Output: tests/data/hf/sp_offsets.json.gz (or OUT_DIR/...), gzip'd JSON
 //   {"header", "models": [{"name", "file" (MODELS_DIR-relative, shared
 //    models) | "tokenizer" (the tokenizer.json text), "records":
-//    [{"text", "ids", "offsets", "word_ids"}]}]}   (addSpecialTokens false)
+//    [{"text", "ids", "tokens", "offsets", "word_ids", "decode"}] (no
+//    post-processor; decode keeps special tokens), "truncated" (sp_small,
+//    mistral_v1, gemma3: the first 40 texts with the post-processor under
+//    truncation [{"max_length", "stride", "direction", "encodings": [{"ids",
+//    "offsets", "word_ids", "special_tokens_mask", "overflowing"}]}])}]}
 //
 // Run:  cd tests/gen && npm ci && node sp_offsets.mjs MODELS_DIR [OUT_DIR]
 import { createRequire } from 'node:module';
@@ -106,17 +110,38 @@ async function records(tok, added) {
   const rows = [];
   for (const text of texts(added)) {
     const e = await tok.encode(text, null, { addSpecialTokens: false });
-    rows.push({ text, ids: Array.from(e.getIds()), offsets: e.getOffsets(),
-      word_ids: e.getWordIds() });
+    const ids = Array.from(e.getIds());
+    rows.push({ text, ids, tokens: e.getTokens(), offsets: e.getOffsets(),
+      word_ids: e.getWordIds(), decode: await tok.decode(ids, false) });
   }
   return rows;
+}
+
+// Truncation (HF stops at whole pieces; the parts cut off, with their
+// offsets) with the post-processor's tokens, on the first texts.
+const encodingOf = (e) => ({ ids: Array.from(e.getIds()), offsets: e.getOffsets(),
+  word_ids: e.getWordIds(), special_tokens_mask: e.getSpecialTokensMask(),
+  overflowing: e.getOverflowing().map(encodingOf) });
+async function truncated(json, rows) {
+  const out = [];
+  for (const [max, opts] of [[6, { stride: 2 }], [5, { stride: 1, direction: 'left' }]]) {
+    const tok = Tokenizer.fromString(json);
+    tok.setTruncation(max, opts);
+    const encodings = [];
+    for (const { text } of rows.slice(0, 40))
+      encodings.push(encodingOf(await tok.encode(text, null, { addSpecialTokens: true })));
+    out.push({ max_length: max, stride: opts.stride, direction: opts.direction ?? 'right',
+      encodings });
+  }
+  return out;
 }
 
 const models = [];
 for (const [name, json] of small) {
   const tok = Tokenizer.fromString(json);
-  models.push({ name, tokenizer: json,
-    records: await records(tok, ['<s>', '</s>', '<unk>', '<tool>', 'zz', 'x y']) });
+  const rows = await records(tok, ['<s>', '</s>', '<unk>', '<tool>', 'zz', 'x y']);
+  models.push({ name, tokenizer: json, records: rows,
+    truncated: name === 'sp_small' ? await truncated(json, rows) : undefined });
 }
 for (const name of ['mistral_v1', 'gemma3']) {
   const file = path.join(name, 'tokenizer.json.zst');
@@ -131,7 +156,8 @@ for (const name of ['mistral_v1', 'gemma3']) {
   // and its whitespace runs
   const added = JSON.parse(json).added_tokens.map((a) => a.content)
     .filter((c, i) => i < 40 || /^\s+$/.test(c)).slice(0, 80);
-  models.push({ name, file, records: await records(tok, added) });
+  const rows = await records(tok, added);
+  models.push({ name, file, records: rows, truncated: await truncated(json, rows) });
 }
 const result = { header: { generator: 'tests/gen/sp_offsets.mjs',
   reference: 'npm tokenizers 0.23.2' }, models };
