@@ -35,7 +35,9 @@
  * character, as in HF), the unknown token one character the vocabulary
  * lacks (with fuse_unk, the run of them up to the piece's end), any other
  * token its vocabulary string. A model whose normalizer is a chain of HF's
- * steps (Lowercase, Strip, Replace, ...) is still refused here.
+ * steps (Lowercase, Strip, Replace, Prepend, the forms) gets T the same
+ * way, each stretch through simdbpe__normalize_aligned (normalizer.c: the
+ * same steps as the encoder's, carrying HF's alignments).
  *
  * The tokens are checked to spell T byte for byte, an added token where
  * it was matched by its text (which may differ from its bytes: a
@@ -361,6 +363,8 @@ static int al_mark(aligned *out, const aligned *src, size_t from, size_t to, int
 typedef struct sp_splitter {
     splitter *w;           /* pieces and added tokens (positions in doc) */
     aligned doc, form, sp; /* T; a stretch after the Unicode form; after Prepend/Replace */
+    aligned raw;           /* a stretch of R, for a normalizer chain */
+    simdbpe__nz_work work; /* the chain's */
     const uint8_t *r;
     size_t base;           /* the stretch's offset in R */
     size_t copied;         /* R[base..copied) is in form */
@@ -421,16 +425,37 @@ static int sp_split(sp_splitter *q, const uint8_t *r, size_t len)
         size_t at = m->trie && i < len ? i + simdbpe__added_find(m, r + i, len - i, w->mask, 0,
                                                                  &which)
                                        : len;
-        q->form.len = q->sp.len = 0;
+        q->form.len = q->sp.len = q->raw.len = 0;
         q->base = q->copied = i;
-        if (m->normalizer != SIMDBPE__NORM_NONE && at > i &&
-            simdbpe__nfc_stretches(m->normalizer, r + i, at - i, sp_on_stretch, q) != 0)
+        if (m->normalizer == SIMDBPE__NORM_CHAIN) {
+            if (al_copy(&q->raw, r, i, at))
+                return -1;
+            const uint8_t *s = q->raw.t;
+            const size_t *al = q->raw.al;
+            size_t n = q->raw.len;
+            if (n && simdbpe__normalize_aligned(m->nz, &q->work, &s, &n, &al, i) != SIMDBPE_OK)
+                return -1;
+            if (al_reserve(&q->form, n))
+                return -1;
+            memcpy(q->form.t, s, n);
+            memcpy(q->form.al, al, 2 * n * sizeof *al);
+            q->form.len = n;
+            q->copied = at;
+        } else if (m->normalizer != SIMDBPE__NORM_NONE && at > i &&
+                   simdbpe__nfc_stretches(m->normalizer, r + i, at - i, sp_on_stretch, q) != 0) {
             return -1;
+        }
         if (al_copy(&q->form, r, q->copied, at) ||
             al_mark(&q->sp, &q->form, 0, q->form.len, (m->sp & SIMDBPE__SP_REPLACE) != 0,
                     (m->sp & SIMDBPE__SP_PREPEND) != 0))
             return -1;
-        for (size_t k = 0; k < q->sp.len;) {
+        if (!m->sp) { /* byte-level: its pre-tokens as the encoder finds them */
+            size_t t0 = q->doc.len;
+            if (al_take(&q->doc, &q->sp, 0, q->sp.len))
+                return -1;
+            pieces_of(w, q->doc.t, t0, q->doc.len);
+        }
+        for (size_t k = 0; m->sp && k < q->sp.len;) {
             size_t nw = 0;
             size_t nat = m->trie ? k + simdbpe__added_find(m, q->sp.t + k, q->sp.len - k,
                                                            w->mask, SIMDBPE__ADDED_NORMALIZED,
@@ -518,11 +543,6 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
         return simdbpe__fail(err, SIMDBPE_ERR_INVALID_ARG, SIMDBPE_NO_POSITION, 0,
                              "encode_offsets: NULL argument");
     *spans = NULL;
-    if (e && e->m->normalizer == SIMDBPE__NORM_CHAIN)
-        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
-                             "encode_offsets: offsets of a model whose normalizer is not one "
-                             "Unicode normal form are not supported (its ids are: "
-                             "simdbpe_encode)");
     simdbpe_status st = simdbpe_encode(e, text, len, opts, ids, n_ids, err);
     if (st != SIMDBPE_OK)
         return st;
@@ -552,7 +572,8 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
         goto nomem;
     for (size_t i = 0; i < n; i++)
         out[i].piece = SIMDBPE_NO_PIECE;
-    if (m->sp) {
+    int aligned_t = m->sp || m->normalizer == SIMDBPE__NORM_CHAIN;
+    if (aligned_t) {
         q.w = &w;
         if (sp_split(&q, r, r_len))
             goto nomem;
@@ -590,7 +611,7 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
         if (tl == 0 || tl > t_len - x || memcmp(tok, t + x, tl) != 0)
             break;
         size_t a, b, c, d; /* HF: the first byte's start, the last byte's end */
-        if (m->sp) {
+        if (aligned_t) {
             a = q.doc.al[2 * x];
             d = q.doc.al[2 * (x + tl - 1) + 1];
         } else {
@@ -626,6 +647,9 @@ done:
     free(q.form.al);
     free(q.sp.t);
     free(q.sp.al);
+    free(q.raw.t);
+    free(q.raw.al);
+    simdbpe__nz_work_free(&q.work);
     blocks_free(&fixes);
     blocks_free(&nfc);
     if (st != SIMDBPE_OK) {

@@ -13,7 +13,10 @@
 // it written here, each kept whole in the output: under NFKC and under
 // NFD; with a Metaspace pre-tokenizer instead of the normalizer
 // (prepend_scheme "first" with split, "always" without); without byte
-// fallback (unk_token, fuse_unk on and off). Then, when MODELS_DIR has
+// fallback (unk_token, fuse_unk on and off); under normalizer chains
+// (Lowercase, Strip, Replace by string and by regex, Prepend, the forms).
+// Also tests/data/api's small byte-level model under two chains. Then,
+// when MODELS_DIR has
 // them, mistral_v1 and gemma3 (their tokenizer.json.zst, named, not
 // copied).
 //
@@ -23,7 +26,8 @@
 //
 // Output: tests/data/hf/sp_offsets.json.gz (or OUT_DIR/...), gzip'd JSON
 //   {"header", "models": [{"name", "file" (MODELS_DIR-relative, shared
-//    models) | "tokenizer" (the tokenizer.json text), "records":
+//    models) | "tokenizer" (the tokenizer.json text) | "base" (a file of
+//    tests/data) and "normalizer" (what replaces its own), "records":
 //    [{"text", "ids", "tokens", "offsets", "word_ids", "decode"}] (no
 //    post-processor; decode keeps special tokens), "truncated" (sp_small,
 //    mistral_v1, gemma3: the first 40 texts with the post-processor under
@@ -34,7 +38,7 @@
 import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { rng } from './rng.mjs';
@@ -71,6 +75,25 @@ const small = [
     j.pre_tokenizer = { type: 'Metaspace', replacement: M, prepend_scheme: 'always',
       split: false };
   })],
+  // normalizer chains (HF's alignment of each step)
+  ['sp_small_chain_lowercase_strip', variant((j) => {
+    j.normalizer.normalizers = [{ type: 'Lowercase' },
+      { type: 'Strip', strip_left: true, strip_right: true }, ...spNormalizers];
+  })],
+  ['sp_small_chain_replace', variant((j) => {
+    j.normalizer.normalizers = [{ type: 'NFKC' },
+      { type: 'Replace', pattern: { String: 'ab' }, content: 'c' },
+      { type: 'Replace', pattern: { Regex: '\\s+' }, content: ' ' },
+      { type: 'Replace', pattern: { Regex: 'x*' }, content: 'd' },
+      { type: 'Replace', pattern: { String: 'e' }, content: 'hello' }, ...spNormalizers];
+  })],
+  ['sp_small_chain_nfd_strip_accents', variant((j) => {
+    j.normalizer.normalizers = [{ type: 'NFD' },
+      { type: 'Replace', pattern: { Regex: '\\p{Mn}' }, content: '' },
+      { type: 'Prepend', prepend: 'tt' }, { type: 'Lowercase' }];
+    j.pre_tokenizer = { type: 'Metaspace', replacement: M, prepend_scheme: 'always',
+      split: true };
+  })],
   ['sp_small_unk_fused', variant((j) => { j.model.byte_fallback = false; })],
   ['sp_small_unk', variant((j) => { j.model.byte_fallback = false; j.model.fuse_unk = false; })],
 ];
@@ -85,7 +108,7 @@ function texts(added) {
     '\u{1D518}x \u{1D518}', 'a\u0301', '\u00e9t\u00e9', 'ﬁ ½'];
   for (const a of added)
     list.push(a, ` ${a}`, `${a} `, `x${a}y`, ` ${a} ${a}  `, `hello${a}world`);
-  for (let i = 0; i < 500; i++) {
+  for (let i = 0; i < 320; i++) {
     let s = '';
     const len = 1 + r.int(0, 24);
     for (let k = 0; k < len; k++) {
@@ -136,7 +159,28 @@ async function truncated(json, rows) {
   return out;
 }
 
+// Byte-level BPE under normalizer chains: tests/data/api's small model
+// (api_golden.mjs) with its NFC replaced.
+const BYTE_LEVEL = 'api/hf_small.tokenizer.json.gz';
+const byteLevel = JSON.parse(gunzipSync(readFileSync(path.join(here, '..', 'data',
+  BYTE_LEVEL))).toString('utf8'));
+const byteLevelVariant = (normalizers) => ({ type: 'Sequence', normalizers });
+const byteLevelChains = [
+  ['bytelevel_chain_lowercase_strip', byteLevelVariant([{ type: 'NFC' }, { type: 'Lowercase' },
+    { type: 'Strip', strip_left: true, strip_right: true }])],
+  ['bytelevel_chain_replace', byteLevelVariant([{ type: 'NFKD' },
+    { type: 'Replace', pattern: { Regex: '\\p{Mn}' }, content: '' },
+    { type: 'Replace', pattern: { String: 'the' }, content: 'THE THE' },
+    { type: 'Replace', pattern: { Regex: ' +' }, content: ' ' },
+    { type: 'Prepend', prepend: '\u00e9' }])],
+];
+
 const models = [];
+for (const [name, normalizer] of byteLevelChains) {
+  const tok = Tokenizer.fromString(JSON.stringify({ ...byteLevel, normalizer }));
+  models.push({ name, base: BYTE_LEVEL, normalizer,
+    records: await records(tok, ['<s>', '</s>', '<tool>', 'tool']) });
+}
 for (const [name, json] of small) {
   const tok = Tokenizer.fromString(json);
   const rows = await records(tok, ['<s>', '</s>', '<unk>', '<tool>', 'zz', 'x y']);
