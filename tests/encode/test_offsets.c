@@ -379,6 +379,32 @@ static void check_sp_model(const json_t *answers, const char *json, size_t len)
         check_record(enc, json_object_get(r, "text"), r, 0);
     }
     simdbpe_encoder_free(enc);
+    const json_t *added = json_object_get(answers, "added");
+    if (added) { /* tokens added at run time, as HF's addTokens and addSpecialTokens */
+        simdbpe_added_token add[16];
+        size_t n = 0;
+        const json_t *t;
+        json_array_foreach(json_object_get(added, "tokens"), i, t)
+        {
+            add[n++] = (simdbpe_added_token){json_string_value(t), json_string_length(t),
+                                             SIMDBPE_ADDED_NORMALIZED};
+        }
+        json_array_foreach(json_object_get(added, "special_tokens"), i, t)
+        {
+            add[n++] = (simdbpe_added_token){json_string_value(t), json_string_length(t),
+                                             SIMDBPE_ADDED_SPECIAL};
+        }
+        simdbpe_model *m2;
+        cr_assert_eq(simdbpe_model_add_tokens(m, add, n, &m2, NULL, &err), SIMDBPE_OK, "%s: %s",
+                     name, err.message);
+        enc = tu_encoder(m2);
+        json_array_foreach(json_object_get(added, "encodings"), i, r)
+        {
+            check_record(enc, json_object_get(r, "text"), r, 1);
+        }
+        simdbpe_encoder_free(enc);
+        simdbpe_model_free(m2);
+    }
     simdbpe_model_free(m);
 }
 

@@ -32,7 +32,10 @@
 //    post-processor; decode keeps special tokens), "truncated" (sp_small,
 //    mistral_v1, gemma3: the first 40 texts with the post-processor under
 //    truncation [{"max_length", "stride", "direction", "encodings": [{"ids",
-//    "offsets", "word_ids", "special_tokens_mask", "overflowing"}]}])}]}
+//    "offsets", "word_ids", "special_tokens_mask", "overflowing"}]}]),
+//    "added" (the same models: {"tokens", "special_tokens" added at run
+//    time, "encodings": [{"text", "ids", "offsets", "word_ids"}] with the
+//    post-processor})}]}
 //
 // Run:  cd tests/gen && npm ci && node sp_offsets.mjs MODELS_DIR [OUT_DIR]
 import { createRequire } from 'node:module';
@@ -175,6 +178,26 @@ const byteLevelChains = [
     { type: 'Prepend', prepend: '\u00e9' }])],
 ];
 
+// Tokens added at run time (normalized ones, as addTokens makes them, and
+// a special one), with the post-processor, on the first texts and a few
+// that hold them.
+const ADDED = ['cat', 'qq', 'hello world', 'zz', ' x'];
+const ADDED_SPECIAL = ['<end>'];
+async function withAdded(json, rows) {
+  const tok = Tokenizer.fromString(json);
+  tok.addTokens(ADDED);
+  tok.addSpecialTokens(ADDED_SPECIAL);
+  const texts = ['the cat sat', 'qq hello world zz', ' x x  x', 'hello<end>cat', 'ccat',
+    'hello  world', '\u00e9cat\u0301', '<s> x</s>', ...rows.slice(0, 40).map((r) => r.text)];
+  const encodings = [];
+  for (const text of texts) {
+    const e = await tok.encode(text, null, { addSpecialTokens: true });
+    encodings.push({ text, ids: Array.from(e.getIds()), offsets: e.getOffsets(),
+      word_ids: e.getWordIds() });
+  }
+  return { tokens: ADDED, special_tokens: ADDED_SPECIAL, encodings };
+}
+
 const models = [];
 for (const [name, normalizer] of byteLevelChains) {
   const tok = Tokenizer.fromString(JSON.stringify({ ...byteLevel, normalizer }));
@@ -185,7 +208,8 @@ for (const [name, json] of small) {
   const tok = Tokenizer.fromString(json);
   const rows = await records(tok, ['<s>', '</s>', '<unk>', '<tool>', 'zz', 'x y']);
   models.push({ name, tokenizer: json, records: rows,
-    truncated: name === 'sp_small' ? await truncated(json, rows) : undefined });
+    truncated: name === 'sp_small' ? await truncated(json, rows) : undefined,
+    added: name === 'sp_small' ? await withAdded(json, rows) : undefined });
 }
 for (const name of ['mistral_v1', 'gemma3']) {
   const file = path.join(name, 'tokenizer.json.zst');
@@ -201,7 +225,8 @@ for (const name of ['mistral_v1', 'gemma3']) {
   const added = JSON.parse(json).added_tokens.map((a) => a.content)
     .filter((c, i) => i < 40 || /^\s+$/.test(c)).slice(0, 80);
   const rows = await records(tok, added);
-  models.push({ name, file, records: rows, truncated: await truncated(json, rows) });
+  models.push({ name, file, records: rows, truncated: await truncated(json, rows),
+    added: await withAdded(json, rows) });
 }
 const result = { header: { generator: 'tests/gen/sp_offsets.mjs',
   reference: 'npm tokenizers 0.23.2' }, models };

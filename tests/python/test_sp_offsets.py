@@ -57,7 +57,8 @@ def case(request):
     return load(request.param)
 
 
-# the models whose encodings under truncation were recorded
+# the models whose encodings under truncation and with tokens added at run
+# time were recorded
 @pytest.fixture(params=cases(("sp_small", "mistral_v1", "gemma3")))
 def truncated_case(request):
     return load(request.param)
@@ -95,3 +96,14 @@ def test_truncation_keeps_hfs_offsets(truncated_case):
         for text, want in zip(texts, t["encodings"]):
             assert truncated_record(tok.encode(text)) == want, (t["max_length"], text)
     tok.no_truncation()
+
+
+def test_tokens_added_at_run_time(truncated_case):
+    m, tok = truncated_case
+    a = m["added"]
+    tok.add_tokens(a["tokens"])
+    tok.add_special_tokens(a["special_tokens"])
+    for r in a["encodings"]:
+        e = tok.encode(r["text"])
+        assert (e.ids, [list(o) for o in e.offsets], e.word_ids) == \
+            (r["ids"], r["offsets"], r["word_ids"]), r["text"]
