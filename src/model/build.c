@@ -357,10 +357,13 @@ done:
 
 /* Puts into the whole-token map every token that BPE yields from its own
  * bytes (with ignore_merges: every token), and records whether that is
- * every token that is not an added one. */
+ * every token that is not an added one. A SentencePiece-style model has a
+ * map only with ignore_merges: every token of its vocabulary, which a
+ * pre-token equal to it becomes (HF looks the pre-token up in the
+ * vocabulary before any merge); its other pieces go to sentencepiece.c. */
 static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
 {
-    if (m->sp) /* SentencePiece-style: no map (its pieces go to sentencepiece.c) */
+    if (m->sp && !m->ignore_merges)
         return SIMDBPE_OK;
     size_t max_len = 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
@@ -373,7 +376,7 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     uint8_t *added = calloc(m->vocab_size ? m->vocab_size : 1, 1);
     simdbpe__bpe_scratch scratch = {0};
     simdbpe_status st = out && ids && keys && reach && added ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
-    if (st == SIMDBPE_OK)
+    if (st == SIMDBPE_OK && !m->sp)
         st = simdbpe__reach(m, reach);
     for (size_t i = 0; st == SIMDBPE_OK && i < m->n_specials; i++)
         added[m->specials[i].id] = 1;
@@ -381,8 +384,13 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
         size_t len;
         const uint8_t *s = token_ptr(m, id, &len);
-        if (!m->tok_has[id] || len == 0 || added[id])
+        if (!m->tok_has[id] || len == 0 || (added[id] && !m->sp))
             continue;
+        if (m->sp) {
+            ids[n] = id;
+            keys[n++] = simdbpe__piece_hash(s, len);
+            continue;
+        }
         /* The rules tell most tokens; BPE tells the others. */
         int yes = reach[id] == SIMDBPE__REACH_YES;
         if (reach[id] == SIMDBPE__REACH_ASK) {
@@ -426,8 +434,8 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     }
     m->whole = slots;
     m->n_whole = n;
-    m->whole_exact = unreachable == 0 || m->ignore_merges;
-    m->no_cuts = m->ignore_merges && unreachable > 0;
+    m->whole_exact = !m->sp && (unreachable == 0 || m->ignore_merges);
+    m->no_cuts = !m->sp && m->ignore_merges && unreachable > 0;
     if (m->no_cuts)
         memset((void *)m->joins, 0xFF, SIMDBPE__JOINS_WORDS * sizeof *m->joins);
     return SIMDBPE_OK;

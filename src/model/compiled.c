@@ -373,7 +373,9 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         return BAD("compiled model: unknown SentencePiece-style settings 0x%08X (made by a "
                    "newer simdbpe?)",
                    h->sp);
-    if (h->sp && (h->pretok != SIMDBPE__PRETOK_GPT2 || h->flags != 0 || h->n_whole != 0))
+    /* (a SentencePiece-style model's whole tokens: ignore_merges' map) */
+    if (h->sp && (h->pretok != SIMDBPE__PRETOK_GPT2 || (h->flags & ~FLAG_IGNORE_MERGES) ||
+                  (h->n_whole != 0 && !(h->flags & FLAG_IGNORE_MERGES))))
         return BAD("compiled model: a SentencePiece-style model with byte-level settings "
                    "(family %u, flags 0x%X, %u whole tokens)",
                    h->pretok, h->flags, h->n_whole);

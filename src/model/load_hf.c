@@ -9,9 +9,9 @@
  *                    or end_of_word_suffix other than "" are refused.
  *                    SentencePiece-style files (byte_fallback, or the
  *                    word marker U+2581 in the normalizer): their tokens
- *                    are literal strings; byte_fallback, unk_token and
- *                    fuse_unk; the pre-tokenizer and decoder shapes
- *                    read_sentencepiece accepts.
+ *                    are literal strings; byte_fallback, unk_token,
+ *                    fuse_unk and ignore_merges; the pre-tokenizer and
+ *                    decoder shapes read_sentencepiece accepts.
  *   pre_tokenizer    a ByteLevel with use_regex (GPT-2's family), or a
  *                    Sequence of up to three Split(Regex) pieces, then
  *                    ByteLevel without its regex: the family of pretok.h
@@ -995,9 +995,6 @@ static simdbpe_status read_model(const json_t *model, simdbpe__build_spec *spec,
                         : 0;
         spec->sp |= json_is_true(json_object_get(model, "fuse_unk")) ? SIMDBPE__SP_FUSE_UNK : 0;
         spec->unk = json_string_value(json_object_get(model, "unk_token"));
-        if (spec->ignore_merges)
-            return UNSUPPORTED("a SentencePiece-style (byte_fallback) BPE model with "
-                               "ignore_merges is not supported");
     }
     return simdbpe__vocab_from_json(json_object_get(model, "vocab"), len, WHAT ": model.vocab",
                                     &spec->vocab, err);

@@ -257,6 +257,35 @@ if (fs.existsSync(mistral)) {
     }, mdocs, input2);
   }
 }
+// ignore_merges on a SentencePiece-style model: a pre-token that is a
+// token of the vocabulary is that token, merges or not. mistral_v1's tokens
+// all come out of BPE on their own text, so three that do not are added
+// (one a word, one with a marker inside); the pre-tokens are the whole
+// stretch (normalizer Prepend + Replace; Replace alone; Metaspace without
+// split) or each marker's word (Metaspace split).
+if (fs.existsSync(mistral)) {
+  const base = fs.readFileSync(mistral, 'utf8');
+  const more = ['zzqx', ' zzqx', 'a zzqx b', 'zzqx zzqx', '\u2581zzqx', 'ab cd', 'ab\u2581cd',
+    'xab cd', '<0x41>', '<s>', '<unk>', '\u2581', ' ', '', 'the', 'Hello world', '  two  spaces'];
+  const idocs = [...more, ...docs];
+  const input3 = writeDocs('ignore_merges.jsonl', idocs);
+  const M = '\u2581';
+  for (const [label, normalizer, pre] of [
+    ['Prepend Replace', undefined, undefined],
+    ['Replace', { type: 'Replace', pattern: { String: ' ' }, content: M }, undefined],
+    ['Metaspace split', null, { type: 'Metaspace', replacement: M, prepend_scheme: 'always',
+      split: true }],
+    ['Metaspace first', null, { type: 'Metaspace', replacement: M, prepend_scheme: 'first',
+      split: false }]]) {
+    await variant(`mistral_v1 ignore_merges ${label}`, base, (t) => {
+      const n = Object.keys(t.model.vocab).length;
+      Object.assign(t.model.vocab, { [`${M}zzqx`]: n, zzqx: n + 1, [`ab${M}cd`]: n + 2 });
+      t.model.ignore_merges = true;
+      if (normalizer !== undefined) t.normalizer = normalizer;
+      if (pre !== undefined) t.pre_tokenizer = pre;
+    }, idocs, input3);
+  }
+}
 // Normalizers beyond the Unicode forms (Lowercase, Strip, Replace with a
 // string or a regex, Prepend, Sequences of them with NFKC) on a byte-level
 // model (llama3) and a SentencePiece-style one (mistral_v1), each with an
