@@ -435,7 +435,7 @@ Test(offsets, sentencepiece_and_normalizer_chain_spans_are_hfs)
         }
         n++;
     }
-    cr_assert_geq(n, 12);
+    cr_assert_geq(n, 13);
     json_decref(g);
 }
 

@@ -13,7 +13,8 @@
 // it written here, each kept whole in the output: under NFKC and under
 // NFD; with a Metaspace pre-tokenizer instead of the normalizer
 // (prepend_scheme "first" with split, "always" without); without byte
-// fallback (unk_token, fuse_unk on and off); under normalizer chains
+// fallback (unk_token, fuse_unk on and off); with ignore_merges and two
+// tokens BPE cannot build; under normalizer chains
 // (Lowercase, Strip, Replace by string and by regex, Prepend, the forms).
 // Also tests/data/api's small byte-level model under two chains. Then,
 // when MODELS_DIR has
@@ -97,6 +98,15 @@ const small = [
     j.pre_tokenizer = { type: 'Metaspace', replacement: M, prepend_scheme: 'always',
       split: true };
   })],
+  // ignore_merges with two tokens BPE cannot build (as sp_small.mjs's)
+  ['sp_small_ignore_merges', variant((j) => {
+    j.model.ignore_merges = true;
+    let next = Object.keys(j.model.vocab).length;
+    j.model.vocab[`${M}wat`] = next++;
+    j.model.vocab[`ll${M}o`] = next++;
+    for (const a of j.added_tokens)
+      if (!(a.content in j.model.vocab)) a.id = next++;
+  })],
   ['sp_small_unk_fused', variant((j) => { j.model.byte_fallback = false; })],
   ['sp_small_unk', variant((j) => { j.model.byte_fallback = false; j.model.fuse_unk = false; })],
 ];
@@ -108,7 +118,8 @@ const pieces = [' ', '  ', '   ', '\n', '\r\n', ' \n ', '\t', '\u3000', '\u00a0'
   '\u200d', '\ufeff', '\ufffd', M, M + M, '<0x41>', '<unk>x'];
 function texts(added) {
   const list = ['', ' ', '  ', 'hello world', ' hello', 'hello ', '  a  b ', M, M + 'x',
-    '\u{1D518}x \u{1D518}', 'a\u0301', '\u00e9t\u00e9', 'ﬁ ½'];
+    '\u{1D518}x \u{1D518}', 'a\u0301', '\u00e9t\u00e9', 'ﬁ ½', 'wat', ' wat', 'a wat b',
+    'wat wat', 'll o', 'll\u2581o', 'wat\u2581'];
   for (const a of added)
     list.push(a, ` ${a}`, `${a} `, `x${a}y`, ` ${a} ${a}  `, `hello${a}world`);
   for (let i = 0; i < 320; i++) {
