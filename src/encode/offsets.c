@@ -393,10 +393,7 @@ static int sp_pretokens(sp_splitter *q, size_t a, size_t b, int first)
     const simdbpe_model *m = q->w->m;
     size_t at = q->doc.len;
     if (m->sp & SIMDBPE__SP_META) {
-        const uint8_t *s = q->sp.t + a;
-        int prepend = (m->sp & SIMDBPE__SP_META_PREPEND) &&
-                      (first || !(m->sp & SIMDBPE__SP_META_FIRST)) && s[0] != ' ' &&
-                      !(b - a >= 3 && memcmp(s, MARKER, 3) == 0);
+        int prepend = simdbpe__sp_meta_prepends(m->sp, q->sp.t + a, b - a, first);
         if (al_mark(&q->doc, &q->sp, a, b, 1, prepend))
             return -1;
     } else if (al_take(&q->doc, &q->sp, a, b)) {

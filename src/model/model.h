@@ -527,6 +527,11 @@ simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *ca
  * every marker), or len. */
 size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from);
 
+/* Whether a Metaspace pre-tokenizer (flags `sp`) puts a marker before the
+ * pre-token s[0..n) (`first`: it starts the text): its prepend_scheme
+ * says so and it starts with neither a space nor a marker. */
+int simdbpe__sp_meta_prepends(uint32_t sp, const uint8_t *s, size_t n, int first);
+
 /* Whether code point cp is a token (else simdbpe__sp_word gives its
  * <0xNN> tokens, or the unknown token). */
 int simdbpe__sp_char_known(const simdbpe_model *m, uint32_t cp);

@@ -225,6 +225,12 @@ static inline uint32_t char_id(const struct simdbpe__sp_chars *t, uint32_t cp)
     return e == NONE ? NONE : e & ~BLOCKS;
 }
 
+int simdbpe__sp_meta_prepends(uint32_t sp, const uint8_t *s, size_t n, int first)
+{
+    return (sp & SIMDBPE__SP_META_PREPEND) && (first || !(sp & SIMDBPE__SP_META_FIRST)) &&
+           n > 0 && s[0] != ' ' && !(n >= 3 && s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81);
+}
+
 int simdbpe__sp_char_known(const simdbpe_model *m, uint32_t cp)
 {
     return char_id(m->sp_chars, cp) != NONE;
