@@ -301,28 +301,34 @@ static int al_reserve(aligned *a, size_t more)
            simdbpe__grow((void **)&a->al, &a->al_cap, a->len + more + 1, 2 * sizeof *a->al);
 }
 
-/* n bytes, each aligned to [start, end). */
-static int al_put(aligned *a, const uint8_t *s, size_t n, size_t start, size_t end)
+/* n bytes, each aligned to [start, end), where room was reserved. */
+static void al_fill(aligned *a, const uint8_t *s, size_t n, size_t start, size_t end)
 {
-    if (al_reserve(a, n))
-        return -1;
     for (size_t k = 0; k < n; k++) {
         a->t[a->len] = s[k];
         a->al[2 * a->len] = start;
         a->al[2 * a->len++ + 1] = end;
     }
+}
+
+static int al_put(aligned *a, const uint8_t *s, size_t n, size_t start, size_t end)
+{
+    if (al_reserve(a, n))
+        return -1;
+    al_fill(a, s, n, start, end);
     return 0;
 }
 
 /* R[from..to) unchanged: each byte aligned to its character. */
 static int al_copy(aligned *a, const uint8_t *r, size_t from, size_t to)
 {
+    if (al_reserve(a, to - from))
+        return -1;
     for (size_t i = from; i < to;) {
         size_t l = 1;
         if (r[i] >= 0x80)
             simdbpe__utf8_decode(r, i, &l);
-        if (al_put(a, r + i, l, i, i + l))
-            return -1;
+        al_fill(a, r + i, l, i, i + l);
         i += l;
     }
     return 0;
@@ -348,14 +354,16 @@ static const uint8_t MARKER[3] = {0xE2, 0x96, 0x81}; /* U+2581 */
 static int al_mark(aligned *out, const aligned *src, size_t from, size_t to, int replace,
                    int prepend)
 {
-    if (prepend && to > from &&
-        al_put(out, MARKER, 3, src->al[2 * from], src->al[2 * from + 1]))
+    size_t need = to - from + 3;
+    for (size_t k = from; replace && k < to; k++)
+        need += src->t[k] == ' ' ? 2 : 0;
+    if (al_reserve(out, need))
         return -1;
+    if (prepend && to > from)
+        al_fill(out, MARKER, 3, src->al[2 * from], src->al[2 * from + 1]);
     for (size_t k = from; k < to; k++) {
         int sp = replace && src->t[k] == ' ';
-        if (al_put(out, sp ? MARKER : src->t + k, sp ? 3 : 1, src->al[2 * k],
-                   src->al[2 * k + 1]))
-            return -1;
+        al_fill(out, sp ? MARKER : src->t + k, sp ? 3 : 1, src->al[2 * k], src->al[2 * k + 1]);
     }
     return 0;
 }
