@@ -27,7 +27,7 @@
  * Prepend("\u2581") and Replace(" ", "\u2581"), is split by the normalized
  * added tokens, and each pre-token gets a Metaspace pre-tokenizer's markers.
  * Its T carries an alignment per byte (16 bytes of memory per byte of T,
- * for these models only), as HF's NormalizedString aligns them: a marker
+ * for these models and chains only), as HF's NormalizedString aligns them: a marker
  * for a space spans the space; a prepended marker spans the first
  * character of what it is put before; the Unicode forms' blocks as above.
  * Its tokens are walked along T as simdbpe__sp_word makes them: a <0xNN>
@@ -285,7 +285,8 @@ static int split(splitter *w, const uint8_t *r, size_t len, int nfc)
     }
     return w->failed ? -1 : 0;
 }
-/* ------------------------------------- SentencePiece-style models: T */
+
+/* ------------- SentencePiece-style models, normalizer chains: aligned T */
 
 /* A text with where each byte comes from in R: al[2 k], al[2 k + 1] are
  * the start and end of byte k's span (HF's alignments, per byte). */
@@ -368,7 +369,7 @@ static int al_mark(aligned *out, const aligned *src, size_t from, size_t to, int
     return 0;
 }
 
-typedef struct sp_splitter {
+typedef struct aligned_splitter {
     splitter *w;           /* pieces and added tokens (positions in doc) */
     aligned doc, form, sp; /* T; a stretch after the Unicode form; after Prepend/Replace */
     aligned raw;           /* a stretch of R, for a normalizer chain */
@@ -376,11 +377,11 @@ typedef struct sp_splitter {
     const uint8_t *r;
     size_t base;           /* the stretch's offset in R */
     size_t copied;         /* R[base..copied) is in form */
-} sp_splitter;
+} aligned_splitter;
 
-static int sp_on_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
+static int aligned_on_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
 {
-    sp_splitter *q = ctx;
+    aligned_splitter *q = ctx;
     start += q->base;
     end += q->base;
     if (al_copy(&q->form, q->r, q->copied, start) || al_reserve(&q->form, len))
@@ -396,7 +397,7 @@ static int sp_on_stretch(void *ctx, size_t start, size_t end, const uint8_t *nor
 /* The pre-tokens of sp.t[a..b) (a stretch between added tokens) into T:
  * with a Metaspace pre-tokenizer its markers (the text's first pre-token
  * if `first`), cut before each marker with its split; else one piece. */
-static int sp_pretokens(sp_splitter *q, size_t a, size_t b, int first)
+static int sp_pretokens(aligned_splitter *q, size_t a, size_t b, int first)
 {
     const simdbpe_model *m = q->w->m;
     size_t at = q->doc.len;
@@ -415,12 +416,13 @@ static int sp_pretokens(sp_splitter *q, size_t a, size_t b, int first)
     return 0;
 }
 
-/* T of a SentencePiece-style model with a per-byte alignment, and its
- * pieces: as encode_stretch and encode_sp.c make it, the added tokens
- * matched in R first, each stretch between them in its Unicode form, then
- * Prepend/Replace, split by the normalized added tokens, then the
- * Metaspace pre-tokenizer's markers. */
-static int sp_split(sp_splitter *q, const uint8_t *r, size_t len)
+/* T with a per-byte alignment, and its pieces, as encode_stretch and
+ * encode_sp.c make it: the added tokens matched in R first, each stretch
+ * between them through the normalizer chain or its Unicode form, then
+ * (SentencePiece-style) Prepend/Replace, split by the normalized added
+ * tokens, then the Metaspace pre-tokenizer's markers; byte-level, the
+ * family's pre-tokens (pieces_of). */
+static int split_aligned(aligned_splitter *q, const uint8_t *r, size_t len)
 {
     splitter *w = q->w;
     const simdbpe_model *m = w->m;
@@ -447,7 +449,7 @@ static int sp_split(sp_splitter *q, const uint8_t *r, size_t len)
             q->form.len = n;
             q->copied = at;
         } else if (m->normalizer != SIMDBPE__NORM_NONE && at > i &&
-                   simdbpe__nfc_stretches(m->normalizer, r + i, at - i, sp_on_stretch, q) != 0) {
+                   simdbpe__nfc_stretches(m->normalizer, r + i, at - i, aligned_on_stretch, q) != 0) {
             return -1;
         }
         if (al_copy(&q->form, r, q->copied, at) ||
@@ -562,7 +564,7 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
     simdbpe_span *out = calloc(n ? n : 1, sizeof *out);
     blocks fixes = {0}, nfc = {0};
     splitter w = {0};
-    sp_splitter q = {0};
+    aligned_splitter q = {0};
     w.m = m;
     w.mask = SIMDBPE__ADDED_NORMALIZED |
              (opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0);
@@ -580,7 +582,7 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
     int aligned_t = m->sp || m->normalizer == SIMDBPE__NORM_CHAIN;
     if (aligned_t) {
         q.w = &w;
-        if (sp_split(&q, r, r_len))
+        if (split_aligned(&q, r, r_len))
             goto nomem;
         t = q.doc.t;
         t_len = q.doc.len;
