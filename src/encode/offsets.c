@@ -338,6 +338,8 @@ static int al_copy(aligned *a, const uint8_t *r, size_t from, size_t to)
 /* src[from..to) with its alignment. */
 static int al_take(aligned *a, const aligned *src, size_t from, size_t to)
 {
+    if (to == from)
+        return 0;
     if (al_reserve(a, to - from))
         return -1;
     memcpy(a->t + a->len, src->t + from, to - from);
@@ -444,8 +446,10 @@ static int split_aligned(aligned_splitter *q, const uint8_t *r, size_t len)
                 return -1;
             if (al_reserve(&q->form, n))
                 return -1;
-            memcpy(q->form.t, s, n);
-            memcpy(q->form.al, al, 2 * n * sizeof *al);
+            if (n) { /* (an empty stretch's s may be NULL) */
+                memcpy(q->form.t, s, n);
+                memcpy(q->form.al, al, 2 * n * sizeof *al);
+            }
             q->form.len = n;
             q->copied = at;
         } else if (m->normalizer != SIMDBPE__NORM_NONE && at > i &&
