@@ -40,6 +40,7 @@ target_include_directories(test_id_limit PRIVATE ${SIMDE_INCLUDE_DIR})
 
 simdbpe_tests_add(test_nfc encode/test_nfc.c)
 target_link_libraries(test_nfc PRIVATE PkgConfig::SIMDBPE_DEPS)
+simdbpe_tests_add(test_normalizer encode/test_normalizer.c)
 
 pkg_check_modules(TESTS_PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 simdbpe_tests_add(test_pretok_families pretok/test_pretok_families.c)

@@ -17,14 +17,15 @@
 
 /* Normalizers a model may have (stored in model files: never renumber):
  * the four Unicode normalization forms as HF tokenizers applies them
- * (nfc.c). */
+ * (nfc.c), or any other chain of HF's normalizers (model/normalizer.h). */
 enum {
     SIMDBPE__NORM_NONE = 0,
     SIMDBPE__NORM_NFC = 1,
     SIMDBPE__NORM_NFKC = 2,
     SIMDBPE__NORM_NFD = 3,
     SIMDBPE__NORM_NFKD = 4,
-    SIMDBPE__NORM_LAST = SIMDBPE__NORM_NFKD
+    SIMDBPE__NORM_CHAIN = 5,
+    SIMDBPE__NORM_LAST = SIMDBPE__NORM_CHAIN
 };
 
 /* Called for each stretch s[start..end) that the form changes, in order,

@@ -14,8 +14,12 @@
  * The cut rules hold on NFC text (pretok/cuts.c); the other normal forms
  * map characters on either side of a cut to others of other classes
  * (NFKC: U+00A0 to a space, U+2460 to a digit), so their texts are not
- * cut; nor are those of SentencePiece-style models, whose Prepend puts a
- * word marker at the start of each part.
+ * cut; nor are those of a normalizer chain (model/normalizer.h: Strip
+ * works on the whole text, Prepend on each part, a Replace's regex may
+ * match across the cut), nor those of SentencePiece-style models, whose
+ * Prepend puts a word marker at the start of each part. Every caller that
+ * cuts (the dataset engine, batches) asks here, so those texts are
+ * encoded whole, as HF encodes them.
  */
 #include "../model/model.h"
 
@@ -25,7 +29,8 @@ size_t simdbpe_cut_find(const simdbpe_model *m, const simdbpe_encode_options *op
     simdbpe_encode_options none = SIMDBPE_ENCODE_OPTIONS_INIT;
     if (!opts)
         opts = &none;
-    if ((m->normalizer != SIMDBPE__NORM_NONE && m->normalizer != SIMDBPE__NORM_NFC) || m->sp)
+    if ((m->normalizer != SIMDBPE__NORM_NONE && m->normalizer != SIMDBPE__NORM_NFC) ||
+        m->nz || m->sp)
         return SIMDBPE_NO_CUT;
     uint32_t mask = opts->special == SIMDBPE_SPECIAL_AS_TEXT ? SIMDBPE__ADDED_SPECIAL : 0;
     for (size_t i = 0; m->normalizer != SIMDBPE__NORM_NONE && i < m->n_specials; i++)

@@ -137,6 +137,43 @@ static simdbpe_status metaspace(simdbpe_encoder *e, const uint8_t **text, size_t
                                       &e->sp_norm, &e->sp_norm_cap, text, len);
 }
 
+/* With ignore_merges: each pre-token (the whole stretch, or with a
+ * Metaspace split each part that starts at a word marker) that is a token
+ * of the vocabulary is that token, as HF looks it up before merging; the
+ * others go part by part as usual. */
+static simdbpe_status encode_words(simdbpe_encoder *e, const uint8_t *s, size_t len, size_t *n)
+{
+    const simdbpe_model *m = e->m;
+    for (size_t w = 0; w < len;) {
+        size_t end = len;
+        if (m->sp & SIMDBPE__SP_META_SPLIT)
+            for (end = w + 1; end + 3 <= len; end++)
+                if (s[end] == 0xE2 && s[end + 1] == 0x96 && s[end + 2] == 0x81)
+                    break;
+        if (end + 3 > len)
+            end = len;
+        uint64_t lo, hi;
+        simdbpe__short_words(s + w, end - w < 16 ? end - w : 16, &lo, &hi);
+        uint32_t id = simdbpe__whole_find(m, s + w, end - w, simdbpe__piece_hash(s + w, end - w),
+                                          lo, hi);
+        simdbpe_status st = reserve_out(e, *n, 1);
+        if (st != SIMDBPE_OK)
+            return st;
+        if (id != SIMDBPE__NO_ID) {
+            e->out[(*n)++] = id;
+        } else {
+            for (size_t a = w; a < end;) {
+                size_t b = simdbpe__sp_cut_before(m, s, end, a + 1);
+                if ((st = encode_part(e, s + a, b - a, n)) != SIMDBPE_OK)
+                    return st;
+                a = b;
+            }
+        }
+        w = end;
+    }
+    return SIMDBPE_OK;
+}
+
 simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t len, int first,
                                   size_t *n)
 {
@@ -149,6 +186,8 @@ simdbpe_status simdbpe__encode_sp(simdbpe_encoder *e, const uint8_t *s, size_t l
     /* The table is made on first use (its pages are touched as it fills). */
     if (!e->sp_cache)
         e->sp_cache = cache_new();
+    if (m->ignore_merges)
+        return encode_words(e, s, len, n);
     for (size_t a = 0; a < len;) {
         size_t b = simdbpe__sp_cut_before(m, s, len, a + 1);
         simdbpe_status st = encode_part(e, s + a, b - a, n);

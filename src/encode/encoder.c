@@ -255,6 +255,7 @@ void simdbpe_encoder_free(simdbpe_encoder *e)
     free_out(e);
     free(e->clean);
     free(e->norm);
+    simdbpe__nz_work_free(&e->nz_work);
     free(e->sp_norm);
     simdbpe__sp_work_free(&e->sp_work);
     simdbpe__sp_cache_free(e->sp_cache);
@@ -276,7 +277,7 @@ const char *simdbpe_encoder_kernel_name(const simdbpe_encoder *e)
 /*
  * Added tokens split the text before anything else, as in HF tokenizers:
  * those matched in the raw text (not "normalized") first; each stretch
- * between them is normalized (NFC, for the models that have it), then
+ * between them is normalized (NFC, or the model's normalizer chain), then
  * split by the "normalized" ones; the stretches left are pre-tokenized.
  * Which added tokens count: any that is not special, and the special ones
  * unless the policy says they are text; under SIMDBPE_SPECIAL_ERROR a
@@ -414,7 +415,11 @@ static simdbpe_status encode_doc(simdbpe_encoder *e, const char *text, size_t le
         for (size_t i = 0; i < m->n_suffix; i++)
             e->out[n++] = m->suffix[i];
     if (st != SIMDBPE_OK) {
-        if (err && err->status == SIMDBPE_OK && m->regex)
+        if (err && err->status == SIMDBPE_OK && m->nz && st == SIMDBPE_ERR_TOO_LARGE)
+            simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0,
+                          "the normalizer's Replace regex gave up on this text (Oniguruma's "
+                          "retry limit, as in HF tokenizers)");
+        else if (err && err->status == SIMDBPE_OK && m->regex)
             simdbpe__fail(err, st, SIMDBPE_NO_POSITION, 0, "%s",
                           st == SIMDBPE_ERR_UNSUPPORTED
                               ? "the pre-tokenizer's Removed Split would drop text here, "
@@ -483,5 +488,7 @@ simdbpe_status simdbpe_encode_append(simdbpe_encoder *e, const char *text, size_
 
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **text, size_t *len)
 {
+    if (form == SIMDBPE__NORM_CHAIN)
+        return simdbpe__normalize(e->m->nz, &e->nz_work, text, len);
     return simdbpe__nfc_into(form, &e->norm, &e->norm_cap, text, len);
 }

@@ -34,6 +34,7 @@
 
 #include "../../kernels/kernels.h"
 #include "../model/model.h"
+#include "../model/normalizer.h"
 #include "../model/ptab.h"
 #include "../pretok/pretok.h"
 
@@ -78,6 +79,7 @@ struct simdbpe_encoder {
     size_t clean_cap;
     uint8_t *norm; /* the normalized stretch (models with a normalizer; common/nfc.c) */
     size_t norm_cap;
+    simdbpe__nz_work nz_work; /* ... of a normalizer chain (model/normalizer.c) */
     simdbpe__bpe_scratch scratch;
 
     /* The piece table: the model's (tab_map NULL) or the encoder's own
@@ -148,7 +150,8 @@ void simdbpe__grow_tab(simdbpe_encoder *e);
 
 /* The normal form `form` (SIMDBPE__NORM_*, not NONE) of *text[0..*len)
  * (valid UTF-8): unchanged, or *text and *len set to the normalized copy
- * in e->norm (common/nfc.c). */
+ * in e->norm (common/nfc.c); for SIMDBPE__NORM_CHAIN, the model's chain
+ * applied (model/normalizer.c, its copy in e->nz_work). */
 simdbpe_status simdbpe__nfc(simdbpe_encoder *e, unsigned form, const uint8_t **text, size_t *len);
 
 /* SentencePiece-style models (encode_sp.c): the normalizer's word markers

@@ -302,6 +302,11 @@ simdbpe_status simdbpe_encode_offsets(simdbpe_encoder *e, const char *text, size
         return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
                              "encode_offsets: offsets of a SentencePiece-style model are not "
                              "supported (its ids are: simdbpe_encode)");
+    if (e && e->m->normalizer == SIMDBPE__NORM_CHAIN)
+        return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
+                             "encode_offsets: offsets of a model whose normalizer is not one "
+                             "Unicode normal form are not supported (its ids are: "
+                             "simdbpe_encode)");
     simdbpe_status st = simdbpe_encode(e, text, len, opts, ids, n_ids, err);
     if (st != SIMDBPE_OK)
         return st;

@@ -357,10 +357,13 @@ done:
 
 /* Puts into the whole-token map every token that BPE yields from its own
  * bytes (with ignore_merges: every token), and records whether that is
- * every token that is not an added one. */
+ * every token that is not an added one. A SentencePiece-style model has a
+ * map only with ignore_merges: every token of its vocabulary, which a
+ * pre-token equal to it becomes (HF looks the pre-token up in the
+ * vocabulary before any merge); its other pieces go to sentencepiece.c. */
 static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
 {
-    if (m->sp) /* SentencePiece-style: no map (its pieces go to sentencepiece.c) */
+    if (m->sp && !m->ignore_merges)
         return SIMDBPE_OK;
     size_t max_len = 0;
     for (uint32_t id = 0; id < m->vocab_size; id++)
@@ -373,7 +376,7 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     uint8_t *added = calloc(m->vocab_size ? m->vocab_size : 1, 1);
     simdbpe__bpe_scratch scratch = {0};
     simdbpe_status st = out && ids && keys && reach && added ? SIMDBPE_OK : SIMDBPE_ERR_NOMEM;
-    if (st == SIMDBPE_OK)
+    if (st == SIMDBPE_OK && !m->sp)
         st = simdbpe__reach(m, reach);
     for (size_t i = 0; st == SIMDBPE_OK && i < m->n_specials; i++)
         added[m->specials[i].id] = 1;
@@ -381,8 +384,13 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     for (uint32_t id = 0; st == SIMDBPE_OK && id < m->vocab_size; id++) {
         size_t len;
         const uint8_t *s = token_ptr(m, id, &len);
-        if (!m->tok_has[id] || len == 0 || added[id])
+        if (!m->tok_has[id] || len == 0 || (added[id] && !m->sp))
             continue;
+        if (m->sp) {
+            ids[n] = id;
+            keys[n++] = simdbpe__piece_hash(s, len);
+            continue;
+        }
         /* The rules tell most tokens; BPE tells the others. */
         int yes = reach[id] == SIMDBPE__REACH_YES;
         if (reach[id] == SIMDBPE__REACH_ASK) {
@@ -426,8 +434,8 @@ static simdbpe_status build_whole_map(simdbpe_model *m, simdbpe_error *err)
     }
     m->whole = slots;
     m->n_whole = n;
-    m->whole_exact = unreachable == 0 || m->ignore_merges;
-    m->no_cuts = m->ignore_merges && unreachable > 0;
+    m->whole_exact = !m->sp && (unreachable == 0 || m->ignore_merges);
+    m->no_cuts = !m->sp && m->ignore_merges && unreachable > 0;
     if (m->no_cuts)
         memset((void *)m->joins, 0xFF, SIMDBPE__JOINS_WORDS * sizeof *m->joins);
     return SIMDBPE_OK;
@@ -479,13 +487,33 @@ static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__
     return SIMDBPE_OK;
 }
 
-simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, uint32_t sp, uint8_t **out,
-                                          const uint8_t **text, size_t *len)
+simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, const simdbpe__normalizer *nz,
+                                          uint32_t sp, uint8_t **out, const uint8_t **text,
+                                          size_t *len)
 {
+    *out = NULL;
+    if (nz) {
+        simdbpe__nz_work w = {0};
+        const uint8_t *t = *text;
+        size_t n = *len;
+        simdbpe_status st = simdbpe__normalize(nz, &w, &t, &n);
+        if (st == SIMDBPE_OK && t != *text) {
+            *out = malloc(n ? n : 1);
+            if (*out) {
+                memcpy(*out, t, n);
+                *text = *out;
+            } else {
+                st = SIMDBPE_ERR_NOMEM;
+            }
+        }
+        *len = st == SIMDBPE_OK ? n : *len;
+        simdbpe__nz_work_free(&w);
+        return st;
+    }
     uint8_t *form = NULL, *marked = NULL;
     size_t form_cap = 0, marked_cap = 0;
     *out = NULL;
-    if ((normalizer != SIMDBPE__NORM_NONE &&
+    if ((normalizer != SIMDBPE__NORM_NONE && normalizer != SIMDBPE__NORM_CHAIN &&
          simdbpe__nfc_into(normalizer, &form, &form_cap, text, len) != SIMDBPE_OK) ||
         simdbpe__sp_normalize_into(sp, &marked, &marked_cap, text, len) != SIMDBPE_OK) {
         free(form);
@@ -562,6 +590,8 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
     m->normalizer = spec->normalizer;
     m->splits = spec->splits;
     m->splits_len = spec->splits_len;
+    m->nz_image = spec->nz_image;
+    m->nz_len = spec->nz_len;
     m->ignore_merges = spec->ignore_merges;
     m->sp = spec->sp;
     m->sp_strip = spec->sp_strip;

@@ -17,7 +17,9 @@
  *   52     4     n_whole          56  4  n_specials
  *   60     4     merge buckets    64  4  whole buckets
  *   68     1     pre-tokenizer family (simdbpe__pretok_kind)
- *   69     1     normalizer (SIMDBPE__NORM_*)
+ *   69     1     normalizer (SIMDBPE__NORM_*; SIMDBPE__NORM_CHAIN: see the
+ *                normalizer section, which only such files have, so a
+ *                library older than it refuses them by this byte)
  *   70     1     prefix ids (n_prefix, <= 3)   71  1  suffix ids (n_suffix, <= 3)
  *   72     8     merge hash seed  80  8  whole hash seed
  *   88     8     blob length
@@ -53,6 +55,8 @@
  *                    one of the texts after them
  *     splits         the generic family's Split patterns and behaviors
  *                    (src/pretok/regex.h), compiled at open
+ *     normalizer     normalizer SIMDBPE__NORM_CHAIN only: u32 length, then
+ *                    the chain (src/model/normalizer.h), compiled at open
  *
  * The section sizes follow from the header, so the file size must be
  * exactly their sum. Opening an untrusted image checks the magic, version,
@@ -87,6 +91,7 @@
 #include <xxhash.h>
 
 #include "model.h"
+#include "normalizer.h"
 #include "ptab.h"
 
 #include "../common/replace.h"
@@ -114,6 +119,7 @@ typedef struct header {
     uint64_t merge_seed, whole_seed, blob_len;
     uint8_t pretok, normalizer, n_prefix, n_suffix;
     uint32_t splits_len;
+    uint32_t nz_len; /* the normalizer section's chain bytes (0: no section) */
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
     uint32_t sp, unk_id;
 } header;
@@ -121,7 +127,7 @@ typedef struct header {
 /* Where each section starts, computed from the header. */
 typedef struct layout {
     uint64_t tok_off, tok_has, blob, byte_id, rules, merge_pilots, merge_slots, pair_filter,
-        whole_pilots, whole_slots, specials, splits, end;
+        whole_pilots, whole_slots, specials, splits, nz, end;
 } layout;
 
 static uint64_t align8(uint64_t x)
@@ -158,6 +164,7 @@ static layout layout_of(const header *h)
     PLACE(whole_slots, (uint64_t)h->n_whole * 24);
     PLACE(specials, (uint64_t)h->n_specials * SPECIAL_SIZE);
     PLACE(splits, h->splits_len);
+    PLACE(nz, h->nz_len ? 4 + (uint64_t)h->nz_len : 0);
 #undef PLACE
     l.end = at;
     return l;
@@ -194,6 +201,7 @@ static header header_of(const simdbpe_model *m)
     h.pretok = m->pretok;
     h.normalizer = m->normalizer;
     h.splits_len = (uint32_t)m->splits_len;
+    h.nz_len = (uint32_t)m->nz_len;
     h.n_prefix = m->n_prefix;
     h.n_suffix = m->n_suffix;
     memcpy(h.prefix, m->prefix, sizeof h.prefix);
@@ -248,6 +256,10 @@ void simdbpe__image_write(const simdbpe_model *m, uint8_t *out)
     put32(out + 120, h.pretok == SIMDBPE__PRETOK_REGEX ? h.splits_len : h.sp);
     if (h.splits_len)
         memcpy(out + l.splits, m->splits, h.splits_len);
+    if (h.nz_len) {
+        put32(out + l.nz, h.nz_len);
+        memcpy(out + l.nz + 4, m->nz_image, h.nz_len);
+    }
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         put32(out + 96 + 4 * i, h.prefix[i]);
         put32(out + 108 + 4 * i, h.suffix[i]);
@@ -336,6 +348,7 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
     h->normalizer = p[69];
     h->n_prefix = p[70];
     h->n_suffix = p[71];
+    h->nz_len = 0;
     for (int i = 0; i < SIMDBPE__MAX_AFFIX; i++) {
         h->prefix[i] = get32(p + 96 + 4 * i);
         h->suffix[i] = get32(p + 108 + 4 * i);
@@ -360,7 +373,9 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         return BAD("compiled model: unknown SentencePiece-style settings 0x%08X (made by a "
                    "newer simdbpe?)",
                    h->sp);
-    if (h->sp && (h->pretok != SIMDBPE__PRETOK_GPT2 || h->flags != 0 || h->n_whole != 0))
+    /* (a SentencePiece-style model's whole tokens: ignore_merges' map) */
+    if (h->sp && (h->pretok != SIMDBPE__PRETOK_GPT2 || (h->flags & ~FLAG_IGNORE_MERGES) ||
+                  (h->n_whole != 0 && !(h->flags & FLAG_IGNORE_MERGES))))
         return BAD("compiled model: a SentencePiece-style model with byte-level settings "
                    "(family %u, flags 0x%X, %u whole tokens)",
                    h->pretok, h->flags, h->n_whole);
@@ -390,6 +405,12 @@ static simdbpe_status read_header(const uint8_t *p, size_t len, int trusted, hea
         (h->flags & ~FLAGS_KNOWN))
         return BAD("compiled model: inconsistent counts in the header");
     *l = layout_of(h);
+    if (h->normalizer == SIMDBPE__NORM_CHAIN) {
+        if (l->end + 4 > len || get32(p + l->end) == 0 || get32(p + l->end) > len - l->end - 4)
+            return BAD("compiled model: the normalizer section is malformed");
+        h->nz_len = get32(p + l->end);
+        *l = layout_of(h);
+    }
     if (l->end != len)
         return BAD("compiled model: sections need %llu bytes, file has %zu",
                    (unsigned long long)l->end, len);
@@ -562,6 +583,11 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         m->splits_len = h.splits_len;
         st = simdbpe__regex_from_image(m->splits, m->splits_len, &m->regex, err);
     }
+    if (h.nz_len && st == SIMDBPE_OK) {
+        m->nz_image = p + l.nz + 4;
+        m->nz_len = h.nz_len;
+        st = simdbpe__normalizer_new(m->nz_image, m->nz_len, "compiled model", &m->nz, err);
+    }
     m->n_prefix = h.n_prefix;
     m->n_suffix = h.n_suffix;
     memcpy(m->prefix, h.prefix, sizeof m->prefix);
@@ -614,6 +640,7 @@ simdbpe_status simdbpe__image_open(const uint8_t *p, size_t len, int kind, int t
         simdbpe__sp_chars_free(m->sp_chars);
         simdbpe__added_free(m->trie);
         simdbpe__regex_free(m->regex);
+        simdbpe__normalizer_free(m->nz);
         free(joins);
         free(sp);
         free(m);
@@ -636,6 +663,7 @@ void simdbpe_model_free(simdbpe_model *m)
         munmap((void *)m->image, m->image_len);
     free(m->specials);
     simdbpe__regex_free(m->regex);
+    simdbpe__normalizer_free(m->nz);
     free(m->notice);
     simdbpe__model_ptab_free(m);
     simdbpe__added_free(m->trie);

@@ -140,9 +140,15 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
         const uint8_t *match = (const uint8_t *)s; /* what the text is matched by */
         size_t match_len = len;
         if ((flags & SIMDBPE__ADDED_NORMALIZED) && (m->normalizer != SIMDBPE__NORM_NONE || m->sp)) {
-            if (simdbpe__added_normal_form(m->normalizer, m->sp, &norm[k], &match, &match_len) !=
-                SIMDBPE_OK) {
-                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+            simdbpe_status ns =
+                simdbpe__added_normal_form(m->normalizer, m->nz, m->sp, &norm[k], &match, &match_len);
+            if (ns != SIMDBPE_OK) {
+                st = FAIL(ns, "model_add_tokens: token %zu: %s", k, simdbpe_strerror(ns));
+                break;
+            }
+            if (match_len == 0) {
+                st = FAIL(SIMDBPE_ERR_UNSUPPORTED,
+                          "model_add_tokens: token %zu is nothing after the normalizer", k);
                 break;
             }
         }
@@ -261,6 +267,8 @@ simdbpe_status simdbpe_model_add_tokens(const simdbpe_model *m, const simdbpe_ad
     spec.normalizer = m->normalizer;
     spec.splits = m->splits;
     spec.splits_len = m->splits_len;
+    spec.nz_image = m->nz_image;
+    spec.nz_len = m->nz_len;
     spec.ignore_merges = m->ignore_merges;
     spec.sp = m->sp;
     spec.sp_strip = m->sp_strip;

@@ -9,16 +9,22 @@
  *                    or end_of_word_suffix other than "" are refused.
  *                    SentencePiece-style files (byte_fallback, or the
  *                    word marker U+2581 in the normalizer): their tokens
- *                    are literal strings; byte_fallback, unk_token and
- *                    fuse_unk; the normalizer, pre-tokenizer and decoder
- *                    shapes read_sentencepiece accepts.
+ *                    are literal strings; byte_fallback, unk_token,
+ *                    fuse_unk and ignore_merges; the pre-tokenizer and
+ *                    decoder shapes read_sentencepiece accepts.
  *   pre_tokenizer    a ByteLevel with use_regex (GPT-2's family), or a
  *                    Sequence of up to three Split(Regex) pieces, then
  *                    ByteLevel without its regex: the family of pretok.h
  *                    whose patterns are exactly these (Isolated), else the
  *                    generic family, which runs them with Oniguruma
  *                    (regex.h).
- *   normalizer       null, an empty Sequence, NFC, NFKC, NFD or NFKD.
+ *   normalizer       null, NFC, NFKC, NFD, NFKD, Lowercase, Strip,
+ *                    Replace (String or Regex pattern), Prepend, and
+ *                    Sequences of them (nested ones flattened): one
+ *                    Unicode form as the model's form, a
+ *                    SentencePiece-style Prepend("\u2581") / Replace(" ",
+ *                    "\u2581") as its flags, anything else as a chain
+ *                    (normalizer.h); other steps are refused by name.
  *   added_tokens     all of them cut the text (special or not); their
  *                    content is their text, normalized first for a
  *                    "normalized" one when the model has a normalizer, as
@@ -205,49 +211,198 @@ static simdbpe_status read_pretok(const json_t *p, simdbpe__build_spec *spec,
     return generic_splits(seq, n - 1, spec, err);
 }
 
-static simdbpe_status read_normalizer(const json_t *nz, uint8_t *norm, simdbpe_error *err)
+/* ---- normalizers (normalizer.h) ---- */
+
+#define META "\xE2\x96\x81" /* U+2581, the word marker */
+
+/* The steps of the normalizer nz, nested Sequences flattened (HF applies
+ * them in order either way), into im; SIMDBPE_OK or the step refused. */
+static simdbpe_status normalizer_steps(const json_t *nz, simdbpe__nz_image *im, size_t *k,
+                                       simdbpe_error *err)
 {
-    *norm = SIMDBPE__NORM_NONE;
-    if (!nz || json_is_null(nz))
-        return SIMDBPE_OK;
-    const char *t = type_of(nz);
     static const struct {
         const char *name;
-        uint8_t norm;
+        uint8_t form;
     } forms[] = {{"NFC", SIMDBPE__NORM_NFC},
                  {"NFKC", SIMDBPE__NORM_NFKC},
                  {"NFD", SIMDBPE__NORM_NFD},
                  {"NFKD", SIMDBPE__NORM_NFKD}};
-    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
-        if (strcmp(t, forms[i].name) == 0) {
-            *norm = forms[i].norm;
-            return SIMDBPE_OK;
-        }
+    const char *t = type_of(nz);
     if (strcmp(t, "Sequence") == 0) {
         const json_t *list = json_object_get(nz, "normalizers");
-        if (json_is_array(list) && json_array_size(list) == 0)
-            return SIMDBPE_OK;
-        if (json_is_array(list) && json_array_size(list) == 1)
-            return read_normalizer(json_array_get(list, 0), norm, err);
+        if (!json_is_array(list))
+            return UNSUPPORTED("a normalizer Sequence without a \"normalizers\" list");
+        size_t i;
+        const json_t *step;
+        json_array_foreach(list, i, step)
+        {
+            simdbpe_status st = normalizer_steps(step, im, k, err);
+            if (st != SIMDBPE_OK)
+                return st;
+        }
+        return SIMDBPE_OK;
     }
-    return UNSUPPORTED("normalizer \"%s\" is not supported (only NFC, NFKC, NFD, NFKD or none)",
-                       t);
+    size_t at = (*k)++;
+    if (im->n >= SIMDBPE__NZ_MAX_STEPS)
+        return UNSUPPORTED("a normalizer of more than %d steps", SIMDBPE__NZ_MAX_STEPS);
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++)
+        if (strcmp(t, forms[i].name) == 0) {
+            simdbpe__nz_image_step(im, SIMDBPE__NZ_FORM, forms[i].form, NULL, 0, NULL, 0);
+            return SIMDBPE_OK;
+        }
+    if (strcmp(t, "Lowercase") == 0) {
+        simdbpe__nz_image_step(im, SIMDBPE__NZ_LOWERCASE, 0, NULL, 0, NULL, 0);
+        return SIMDBPE_OK;
+    }
+    if (strcmp(t, "Strip") == 0) {
+        const json_t *l = json_object_get(nz, "strip_left"), *r = json_object_get(nz, "strip_right");
+        if (!json_is_boolean(l) || !json_is_boolean(r))
+            return UNSUPPORTED("normalizer step %zu: Strip needs strip_left and strip_right "
+                               "(true or false)",
+                               at);
+        uint8_t bits = (json_is_true(l) ? SIMDBPE__NZ_STRIP_LEFT : 0) |
+                       (json_is_true(r) ? SIMDBPE__NZ_STRIP_RIGHT : 0);
+        if (bits) /* neither side: nothing to do */
+            simdbpe__nz_image_step(im, SIMDBPE__NZ_STRIP, bits, NULL, 0, NULL, 0);
+        return SIMDBPE_OK;
+    }
+    if (strcmp(t, "Prepend") == 0) {
+        const json_t *pre = json_object_get(nz, "prepend");
+        if (!json_is_string(pre) || strlen(json_string_value(pre)) != json_string_length(pre))
+            return UNSUPPORTED("normalizer step %zu: Prepend needs a \"prepend\" string "
+                               "(without NUL)",
+                               at);
+        if (json_string_length(pre)) /* "" prepends nothing */
+            simdbpe__nz_image_step(im, SIMDBPE__NZ_PREPEND, 0,
+                                   (const uint8_t *)json_string_value(pre),
+                                   json_string_length(pre), NULL, 0);
+        return SIMDBPE_OK;
+    }
+    if (strcmp(t, "Replace") == 0) {
+        const json_t *pat = json_object_get(nz, "pattern");
+        const json_t *str = json_object_get(pat, "String"), *re = json_object_get(pat, "Regex");
+        const json_t *content = json_object_get(nz, "content");
+        const json_t *p = str ? str : re;
+        if (!json_is_string(p) || !json_is_string(content) || (str && re) ||
+            strlen(json_string_value(p)) != json_string_length(p) ||
+            strlen(json_string_value(content)) != json_string_length(content))
+            return UNSUPPORTED("normalizer step %zu: Replace needs a pattern {\"String\": ...} "
+                               "or {\"Regex\": ...} and a content string (without NUL)",
+                               at);
+        /* HF escapes a String into a regex: the empty one matches between
+         * every two characters, as the empty regex does. */
+        uint8_t kind = re || json_string_length(p) == 0 ? SIMDBPE__NZ_REPLACE_REGEX
+                                                         : SIMDBPE__NZ_REPLACE;
+        simdbpe__nz_image_step(im, kind, 0, (const uint8_t *)json_string_value(p),
+                               json_string_length(p), (const uint8_t *)json_string_value(content),
+                               json_string_length(content));
+        return SIMDBPE_OK;
+    }
+    return UNSUPPORTED("normalizer step %zu (\"%s\") is not supported (NFC, NFKC, NFD, NFKD, "
+                       "Lowercase, Strip, Replace, Prepend, and Sequences of them)",
+                       at, t[0] ? t : "no type");
+}
+
+/* The step at image offset *at: kind, arg, a, b; *at moves past it. */
+static void image_step(const uint8_t *p, size_t *at, uint8_t *kind, uint8_t *arg,
+                       const uint8_t **a, size_t *a_len, const uint8_t **b, size_t *b_len)
+{
+    *kind = p[*at];
+    *arg = p[*at + 1];
+    *a_len = (size_t)p[*at + 4] | (size_t)p[*at + 5] << 8 | (size_t)p[*at + 6] << 16 |
+             (size_t)p[*at + 7] << 24;
+    *a = p + *at + 8;
+    size_t b_at = *at + 8 + *a_len;
+    *b_len = (size_t)p[b_at] | (size_t)p[b_at + 1] << 8 | (size_t)p[b_at + 2] << 16 |
+             (size_t)p[b_at + 3] << 24;
+    *b = p + b_at + 4;
+    *at = b_at + 4 + *b_len;
+}
+
+/*
+ * The file's normalizer: none, one Unicode form (spec->normalizer), for a
+ * SentencePiece-style model a form then Prepend("\u2581") and/or
+ * Replace(" ", "\u2581") as the SIMDBPE__SP_* flags (unless `chain`: a
+ * Metaspace pre-tokenizer follows, whose markers must come after the
+ * normalizer's), or else the chain (SIMDBPE__NORM_CHAIN, its image in
+ * spec->nz_image, malloc'd: the caller frees it).
+ */
+static simdbpe_status read_normalizer(const json_t *nz, simdbpe__build_spec *spec, int chain,
+                                      simdbpe_error *err)
+{
+    spec->normalizer = SIMDBPE__NORM_NONE;
+    if (!nz || json_is_null(nz))
+        return SIMDBPE_OK;
+    simdbpe__nz_image im = {0};
+    size_t k = 0;
+    simdbpe_status st = normalizer_steps(nz, &im, &k, err);
+    if (st == SIMDBPE_OK && im.nomem)
+        st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    if (st != SIMDBPE_OK || im.n == 0) {
+        free(im.p);
+        return st;
+    }
+    /* The shapes the older representation has. */
+    uint8_t form = SIMDBPE__NORM_NONE;
+    uint32_t sp = 0;
+    int simple = 1;
+    for (size_t i = 0, at = 4; i < im.n && simple; i++) {
+        uint8_t kind, arg;
+        const uint8_t *a, *b;
+        size_t a_len, b_len;
+        image_step(im.p, &at, &kind, &arg, &a, &a_len, &b, &b_len);
+        if (kind == SIMDBPE__NZ_FORM && i == 0)
+            form = arg;
+        else if (spec->sp && !chain && kind == SIMDBPE__NZ_PREPEND && a_len == 3 &&
+                 memcmp(a, META, 3) == 0 && !sp)
+            sp |= SIMDBPE__SP_PREPEND;
+        else if (spec->sp && !chain && kind == SIMDBPE__NZ_REPLACE && a_len == 1 && a[0] == ' ' &&
+                 b_len == 3 && memcmp(b, META, 3) == 0 && !(sp & SIMDBPE__SP_REPLACE))
+            sp |= SIMDBPE__SP_REPLACE;
+        else
+            simple = 0;
+    }
+    if (simple) {
+        free(im.p);
+        spec->normalizer = form;
+        spec->sp |= sp;
+        return SIMDBPE_OK;
+    }
+    /* Compiled once here, so that a pattern the engine refuses is this
+     * file's error (the model's image compiles it again when opened). */
+    simdbpe__normalizer *compiled;
+    st = simdbpe__normalizer_new(im.p, im.len, WHAT " normalizer", &compiled, err);
+    if (st != SIMDBPE_OK) {
+        free(im.p);
+        return st;
+    }
+    simdbpe__normalizer_free(compiled);
+    spec->normalizer = SIMDBPE__NORM_CHAIN;
+    spec->nz_image = im.p;
+    spec->nz_len = im.len;
+    return SIMDBPE_OK;
 }
 
 /* ---- SentencePiece-style BPE ---- */
 
-#define META "\xE2\x96\x81" /* U+2581, the word marker */
-
 /* Whether the file is a SentencePiece-style BPE: byte_fallback, or the
  * word marker put in by the normalizer or a Metaspace pre-tokenizer (HF's
  * conversions of SentencePiece models write one or the other). Byte-level
- * files have none. */
+ * files have none, or a marker in their normalizer before a ByteLevel
+ * pre-tokenizer. */
 static int is_sentencepiece(const json_t *root)
 {
     const json_t *model = json_object_get(root, "model");
+    const json_t *pre = json_object_get(root, "pre_tokenizer");
     if (json_is_true(json_object_get(model, "byte_fallback")) ||
-        strcmp(type_of(json_object_get(root, "pre_tokenizer")), "Metaspace") == 0)
+        strcmp(type_of(pre), "Metaspace") == 0)
         return 1;
+    const json_t *steps = json_object_get(pre, "pretokenizers");
+    const json_t *last = json_is_array(steps) && json_array_size(steps)
+                             ? json_array_get(steps, json_array_size(steps) - 1)
+                             : pre;
+    if (strcmp(type_of(last), "ByteLevel") == 0)
+        return 0;
     const char *nz = json_dumps(json_object_get(root, "normalizer"), JSON_COMPACT);
     int meta = nz && strstr(nz, META) != NULL;
     free((void *)nz);
@@ -258,29 +413,6 @@ static int is_string_pattern(const json_t *o, const char *key, const char *want)
 {
     const char *p = json_string_value(json_object_get(json_object_get(o, key), "String"));
     return p && strcmp(p, want) == 0;
-}
-
-/* One step of a SentencePiece-style normalizer Sequence. */
-static simdbpe_status sp_normalizer_step(const json_t *n, simdbpe__build_spec *spec,
-                                         simdbpe_error *err)
-{
-    const char *t = type_of(n);
-    const char *content = json_string_value(json_object_get(n, "content"));
-    const char *prepend = json_string_value(json_object_get(n, "prepend"));
-    if (strcmp(t, "Prepend") == 0 && prepend && strcmp(prepend, META) == 0 &&
-        !(spec->sp & (SIMDBPE__SP_PREPEND | SIMDBPE__SP_REPLACE))) {
-        spec->sp |= SIMDBPE__SP_PREPEND;
-        return SIMDBPE_OK;
-    }
-    if (strcmp(t, "Replace") == 0 && is_string_pattern(n, "pattern", " ") && content &&
-        strcmp(content, META) == 0 && !(spec->sp & SIMDBPE__SP_REPLACE)) {
-        spec->sp |= SIMDBPE__SP_REPLACE;
-        return SIMDBPE_OK;
-    }
-    return UNSUPPORTED("normalizer step \"%s\" of a SentencePiece-style (byte_fallback) model is "
-                       "not supported (only Prepend(\"\u2581\") and Replace(\" \", \"\u2581\"), once each, "
-                       "Prepend first)",
-                       t);
 }
 
 /* A Metaspace pre-tokenizer's or decoder's settings: replacement "\u2581",
@@ -372,51 +504,47 @@ static simdbpe_status sp_decoder(const json_t *d, simdbpe__build_spec *spec, sim
 }
 
 /*
- * A SentencePiece-style file: the normalizer (Prepend("\u2581"),
- * Replace(" ", "\u2581"), alone or in a Sequence, after an optional Unicode
- * normal form), the pre-tokenizer (none: the whole normalized text is one
- * pre-token; Metaspace("\u2581"), which does per pre-token what Prepend
- * and Replace do; or a Split on " " after a normalizer that replaced every
- * space, which then splits nothing) and the decoder (the chain, or
- * Metaspace).
+ * A SentencePiece-style file: the normalizer (read_normalizer: usually
+ * Prepend("\u2581") and Replace(" ", "\u2581") after an optional Unicode
+ * normal form; any chain), the pre-tokenizer (none: the whole normalized
+ * text is one pre-token; Metaspace("\u2581"), which does per pre-token what
+ * Prepend and Replace do; or a Split on " " after a normalizer that is
+ * exactly those two, which then splits nothing) and the decoder (the
+ * chain, or Metaspace).
  */
 static simdbpe_status read_sentencepiece(const json_t *root, simdbpe__build_spec *spec,
                                          simdbpe_error *err)
 {
     spec->sp = SIMDBPE__SP_MODEL;
     spec->pretok = SIMDBPE__PRETOK_GPT2; /* not used: pieces go to sentencepiece.c */
-    const json_t *nz = json_object_get(root, "normalizer");
-    simdbpe_status st = SIMDBPE_OK;
-    if (nz && !json_is_null(nz)) {
-        const json_t *list = json_object_get(nz, "normalizers");
-        size_t n = strcmp(type_of(nz), "Sequence") == 0 && json_is_array(list)
-                       ? json_array_size(list)
-                       : 1;
-        for (size_t i = 0; st == SIMDBPE_OK && i < n; i++) {
-            const json_t *step = n == 1 && !json_is_array(list) ? nz : json_array_get(list, i);
-            const char *t = type_of(step);
-            if (i == 0 && (strcmp(t, "NFC") == 0 || strcmp(t, "NFKC") == 0 ||
-                           strcmp(t, "NFD") == 0 || strcmp(t, "NFKD") == 0))
-                st = read_normalizer(step, &spec->normalizer, err);
-            else
-                st = sp_normalizer_step(step, spec, err);
-        }
-    }
+    const json_t *p = json_object_get(root, "pre_tokenizer");
+    int meta = p && strcmp(type_of(p), "Metaspace") == 0;
+    simdbpe_status st = read_normalizer(json_object_get(root, "normalizer"), spec, meta, err);
     if (st != SIMDBPE_OK)
         return st;
-    const json_t *p = json_object_get(root, "pre_tokenizer");
-    if (p && strcmp(type_of(p), "Metaspace") == 0) {
+    if (meta) {
         /* Its replacing and prepending are done per pre-token, after the
-         * added tokens are cut out: a normalizer doing them too would put
-         * markers the file does not mean (and HF's order between the two
-         * would matter). */
+         * normalizer and after the normalized added tokens are cut out,
+         * as in HF. Its "first" scheme asks whether a pre-token starts at
+         * the text's start (HF: its original offset is 0): told by the
+         * encoder only while the normalizer keeps the first character
+         * where it was. */
         int prepend, split;
-        if (spec->sp & (SIMDBPE__SP_PREPEND | SIMDBPE__SP_REPLACE))
-            return UNSUPPORTED("a Metaspace pre-tokenizer after a Prepend or Replace normalizer "
-                               "is not supported");
         st = read_metaspace(p, "pre-tokenizer", &prepend, &split, err);
         if (st != SIMDBPE_OK)
             return st;
+        if (prepend == 2 && spec->normalizer == SIMDBPE__NORM_CHAIN) {
+            simdbpe__normalizer *nz;
+            st = simdbpe__normalizer_new(spec->nz_image, spec->nz_len, WHAT, &nz, err);
+            int keeps = st == SIMDBPE_OK && simdbpe__normalizer_keeps_start(nz);
+            simdbpe__normalizer_free(nz);
+            if (st == SIMDBPE_OK && !keeps)
+                return UNSUPPORTED("a Metaspace pre-tokenizer with prepend_scheme \"first\" "
+                                   "after a normalizer with Strip, Replace or Prepend steps "
+                                   "is not supported");
+            if (st != SIMDBPE_OK)
+                return st;
+        }
         spec->sp |= SIMDBPE__SP_META | (prepend ? SIMDBPE__SP_META_PREPEND : 0) |
                     (prepend == 2 ? SIMDBPE__SP_META_FIRST : 0) |
                     (split ? SIMDBPE__SP_META_SPLIT : 0);
@@ -648,7 +776,8 @@ static uint32_t *index_keys(const vocab_list *v, size_t more, unsigned *bits)
  * 0.23.2 gave one id or the other from run to run). The normalized texts
  * are malloc'd in norm[i] (NULL where the content is kept).
  */
-static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, uint8_t **norm,
+static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec,
+                                 const simdbpe__normalizer *nz, uint8_t **norm,
                                  simdbpe_error *err)
 {
     if (!list || json_is_null(list))
@@ -704,9 +833,21 @@ static simdbpe_status read_added(const json_t *list, simdbpe__build_spec *spec, 
         size_t match_len = len;
         if ((flags & SIMDBPE__ADDED_NORMALIZED) &&
             (spec->normalizer != SIMDBPE__NORM_NONE || spec->sp)) {
-            if (simdbpe__added_normal_form(spec->normalizer, spec->sp, &norm[i], &match,
-                                           &match_len) != SIMDBPE_OK) {
-                st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+            simdbpe_status ns = simdbpe__added_normal_form(spec->normalizer, nz, spec->sp,
+                                                           &norm[i], &match, &match_len);
+            if (ns != SIMDBPE_OK) {
+                char q[96];
+                simdbpe__quote(q, sizeof q, (const uint8_t *)text, len);
+                st = FAIL(ns, WHAT ": added token %s: the normalizer failed on it (%s)", q,
+                          simdbpe_strerror(ns));
+                break;
+            }
+            if (match_len == 0) {
+                char q[96];
+                simdbpe__quote(q, sizeof q, (const uint8_t *)text, len);
+                st = UNSUPPORTED("added token %s is \"normalized\" and the normalizer leaves "
+                                 "nothing of it",
+                                 q);
                 break;
             }
             size_t twin = hash_slot(&normed, normed_slots, normed_bits, (const char *)match,
@@ -860,9 +1001,6 @@ static simdbpe_status read_model(const json_t *model, simdbpe__build_spec *spec,
                         : 0;
         spec->sp |= json_is_true(json_object_get(model, "fuse_unk")) ? SIMDBPE__SP_FUSE_UNK : 0;
         spec->unk = json_string_value(json_object_get(model, "unk_token"));
-        if (spec->ignore_merges)
-            return UNSUPPORTED("a SentencePiece-style (byte_fallback) BPE model with "
-                               "ignore_merges is not supported");
     }
     return simdbpe__vocab_from_json(json_object_get(model, "vocab"), len, WHAT ": model.vocab",
                                     &spec->vocab, err);
@@ -896,7 +1034,7 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
     else if (st == SIMDBPE_OK)
         st = read_pretok(json_object_get(root, "pre_tokenizer"), &spec, err);
     if (st == SIMDBPE_OK && !spec.sp)
-        st = read_normalizer(json_object_get(root, "normalizer"), &spec.normalizer, err);
+        st = read_normalizer(json_object_get(root, "normalizer"), &spec, 0, err);
     if (st == SIMDBPE_OK)
         st = read_model(model, &spec, len, err);
     /* Before the added tokens take ids after model.vocab's: the missing
@@ -917,8 +1055,12 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
     uint8_t **norm = calloc(json_array_size(added) + 1, sizeof *norm);
     if (st == SIMDBPE_OK && !norm)
         st = FAIL(SIMDBPE_ERR_NOMEM, "out of memory");
+    simdbpe__normalizer *nz = NULL;
+    if (st == SIMDBPE_OK && spec.nz_image)
+        st = simdbpe__normalizer_new(spec.nz_image, spec.nz_len, WHAT, &nz, err);
     if (st == SIMDBPE_OK)
-        st = read_added(added, &spec, norm, err);
+        st = read_added(added, &spec, nz, norm, err);
+    simdbpe__normalizer_free(nz);
     int adders = 0;
     if (st == SIMDBPE_OK)
         st = read_post(json_object_get(root, "post_processor"), &spec, &adders, err);
@@ -936,6 +1078,7 @@ simdbpe_status simdbpe_model_load_hf_json(const char *json, size_t len, simdbpe_
     free(norm);
     free(spec.added);
     free((void *)spec.splits);
+    free((void *)spec.nz_image);
     json_decref(root);
     return st;
 }

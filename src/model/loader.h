@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "model.h"
+#include "normalizer.h"
 
 /* The largest id + 1 any loader accepts (dense per-id arrays). A test
  * builds load_hf.c with a small one to reach its error paths. */
@@ -117,6 +118,10 @@ typedef struct simdbpe__build_spec {
      * taken over. */
     const uint8_t *splits;
     size_t splits_len;
+    /* normalizer SIMDBPE__NORM_CHAIN: the chain's image (normalizer.h);
+     * not taken over. */
+    const uint8_t *nz_image;
+    size_t nz_len;
     uint8_t n_prefix, n_suffix;
     uint32_t prefix[SIMDBPE__MAX_AFFIX], suffix[SIMDBPE__MAX_AFFIX];
     char *notice; /* malloc'd, for the model (simdbpe_model_notice); taken over */
@@ -126,12 +131,15 @@ simdbpe_status simdbpe__build(simdbpe__build_spec *spec, simdbpe_model **out,
                               simdbpe_error *err);
 
 /* The text an added token with "normalized": true is matched by: its
- * content under the model's whole normalizer (the Unicode form, then a
- * SentencePiece-style model's word markers), as HF builds its trie of
- * them. *text, *len unchanged, or set to a malloc'd copy in *out (NULL
- * otherwise; the caller frees it). SIMDBPE_OK or SIMDBPE_ERR_NOMEM. */
-simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, uint32_t sp, uint8_t **out,
-                                          const uint8_t **text, size_t *len);
+ * content under the model's whole normalizer (the chain nz if not NULL,
+ * else the Unicode form, then a SentencePiece-style model's word markers),
+ * as HF builds its trie of them. *text, *len unchanged, or set to a
+ * malloc'd copy in *out (NULL otherwise; the caller frees it). SIMDBPE_OK,
+ * SIMDBPE_ERR_NOMEM, or SIMDBPE_ERR_TOO_LARGE (a Replace's regex gave
+ * up). */
+simdbpe_status simdbpe__added_normal_form(uint8_t normalizer, const simdbpe__normalizer *nz,
+                                          uint32_t sp, uint8_t **out, const uint8_t **text,
+                                          size_t *len);
 
 /*
  * The next merge, of the byte-level strings a and b. `what`, `line` and

@@ -170,6 +170,11 @@ struct simdbpe_model {
 
     uint8_t pretok;        /* simdbpe__pretok_kind */
     uint8_t normalizer;    /* SIMDBPE__NORM_* */
+    /* SIMDBPE__NORM_CHAIN: the chain as stored in the image
+     * (normalizer.h), and compiled (owned); else NULL and 0. */
+    const uint8_t *nz_image;
+    size_t nz_len;
+    struct simdbpe__normalizer *nz;
     /* The generic family's Splits (SIMDBPE__PRETOK_REGEX, else NULL and
      * 0): as stored in the image (regex.h), and compiled (owned). */
     const uint8_t *splits;

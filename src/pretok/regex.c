@@ -643,6 +643,22 @@ int simdbpe__regex_next(simdbpe__regex_iter *it, size_t *start, size_t *end)
     return level_next(it, it->rx->n - 1, start, end);
 }
 
+int simdbpe__regex_matches(const simdbpe__regex *rx, const uint8_t *s, size_t n,
+                           simdbpe__regex_match_fn fn, void *ctx)
+{
+    simdbpe__regex_iter it;
+    simdbpe__regex_begin(&it, rx, s, n);
+    simdbpe__regex_level *L = &it.level[0];
+    level_start(L, 0, n);
+    size_t ms, me;
+    while (find_next(&it, rx->re[0], L, &ms, &me)) {
+        int r = fn(ctx, ms, me);
+        if (r)
+            return r;
+    }
+    return it.failed ? -1 : 0;
+}
+
 /* ---- the family record ----------------------------------------------- */
 
 /* The regex family has no patterns of its own (each model brings its

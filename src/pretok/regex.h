@@ -109,4 +109,13 @@ void simdbpe__regex_begin(simdbpe__regex_iter *it, const simdbpe__regex *rx, con
  * The pieces cover the text in order. */
 int simdbpe__regex_next(simdbpe__regex_iter *it, size_t *start, size_t *end);
 
+/* The matches of the first Split's regex alone over s[0..n), as onig's
+ * find_iter gives them (above; HF's Replace normalizer replaces these):
+ * fn(ctx, start, end) for each, in order. Returns 0, fn's value if it is
+ * not 0 (which stops the walk), or -1 when Oniguruma gave up (its retry
+ * limit). */
+typedef int (*simdbpe__regex_match_fn)(void *ctx, size_t start, size_t end);
+int simdbpe__regex_matches(const simdbpe__regex *rx, const uint8_t *s, size_t n,
+                           simdbpe__regex_match_fn fn, void *ctx);
+
 #endif

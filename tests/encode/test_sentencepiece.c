@@ -12,7 +12,11 @@
  *   - simdbpe_model_add_tokens as HF's addTokens (normalized) and
  *     addSpecialTokens: the count, the vocabulary size, and each text's
  *     ids and decoding after them ("cat", a vocabulary token, is matched
- *     by "\u2581cat" and decoded as it).
+ *     by "\u2581cat" and decoded as it);
+ *   - ignore_merges: variants of the model with two tokens BPE cannot
+ *     build, whose pre-tokens equal to a token become it (the whole
+ *     normalized text, or a Metaspace split's word), from the file and its
+ *     compiled image.
  */
 #include "test_util.h"
 
@@ -124,4 +128,32 @@ Test(sentencepiece, added_tokens_as_hf_adds_them)
     simdbpe_model_free(most);
     simdbpe_model_free(more);
     simdbpe_model_free(m);
+}
+
+Test(sentencepiece, ignore_merges_gives_a_token_its_pre_token_equals)
+{
+    json_t *j = expected();
+    const json_t *variants = json_object_get(j, "ignore_merges"), *v;
+    size_t k;
+    cr_assert(json_array_size(variants) == 3);
+    json_array_foreach(variants, k, v)
+    {
+        const char *label = json_string_value(json_object_get(v, "label"));
+        const char *text = json_string_value(json_object_get(v, "tokenizer"));
+        simdbpe_model *m = NULL, *back = NULL;
+        simdbpe_error err;
+        cr_assert_eq(simdbpe_model_load_hf_json(text, strlen(text), &m, &err), SIMDBPE_OK,
+                     "%s: %s", label, err.message);
+        check_rows(m, json_object_get(v, "rows"), label);
+        size_t len = simdbpe_model_compiled_size(m), got;
+        void *img = malloc(len);
+        cr_assert_eq(simdbpe_model_compile(m, img, len, &got, NULL), SIMDBPE_OK);
+        cr_assert_eq(simdbpe_model_load_compiled(img, len, &back, &err), SIMDBPE_OK, "%s: %s",
+                     label, err.message);
+        check_rows(back, json_object_get(v, "rows"), label);
+        simdbpe_model_free(back);
+        simdbpe_model_free(m);
+        free(img);
+    }
+    json_decref(j);
 }

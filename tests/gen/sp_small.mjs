@@ -20,7 +20,11 @@
 //   sp_small.expected.json   for each text: HF's ids (addSpecialTokens
 //                     false) and its decode of them (skipSpecialTokens
 //                     false); then the same after addTokens(ADDED) and
-//                     addSpecialTokens(ADDED_SPECIAL), with the count and the vocabulary size.
+//                     addSpecialTokens(ADDED_SPECIAL), with the count and the vocabulary size;
+//                     and variants of the model with ignore_merges and two
+//                     tokens BPE cannot build ("\u2581wat", "ll\u2581o"), under
+//                     its normalizer, Replace alone, and a Metaspace split:
+//                     each variant's file and HF's answers for IM_TEXTS.
 //
 // Run:  cd tests/gen && npm ci && node sp_small.mjs [OUT_DIR]
 // Deterministic: the same version gives the same files.
@@ -93,6 +97,35 @@ const plain = await answers(tok);
 const count = tok.addTokens(ADDED);
 tok.addSpecialTokens(ADDED_SPECIAL);
 const more = await answers(tok);
+// ignore_merges: a pre-token that is a token is that token.
+const IM_TEXTS = ['wat', ' wat', 'a wat b', 'wat wat', 'll o', 'll\u2581o', '<0x41>', 'hello world',
+  'the cat', 'wat\u2581', ''];
+const imVariants = [];
+for (const [label, normalizer, pre] of [
+  ['Prepend Replace', json.normalizer, null],
+  ['Replace', { type: 'Replace', pattern: { String: ' ' }, content: M }, null],
+  ['Metaspace split', null, { type: 'Metaspace', replacement: M, prepend_scheme: 'always',
+    split: true }]]) {
+  const v = JSON.parse(JSON.stringify(json));
+  v.model.ignore_merges = true;
+  // HF numbers the added tokens model.vocab lacks from its size on: the
+  // two new tokens take the next ids, those added tokens the ones after.
+  let next = Object.keys(v.model.vocab).length;
+  v.model.vocab[`${M}wat`] = next++;
+  v.model.vocab[`ll${M}o`] = next++;
+  for (const a of v.added_tokens)
+    if (!(a.content in v.model.vocab)) a.id = next++;
+  v.normalizer = normalizer;
+  v.pre_tokenizer = pre;
+  const text = JSON.stringify(v);
+  const t = Tokenizer.fromString(text);
+  const rows = [];
+  for (const s of IM_TEXTS) {
+    const ids = Array.from((await t.encode(s, null, { addSpecialTokens: false })).getIds());
+    rows.push({ text: s, ids, decode: await t.decode(ids, false) });
+  }
+  imVariants.push({ label, tokenizer: text, rows });
+}
 const result = {
   header: { generator: 'tests/gen/sp_small.mjs', reference: 'npm tokenizers 0.23.2' },
   plain,
@@ -104,5 +137,7 @@ const rowsJson = (rows) => `[\n${rows.map((r) => JSON.stringify(r)).join(',\n')}
 const { rows, ...addedHead } = result.added;
 writeFileSync(path.join(out, 'sp_small.expected.json'),
   `{"header": ${JSON.stringify(result.header)},\n"plain": ${rowsJson(plain)},\n` +
-  `"added": ${JSON.stringify(addedHead).slice(0, -1)}, "rows": ${rowsJson(rows)}}}\n`);
+  `"added": ${JSON.stringify(addedHead).slice(0, -1)}, "rows": ${rowsJson(rows)}},\n` +
+  `"ignore_merges": [\n${imVariants.map((v) => `{"label": ${JSON.stringify(v.label)}, ` +
+    `"tokenizer": ${JSON.stringify(v.tokenizer)},\n"rows": ${rowsJson(v.rows)}}`).join(',\n')}]}\n`);
 console.error(`wrote ${file} and sp_small.expected.json (${texts.length} texts)`);

@@ -159,8 +159,18 @@ Test(model_files, other_unsupported_settings_are_refused_by_name)
     expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "byte_fallback");
 
     j = small_json(MERGES, 4);
-    json_object_set_new(j, "normalizer", json_pack("{s:s}", "type", "Lowercase"));
-    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "normalizer \"Lowercase\"");
+    json_object_set_new(j, "normalizer",
+                        json_loads("{\"type\": \"Sequence\", \"normalizers\": [{\"type\": "
+                                   "\"Lowercase\"}, {\"type\": \"BertNormalizer\"}]}",
+                                   0, NULL));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "normalizer step 1 (\"BertNormalizer\")");
+
+    j = small_json(MERGES, 4);
+    json_object_set_new(j, "normalizer",
+                        json_loads("{\"type\": \"Replace\", \"pattern\": {\"Regex\": "
+                                   "\"\\\\d\"}, \"content\": \"0\"}",
+                                   0, NULL));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "has an escape");
 
     j = small_json(MERGES, 4);
     json_array_append_new(json_object_get(j, "added_tokens"),
@@ -196,11 +206,14 @@ Test(model_files, metaspace_settings_hf_does_not_have_or_we_do_not_run_are_refus
     }
     json_t *j = small_json(MERGES, 4);
     json_object_set_new(j, "pre_tokenizer",
-                        json_loads("{\"type\": \"Metaspace\", \"replacement\": \"\u2581\"}", 0,
-                                   NULL));
+                        json_loads("{\"type\": \"Metaspace\", \"replacement\": \"\u2581\", "
+                                   "\"prepend_scheme\": \"first\"}",
+                                   0, NULL));
     json_object_set_new(j, "normalizer",
-                        json_loads("{\"type\": \"Prepend\", \"prepend\": \"\u2581\"}", 0, NULL));
-    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "after a Prepend or Replace normalizer");
+                        json_loads("{\"type\": \"Strip\", \"strip_left\": true, "
+                                   "\"strip_right\": false}",
+                                   0, NULL));
+    expect_refused(j, SIMDBPE_ERR_UNSUPPORTED, "prepend_scheme \"first\" after a normalizer");
 }
 
 Test(model_files, malformed_files_name_where)
@@ -579,6 +592,43 @@ Test(model_files, normalized_added_tokens_are_matched_after_nfc)
     expect_refused(j, SIMDBPE_ERR_UNSUPPORTED,
                    "added tokens \"\xE2\x84\xABQ\" and \"\xC3\x85Q\" are both matched by "
                    "\"\xC3\x85Q\" after the normalizer");
+}
+
+/* A normalizer chain (Strip, Lowercase) is applied to the whole text, so
+ * "  HeLLo World \n" gives the ids of "hello world", and its texts are
+ * never cut for threads (Strip works on the whole document). */
+Test(model_files, a_normalizer_chain_applies_to_the_whole_text_which_is_never_cut)
+{
+    json_t *j = qwen3_small();
+    json_object_set_new(j, "normalizer",
+                        json_loads("{\"type\": \"Sequence\", \"normalizers\": [{\"type\": "
+                                   "\"Strip\", \"strip_left\": true, \"strip_right\": true}, "
+                                   "{\"type\": \"Lowercase\"}]}",
+                                   0, NULL));
+    simdbpe_model *m = load_ok(j);
+    json_t *plain_json = qwen3_small();
+    json_object_set_new(plain_json, "normalizer", json_null());
+    simdbpe_model *plain = load_ok(plain_json);
+    simdbpe_encoder *e = tu_encoder(plain);
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(e, "hello world", 11, NULL, &ids, &n, &err), SIMDBPE_OK);
+    uint32_t want[16];
+    cr_assert(n <= 16);
+    memcpy(want, ids, n * sizeof *ids);
+    expect_encode(m, "  HeLLo World \n", SIMDBPE_SPECIAL_AS_TEXT, 0, want, n);
+    char text[4001];
+    for (size_t i = 0; i < 800; i++)
+        memcpy(text + 5 * i, "word ", 5);
+    text[4000] = '\0';
+    cr_assert_neq(simdbpe_cut_find(plain, NULL, text, 4000, 1, 3999), SIMDBPE_NO_CUT);
+    cr_assert_eq(simdbpe_cut_find(m, NULL, text, 4000, 1, 3999), SIMDBPE_NO_CUT);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(plain);
+    simdbpe_model_free(m);
+    json_decref(plain_json);
+    json_decref(j);
 }
 
 /* An added token whose content is a token of model.vocab keeps that
