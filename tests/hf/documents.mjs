@@ -47,8 +47,9 @@ export function machineTexts(project) {
 // (Kawi, Nag Mundari, CJK Extensions H and I, Garay, Sunuwar, Kirat Rai,
 // Cyrillic U+1C89), which Oniguruma's tables in Debian (Unicode 14) do not
 // have: the generic regex path must see them as HF (Unicode 16) does.
-export function randomStrings() {
-  const docs = [];
+// `src` (randomSource()) is the generator and its pieces of text, which a
+// caller may go on drawing from.
+export function randomSource() {
   let x = 0x9E3779B97F4A7C15n;
   function rnd(n) {
     x ^= (x << 13n) & 0xFFFFFFFFFFFFFFFFn; x ^= x >> 7n; x ^= (x << 17n) & 0xFFFFFFFFFFFFFFFFn;
@@ -59,6 +60,11 @@ export function randomStrings() {
     '/', '/\n', '“quoted”', '—', '😀😀', '\u200D', '\uFEFF', 'ßẞ',
     // compatibility characters (NFKC), a mark after a precomposed letter
     'ﬁ', '①', 'Ａｂ', 'ｶﾞ', '½', '\u2002', 'ℌ', 'é\u0323', '\uFDFA'];
+  return { rnd, pieces };
+}
+export function randomStrings(src = randomSource()) {
+  const docs = [];
+  const { rnd, pieces } = src;
   for (let i = 0; i < 3000; i++) {
     let s = '';
     const len = 1 + rnd(30);
