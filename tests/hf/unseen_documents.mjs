@@ -20,6 +20,7 @@ import { createRequire } from 'node:module';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { machineTexts, randomSource, randomStrings } from './documents.mjs';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require('tokenizers');
@@ -27,83 +28,10 @@ const { get_encoding } = require('tiktoken');
 
 const [, , bin, project, modelsDir, work] = process.argv;
 
-// ---- documents
-const docs = [];
-function addFile(p, limit) {
-  try {
-    const b = fs.readFileSync(p);
-    const t = b.toString('utf8');
-    if (Buffer.from(t, 'utf8').equals(b) && t.length > 0)
-      docs.push(t.length > limit ? t.slice(0, limit) : t);
-  } catch { /* unreadable: skip */ }
-}
-function walk(dir, filter, max) {
-  let found = 0;
-  const stack = [dir];
-  while (stack.length && found < max) {
-    const d = stack.pop();
-    let entries = [];
-    try { entries = fs.readdirSync(d, { withFileTypes: true }); } catch { continue; }
-    entries.sort((a, b) => (a.name < b.name ? -1 : 1));
-    for (const e of entries) {
-      const p = path.join(d, e.name);
-      if (e.isDirectory() && !e.name.startsWith('.') && e.name !== 'node_modules' &&
-          !e.name.startsWith('build')) stack.push(p);
-      else if (e.isFile() && filter(p) && found < max) { addFile(p, 20000); found++; }
-    }
-  }
-}
-walk('/usr/share/common-licenses', () => true, 20);
-walk('/usr/share/doc', (p) => /copyright$|README|changelog$/.test(p), 100);
-walk(path.join(project, 'src'), (p) => /\.(c|h)$/.test(p), 40);
-walk(path.join(project, 'tools'), (p) => /\.(c|h|md|sh|mjs)$/.test(p), 40);
-// Random strings: code points from every plane (no surrogates), runs of
-// one class, whitespace and line breaks, contractions.
-let x = 0x9E3779B97F4A7C15n;
-function rnd(n) {
-  x ^= (x << 13n) & 0xFFFFFFFFFFFFFFFFn; x ^= x >> 7n; x ^= (x << 17n) & 0xFFFFFFFFFFFFFFFFn;
-  return Number(x % BigInt(n));
-}
-const pieces = [' ', '  ', '\n', '\r\n', ' \n ', '\t', "'s", "'LL", "'ſ", '123456', 'Hello',
-  'WORLD', 'über', 'ǅemal', '日本語', 'カタカナ', '١٢٣', 'e\u0301', '\u3000', '\u00A0', '...',
-  '/', '/\n', '“quoted”', '—', '😀😀', '\u200D', '\uFEFF', 'ßẞ',
-  // compatibility characters (NFKC), a mark after a precomposed letter
-  'ﬁ', '①', 'Ａｂ', 'ｶﾞ', '½', '\u2002', 'ℌ', 'é\u0323', '\uFDFA'];
-for (let i = 0; i < 3000; i++) {
-  let s = '';
-  const len = 1 + rnd(30);
-  for (let k = 0; k < len; k++) {
-    const r = rnd(4);
-    if (r === 0) s += pieces[rnd(pieces.length)];
-    else if (r === 1) s += String.fromCharCode(32 + rnd(95));
-    else if (r === 2) s += String.fromCodePoint(0x80 + rnd(0x3000 - 0x80));
-    else {
-      let cp = rnd(0x110000);
-      if (cp >= 0xD800 && cp <= 0xDFFF) cp = 0x4E00 + rnd(0x5000);
-      s += String.fromCodePoint(cp);
-    }
-  }
-  docs.push(s);
-}
-// Letters, marks and digits new in Unicode 15.0-16.0 (Kawi, Nag Mundari,
-// CJK Extensions H and I, Garay, Sunuwar, Kirat Rai, Cyrillic U+1C89),
-// which Oniguruma's tables in Debian (Unicode 14) do not have: the generic
-// regex path must see them as HF (Unicode 16) does.
-const fresh = [[0x11F00, 0x11F5A], [0x1E4D0, 0x1E4F9], [0x31350, 0x323AF], [0x2EBF0, 0x2EE5D],
-  [0x10D40, 0x10D8F], [0x11BC0, 0x11BE1], [0x16D40, 0x16D79], [0x1C89, 0x1C8A]];
-for (let i = 0; i < 600; i++) {
-  let s = '';
-  const len = 1 + rnd(20);
-  for (let k = 0; k < len; k++) {
-    const r = rnd(3);
-    if (r === 0) s += pieces[rnd(pieces.length)];
-    else {
-      const [lo, hi] = fresh[rnd(fresh.length)];
-      s += String.fromCodePoint(lo + rnd(hi - lo + 1));
-    }
-  }
-  docs.push(s);
-}
+// ---- documents (documents.mjs): text found on this machine, random strings
+const random = randomSource();
+const docs = [...machineTexts(project), ...randomStrings(random)];
+const { rnd, pieces } = random;
 fs.mkdirSync(work, { recursive: true });
 const input = path.join(work, 'unseen.jsonl');
 fs.writeFileSync(input, docs.map((t) => JSON.stringify({ text: t })).join('\n') + '\n');
