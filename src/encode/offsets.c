@@ -32,8 +32,8 @@
  * character of what it is put before; the Unicode forms' blocks as above.
  * Its tokens are walked along T as simdbpe__sp_word makes them: a <0xNN>
  * token is one byte (so each byte token of a character spans the whole
- * character, as in HF), the unknown token one character the vocabulary
- * lacks (with fuse_unk, the run of them up to the piece's end), any other
+ * character, as in HF), the unknown token one character it stands for
+ * (with fuse_unk, the run of them up to the piece's end), any other
  * token its vocabulary string. A model whose normalizer is a chain of HF's
  * steps (Lowercase, Strip, Replace, Prepend, the forms) gets T the same
  * way, each stretch through simdbpe__normalize_aligned (normalizer.c: the
@@ -507,8 +507,9 @@ static size_t sp_token_len(const simdbpe_model *m, uint32_t id, const uint8_t *t
         size_t k = x;
         do {
             size_t l = 1;
-            uint32_t cp = t[k] < 0x80 ? t[k] : simdbpe__utf8_decode(t, k, &l);
-            if (simdbpe__sp_char_known(m, cp))
+            if (t[k] >= 0x80)
+                simdbpe__utf8_decode(t, k, &l);
+            if (!simdbpe__sp_char_unknown(m, t + k, l))
                 break;
             k += l;
         } while (k < end && (m->sp & SIMDBPE__SP_FUSE_UNK));

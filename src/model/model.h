@@ -532,9 +532,10 @@ size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t l
  * says so and it starts with neither a space nor a marker. */
 int simdbpe__sp_meta_prepends(uint32_t sp, const uint8_t *s, size_t n, int first);
 
-/* Whether code point cp is a token (else simdbpe__sp_word gives its
- * <0xNN> tokens, or the unknown token). */
-int simdbpe__sp_char_known(const simdbpe_model *m, uint32_t cp);
+/* Whether the character s[0..l) becomes the unknown token in
+ * simdbpe__sp_word: it is no token, and there is no byte fallback or one
+ * of its bytes has no <0xNN> token. */
+int simdbpe__sp_char_unknown(const simdbpe_model *m, const uint8_t *s, size_t l);
 
 /* Scratch for simdbpe__sp_word, owned by an encoder; zero-initialise,
  * free with simdbpe__sp_work_free. */

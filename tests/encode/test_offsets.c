@@ -462,3 +462,61 @@ static void check_shared_sp_model(const char *name)
 
 Test(offsets, sentencepiece_spans_of_mistral_v1_are_hfs) { check_shared_sp_model("mistral_v1"); }
 Test(offsets, sentencepiece_spans_of_gemma3_are_hfs) { check_shared_sp_model("gemma3"); }
+
+/* sp_small without the token <0xF0> (renamed "<0xF0>x"): a character with
+ * that byte is unknown. HF tokenizers 0.23.2 gives (npm tokenizers,
+ * encode(text, null, {addSpecialTokens: false})): "\U0001F600\U0001F600 x"
+ * -> [0,1] [0,2] [2,3] [3,4] ("\u2581", "<unk>", "\u2581", "x"), and
+ * "\U0001F600\u00e9" -> [0,1] [0,1] [1,2]. Where HF writes the unknown
+ * token after the byte tokens of a later character ("a\U0001F600b" ->
+ * "\u2581a", "<0x62>", "<unk>"), the tokens are out of the text's order:
+ * refused, not given spans HF would not give. */
+Test(offsets, sentencepiece_unknown_characters_without_their_byte_tokens)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_TEST_DATA_DIR "/hf/sp_small.tokenizer.json", &len);
+    json_error_t jerr;
+    json_t *j = json_loadb(text, len, 0, &jerr);
+    cr_assert(j, "%s", jerr.text);
+    free(text);
+    json_t *vocab = json_object_get(json_object_get(j, "model"), "vocab");
+    json_object_set(vocab, "<0xF0>x", json_object_get(vocab, "<0xF0>"));
+    json_object_del(vocab, "<0xF0>");
+    text = json_dumps(j, 0);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_buffer(text, strlen(text), "tokenizer.json", &m, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    simdbpe_encoder *enc = tu_encoder(m);
+    static const struct {
+        const char *text;
+        size_t n, spans[4][2]; /* bytes */
+    } cases[] = {
+        {"\xF0\x9F\x98\x80\xF0\x9F\x98\x80 x", 4, {{0, 4}, {0, 8}, {8, 9}, {9, 10}}},
+        {"\xF0\x9F\x98\x80\xC3\xA9", 3, {{0, 4}, {0, 4}, {4, 6}}},
+    };
+    for (size_t c = 0; c < 2; c++) {
+        const uint32_t *ids;
+        simdbpe_span *spans;
+        size_t n;
+        cr_assert_eq(simdbpe_encode_offsets(enc, cases[c].text, strlen(cases[c].text), NULL, &ids,
+                                            &spans, &n, &err),
+                     SIMDBPE_OK, "%s", err.message);
+        cr_assert_eq(n, cases[c].n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert(spans[i].start == cases[c].spans[i][0] &&
+                          spans[i].end == cases[c].spans[i][1],
+                      "case %zu token %zu: [%zu, %zu)", c, i, spans[i].start, spans[i].end);
+        free(spans);
+    }
+    const uint32_t *ids;
+    simdbpe_span *spans;
+    size_t n;
+    cr_assert_eq(simdbpe_encode_offsets(enc, "a\xF0\x9F\x98\x80" "b", 6, NULL, &ids, &spans, &n,
+                                        &err),
+                 SIMDBPE_ERR_UNSUPPORTED);
+    simdbpe_encoder_free(enc);
+    simdbpe_model_free(m);
+    free(text);
+    json_decref(j);
+}
