@@ -506,6 +506,17 @@ typedef struct simdbpe_span {
  *     normalized: a character that NFC composed from several is aligned
  *     to the first of them, one it decomposed into several (and did not
  *     compose again) to the character it came from, as HF aligns them.
+ *   - A normalizer chain's steps align as HF's do: Lowercase's characters
+ *     (two for U+0130) take the character lowercased; Strip drops text;
+ *     a Replace's content takes the span of the match's last character
+ *     (an empty match's: the one before it; at the start of the text
+ *     between added tokens, an empty span there);
+ *     Prepend's, the first character's.
+ *   - SentencePiece-style models: a word marker for a space spans the
+ *     space; one put before a stretch or pre-token (Prepend, Metaspace)
+ *     spans its first character; each <0xNN> token of a character spans
+ *     the whole character; the unknown token, the characters it stands
+ *     for.
  *   - Ids the post-processor adds (add_special_tokens) have the empty
  *     span [0, 0) and no piece; an added token in the text, its text.
  *   - With SIMDBPE_UTF8_REPLACE, a U+FFFD that replaced an ill-formed

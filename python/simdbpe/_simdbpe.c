@@ -841,6 +841,17 @@ static PyObject *model_pattern(Model *self, PyObject *unused)
     return PyUnicode_FromString(p);
 }
 
+/* decodes_per_token() -> simdbpe_model_decodes_per_token: False for a
+ * SentencePiece-style model (its tokens are vocabulary strings, decoded
+ * by its decoder chain), True for byte-level ones. */
+static PyObject *model_decodes_per_token(Model *self, PyObject *unused)
+{
+    (void)unused;
+    if (check_model(self))
+        return NULL;
+    return PyBool_FromLong(simdbpe_model_decodes_per_token(self->model));
+}
+
 /* eot() -> the model's end-of-text id (simdbpe_model_eot), or None. */
 static PyObject *model_eot(Model *self, PyObject *unused)
 {
@@ -1163,6 +1174,8 @@ static PyMethodDef model_methods[] = {
      "Every id's bytes (None for ids without a token)."},
     {"pattern", (PyCFunction)model_pattern, METH_NOARGS,
      "The pre-tokenizer's regex (simdbpe_model_pattern), or None."},
+    {"decodes_per_token", (PyCFunction)model_decodes_per_token, METH_NOARGS,
+     "False for a SentencePiece-style model (simdbpe_model_decodes_per_token)."},
     {"eot", (PyCFunction)model_eot, METH_NOARGS,
      "The model's end-of-text id (simdbpe_model_eot), or None."},
     {"pretokenizer", (PyCFunction)model_pretokenizer, METH_NOARGS,

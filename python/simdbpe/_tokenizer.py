@@ -316,6 +316,7 @@ class Tokenizer:
         self._padding = settings.get("padding")
         self._runtime_added = list(added)
         self._tables = None
+        self._sentencepiece = not model.decodes_per_token()
         self._affixes = (model.encode("", ALLOW, STRICT, False, 2),
                          model.encode("", ALLOW, STRICT, False, 4))
 
@@ -327,7 +328,12 @@ class Tokenizer:
             table = self._model.token_table()
             added = {i: (t.decode("utf-8", "surrogateescape"), f)
                      for t, i, f in self._model.specials()}
-            id_to_token = [None if b is None else spell(b) for b in table]
+            # A SentencePiece-style model's tokens are their vocabulary
+            # strings ("\u2581the", "<0x41>"); a byte-level one's, bytes.
+            sp = self._sentencepiece
+            id_to_token = [None if b is None else
+                           b.decode("utf-8", "surrogateescape") if sp else spell(b)
+                           for b in table]
             for i, (content, _) in added.items():
                 id_to_token[i] = content
             # An added token that is also in model.vocab has its content as
@@ -584,6 +590,8 @@ class Tokenizer:
         n = len(table)
         keep = [i for i in ids if 0 <= i < n and table[i] is not None and
                 not (skip_special_tokens and i in special)]
+        if self._sentencepiece:  # the model's own decoder chain, as HF's
+            return self._model.decode_bytes(keep).decode("utf-8", "replace")
         decoder = self._settings.get("decoder", "ByteLevel")
         if decoder is None:  # HF without a decoder joins the tokens with spaces
             return " ".join(id_to_token[i] for i in keep)

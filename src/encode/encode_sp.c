@@ -128,11 +128,7 @@ static simdbpe_status encode_part(simdbpe_encoder *e, const uint8_t *s, size_t l
  * unchanged, or a copy in e->sp_norm. */
 static simdbpe_status metaspace(simdbpe_encoder *e, const uint8_t **text, size_t *len, int first)
 {
-    uint32_t sp = e->m->sp;
-    const uint8_t *s = *text;
-    size_t n = *len;
-    int prepend = (sp & SIMDBPE__SP_META_PREPEND) && (first || !(sp & SIMDBPE__SP_META_FIRST)) &&
-                  s[0] != ' ' && !(n >= 3 && s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81);
+    int prepend = simdbpe__sp_meta_prepends(e->m->sp, *text, *len, first);
     return simdbpe__sp_normalize_into(SIMDBPE__SP_REPLACE | (prepend ? SIMDBPE__SP_PREPEND : 0),
                                       &e->sp_norm, &e->sp_norm_cap, text, len);
 }

@@ -527,6 +527,16 @@ simdbpe_status simdbpe__sp_normalize_into(uint32_t sp, uint8_t **buf, size_t *ca
  * every marker), or len. */
 size_t simdbpe__sp_cut_before(const simdbpe_model *m, const uint8_t *s, size_t len, size_t from);
 
+/* Whether a Metaspace pre-tokenizer (flags `sp`) puts a marker before the
+ * pre-token s[0..n) (`first`: it starts the text): its prepend_scheme
+ * says so and it starts with neither a space nor a marker. */
+int simdbpe__sp_meta_prepends(uint32_t sp, const uint8_t *s, size_t n, int first);
+
+/* Whether the character s[0..l) becomes the unknown token in
+ * simdbpe__sp_word: it is no token, and there is no byte fallback or one
+ * of its bytes has no <0xNN> token. */
+int simdbpe__sp_char_unknown(const simdbpe_model *m, const uint8_t *s, size_t l);
+
 /* Scratch for simdbpe__sp_word, owned by an encoder; zero-initialise,
  * free with simdbpe__sp_work_free. */
 typedef struct simdbpe__sp_work {

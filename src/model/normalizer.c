@@ -204,34 +204,79 @@ void simdbpe__nz_work_free(simdbpe__nz_work *w)
 {
     free(w->buf[0]);
     free(w->buf[1]);
+    free(w->al[0]);
+    free(w->al[1]);
     memset(w, 0, sizeof *w);
 }
 
-/* An output buffer being written: o->p[0..o->n). */
+/* An output buffer being written: o->p[0..o->n); with alignments (in not
+ * NULL: the input's, 2 per byte), o->al[0..2 o->n) too. */
 typedef struct outbuf {
     uint8_t **p;
     size_t *cap;
     size_t n;
+    const size_t *in;
+    size_t **al;
+    size_t *al_cap;
 } outbuf;
 
-static int out_put(outbuf *o, const uint8_t *s, size_t n)
+static int out_room(outbuf *o, size_t n)
+{
+    return simdbpe__grow((void **)o->p, o->cap, o->n + n, 1) ||
+           (o->in && simdbpe__grow((void **)o->al, o->al_cap, o->n + n, 2 * sizeof **o->al));
+}
+
+/* The input's bytes s[from..from + n), kept with their alignments. */
+static int out_copy(outbuf *o, const uint8_t *s, size_t from, size_t n)
 {
     if (n == 0)
         return 0;
-    if (simdbpe__grow((void **)o->p, o->cap, o->n + n, 1))
+    if (out_room(o, n))
         return -1;
-    memcpy(*o->p + o->n, s, n);
+    memcpy(*o->p + o->n, s + from, n);
+    if (o->in)
+        memcpy(*o->al + 2 * o->n, o->in + 2 * from, 2 * n * sizeof **o->al);
     o->n += n;
     return 0;
 }
 
+/* New bytes, each aligned to [a, b) (ignored without alignments). */
+static int out_new(outbuf *o, const uint8_t *s, size_t n, size_t a, size_t b)
+{
+    if (n == 0)
+        return 0;
+    if (out_room(o, n))
+        return -1;
+    memcpy(*o->p + o->n, s, n);
+    if (o->in)
+        for (size_t k = 0; k < n; k++) {
+            (*o->al)[2 * (o->n + k)] = a;
+            (*o->al)[2 * (o->n + k) + 1] = b;
+        }
+    o->n += n;
+    return 0;
+}
+
+/* The span of the input's byte k (that of its character). */
+static size_t al_start(const outbuf *o, size_t k)
+{
+    return o->in ? o->in[2 * k] : 0;
+}
+
+static size_t al_end(const outbuf *o, size_t k)
+{
+    return o->in ? o->in[2 * k + 1] : 0;
+}
+
+/* Each character's lowercase; HF aligns a second character (U+0130 gives
+ * "i\u0307") to the one before it: all to the character lowercased. */
 static int lowercase(const uint8_t *s, size_t n, outbuf *o)
 {
     for (size_t i = 0; i < n;) {
         size_t run = i;
         while (run < n && s[run] < 0x80 && !(s[run] >= 'A' && s[run] <= 'Z'))
             run++;
-        if (out_put(o, s + i, run - i))
+        if (out_copy(o, s, i, run - i))
             return -1;
         i = run;
         if (i == n)
@@ -241,7 +286,7 @@ static int lowercase(const uint8_t *s, size_t n, outbuf *o)
         size_t k = simdbpe__lowercase(cp, to);
         for (size_t j = 0; j < k; j++) {
             uint8_t u[4];
-            if (out_put(o, u, simdbpe__utf8_encode(to[j], u)))
+            if (out_new(o, u, simdbpe__utf8_encode(to[j], u), al_start(o, i), al_end(o, i)))
                 return -1;
         }
         i += l;
@@ -258,7 +303,8 @@ static size_t char_before(const uint8_t *s, size_t i)
     return k;
 }
 
-static void strip(const step *st, const uint8_t **text, size_t *len)
+/* Moves the text's ends: *cut is what was cut at the start. */
+static void strip(const step *st, const uint8_t **text, size_t *len, size_t *cut)
 {
     const uint8_t *s = *text;
     size_t a = 0, b = *len, l;
@@ -273,6 +319,7 @@ static void strip(const step *st, const uint8_t **text, size_t *len)
     }
     *text = s + a;
     *len = b - a;
+    *cut = a;
 }
 
 /* A Replace's walk: the text up to each match, then the content. */
@@ -280,13 +327,23 @@ typedef struct replacing {
     const step *st;
     const uint8_t *s;
     size_t done; /* s[0..done) is written */
+    size_t lo;   /* the span an inserted character gets with nothing before it */
     outbuf *o;
 } replacing;
 
+/* HF aligns the content to the last character before the match's end (the
+ * match's last, or for an empty match the one before it), [lo, lo) at the
+ * very start. */
 static int replace_match(void *ctx, size_t start, size_t end)
 {
     replacing *r = ctx;
-    if (out_put(r->o, r->s + r->done, start - r->done) || out_put(r->o, r->st->b, r->st->b_len))
+    size_t a = r->lo, b = r->lo;
+    if (end > 0) {
+        a = al_start(r->o, end - 1);
+        b = al_end(r->o, end - 1);
+    }
+    if (out_copy(r->o, r->s, r->done, start - r->done) ||
+        out_new(r->o, r->st->b, r->st->b_len, a, b))
         return -2;
     r->done = end;
     return 0;
@@ -294,9 +351,9 @@ static int replace_match(void *ctx, size_t start, size_t end)
 
 /* 1 if the text changed (into o), 0 if not, -1 out of memory, -2
  * Oniguruma gave up. */
-static int replace(const step *st, const uint8_t *s, size_t n, outbuf *o)
+static int replace(const step *st, const uint8_t *s, size_t n, size_t lo, outbuf *o)
 {
-    replacing r = {st, s, 0, o};
+    replacing r = {st, s, 0, lo, o};
     int got = 0;
     if (n == 0)
         return 0; /* HF finds no match in an empty text, not even an empty one */
@@ -319,22 +376,68 @@ static int replace(const step *st, const uint8_t *s, size_t n, outbuf *o)
     }
     if (!got)
         return 0;
-    return out_put(o, s + r.done, n - r.done) ? -1 : 1;
+    return out_copy(o, s, r.done, n - r.done) ? -1 : 1;
 }
 
-simdbpe_status simdbpe__normalize(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
-                                  const uint8_t **text, size_t *len)
+/* A Unicode form with alignments: the changed stretches aligned as
+ * common/nfc.c aligns them, through the input's alignments. */
+typedef struct forming {
+    const uint8_t *s;
+    size_t done, lo;
+    unsigned form;
+    outbuf *o;
+} forming;
+
+static int form_stretch(void *ctx, size_t start, size_t end, const uint8_t *norm, size_t len)
+{
+    forming *f = ctx;
+    outbuf *o = f->o;
+    if (out_copy(o, f->s, f->done, start - f->done) || out_room(o, len))
+        return -1;
+    size_t *al = *o->al + 2 * o->n;
+    simdbpe__nfc_align(f->form, f->s, 0, start, end, norm, len, al);
+    for (size_t k = 0; k < len; k++) { /* spans in s, of one character: through o->in */
+        size_t a = al[2 * k], b = al[2 * k + 1];
+        al[2 * k] = b > a ? o->in[2 * a] : f->lo;
+        al[2 * k + 1] = b > a ? o->in[2 * (b - 1) + 1] : f->lo;
+    }
+    memcpy(*o->p + o->n, norm, len);
+    o->n += len;
+    f->done = end;
+    return 0;
+}
+
+static int form_aligned(unsigned form, const uint8_t *s, size_t n, size_t lo, outbuf *o)
+{
+    forming f = {s, 0, lo, form, o};
+    int v = simdbpe__nfc_stretches(form, s, n, form_stretch, &f);
+    if (v)
+        return -1;
+    if (f.done == 0)
+        return 0;
+    return out_copy(o, s, f.done, n - f.done) ? -1 : 1;
+}
+
+/* The chain, with alignments when *al is not NULL (see
+ * simdbpe__normalize_aligned). */
+static simdbpe_status normalize(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
+                                const uint8_t **text, size_t *len, const size_t **al, size_t lo)
 {
     const uint8_t *s = *text;
     size_t n = *len;
+    const size_t *in = al ? *al : NULL;
     int cur = -1; /* the buffer s is in, or -1: the caller's text */
     for (size_t i = 0; i < nz->n; i++) {
         const step *st = &nz->steps[i];
         int to = cur == 0 ? 1 : 0;
-        outbuf o = {&w->buf[to], &w->cap[to], 0};
+        outbuf o = {&w->buf[to], &w->cap[to], 0, in, &w->al[to], &w->al_cap[to]};
         int r = 0;
         switch (st->kind) {
         case SIMDBPE__NZ_FORM: {
+            if (in) {
+                r = form_aligned(st->arg, s, n, lo, &o);
+                break;
+            }
             const uint8_t *t = s;
             size_t tl = n;
             if (simdbpe__nfc_into(st->arg, o.p, o.cap, &t, &tl) != SIMDBPE_OK)
@@ -346,16 +449,23 @@ simdbpe_status simdbpe__normalize(const simdbpe__normalizer *nz, simdbpe__nz_wor
         case SIMDBPE__NZ_LOWERCASE:
             r = lowercase(s, n, &o) ? -1 : 1;
             break;
-        case SIMDBPE__NZ_STRIP:
-            strip(st, &s, &n);
+        case SIMDBPE__NZ_STRIP: {
+            size_t cut;
+            strip(st, &s, &n, &cut);
+            if (in)
+                in += 2 * cut;
             break;
+        }
         case SIMDBPE__NZ_REPLACE:
         case SIMDBPE__NZ_REPLACE_REGEX:
-            r = replace(st, s, n, &o);
+            r = replace(st, s, n, lo, &o);
             break;
-        case SIMDBPE__NZ_PREPEND:
+        case SIMDBPE__NZ_PREPEND: /* HF aligns it to the first character */
             if (n)
-                r = out_put(&o, st->a, st->a_len) || out_put(&o, s, n) ? -1 : 1;
+                r = out_new(&o, st->a, st->a_len, al_start(&o, 0), al_end(&o, 0)) ||
+                            out_copy(&o, s, 0, n)
+                        ? -1
+                        : 1;
             break;
         }
         if (r == -1)
@@ -366,9 +476,26 @@ simdbpe_status simdbpe__normalize(const simdbpe__normalizer *nz, simdbpe__nz_wor
             s = *o.p;
             n = o.n;
             cur = to;
+            if (in)
+                in = w->al[to];
         }
     }
     *text = s;
     *len = n;
+    if (al)
+        *al = in;
     return SIMDBPE_OK;
+}
+
+simdbpe_status simdbpe__normalize(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
+                                  const uint8_t **text, size_t *len)
+{
+    return normalize(nz, w, text, len, NULL, 0);
+}
+
+simdbpe_status simdbpe__normalize_aligned(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
+                                          const uint8_t **text, size_t *len, const size_t **al,
+                                          size_t lo)
+{
+    return normalize(nz, w, text, len, al, lo);
 }

@@ -89,6 +89,8 @@ int simdbpe__normalizer_keeps_start(const simdbpe__normalizer *nz);
 typedef struct simdbpe__nz_work {
     uint8_t *buf[2];
     size_t cap[2];
+    size_t *al[2]; /* simdbpe__normalize_aligned's */
+    size_t al_cap[2];
 } simdbpe__nz_work;
 void simdbpe__nz_work_free(simdbpe__nz_work *w);
 
@@ -99,6 +101,19 @@ void simdbpe__nz_work_free(simdbpe__nz_work *w);
  * tokenizers). */
 simdbpe_status simdbpe__normalize(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
                                   const uint8_t **text, size_t *len);
+
+/* simdbpe__normalize carrying alignments, as HF's NormalizedString does:
+ * (*al)[2 k], (*al)[2 k + 1] span byte k of the text in an earlier one
+ * (every byte of a character alike; 2 *len entries), set to the result's
+ * (the caller's, or in one of w's buffers). A kept character keeps its
+ * span; Lowercase's characters take the one lowercased; Strip drops;
+ * Replace's content takes the span of the last character before the
+ * match's end (the match's last; for an empty match the one before it),
+ * [lo, lo) at the very start; Prepend's, the first character's; a Unicode
+ * form's as common/nfc.c aligns it. */
+simdbpe_status simdbpe__normalize_aligned(const simdbpe__normalizer *nz, simdbpe__nz_work *w,
+                                          const uint8_t **text, size_t *len, const size_t **al,
+                                          size_t lo);
 
 /* The lowercase of code point cp (HF's Lowercase step): writes 1 or 2
  * code points to out and returns how many (lowercase.c's tables). */

@@ -242,6 +242,13 @@ static inline uint32_t char_id(const struct simdbpe__sp_chars *t, uint32_t cp)
     return e == NONE ? NONE : e & ~BLOCKS;
 }
 
+int simdbpe__sp_meta_prepends(uint32_t sp, const uint8_t *s, size_t n, int first)
+{
+    return (sp & SIMDBPE__SP_META_PREPEND) && (first || !(sp & SIMDBPE__SP_META_FIRST)) &&
+           n > 0 && s[0] != ' ' && !(n >= 3 && s[0] == 0xE2 && s[1] == 0x96 && s[2] == 0x81);
+}
+
+
 /* The last character of s[0..len) (valid UTF-8 in the models' tokens). */
 static uint32_t last_char(const uint8_t *s, size_t len)
 {
@@ -436,6 +443,15 @@ static int no_byte(const struct simdbpe__sp_chars *t, const uint8_t *s, size_t l
         if (t->no_byte[s[k] >> 6] >> (s[k] & 63) & 1)
             return 1;
     return 0;
+}
+
+int simdbpe__sp_char_unknown(const simdbpe_model *m, const uint8_t *s, size_t l)
+{
+    size_t n;
+    uint32_t cp = s[0] < 0x80 ? s[0] : simdbpe__utf8_decode(s, 0, &n);
+    return char_id(m->sp_chars, cp) == NONE &&
+           (!(m->sp & SIMDBPE__SP_BYTE_FALLBACK) ||
+            (m->sp_chars->any_no_byte && no_byte(m->sp_chars, s, l)));
 }
 
 /* Queues the pair of symbols a and next[a] if it is a merge. */

@@ -7,9 +7,12 @@
  * Expected values are HF tokenizers 0.23.2's and tiktoken's (npm tiktoken
  * 1.0.22), recorded in tests/data/api by tests/gen/api_golden.mjs: the
  * offsets there are in characters (HF's Python and Node APIs), turned into
- * bytes here.
+ * bytes here; for SentencePiece-style models, in tests/data/hf by
+ * tests/gen/sp_offsets.mjs.
  */
 #include <criterion/criterion.h>
+
+#include <unistd.h>
 
 #include "simdbpe_dataset.h"
 #include "test_util.h"
@@ -338,4 +341,182 @@ Test(offsets, the_models_end_of_text)
     cr_assert_eq(simdbpe_model_eot(m, &id), SIMDBPE_OK);
     cr_assert_eq(id, 10430);
     simdbpe_model_free(m);
+}
+
+/* ---- SentencePiece-style models and normalizer chains: HF's answers in
+ * hf/sp_offsets.json.gz (tests/gen/sp_offsets.mjs): sp_small and its
+ * variants, written there whole; the small byte-level model of api/ under
+ * other normalizers; mistral_v1 and gemma3 named, read from the shared
+ * models. */
+
+static const json_t *sp_answers(const json_t *g, const char *name)
+{
+    size_t i;
+    const json_t *m;
+    json_array_foreach(json_object_get(g, "models"), i, m)
+    {
+        if (strcmp(json_string_value(json_object_get(m, "name")), name) == 0)
+            return m;
+    }
+    cr_assert_fail("%s: no answers recorded", name);
+    return NULL;
+}
+
+static void check_sp_model(const json_t *answers, const char *json, size_t len)
+{
+    const char *name = json_string_value(json_object_get(answers, "name"));
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_buffer(json, len, "tokenizer.json", &m, &err), SIMDBPE_OK,
+                 "%s: %s", name, err.message);
+    simdbpe_encoder *enc = tu_encoder(m);
+    const json_t *recs = json_object_get(answers, "records");
+    cr_assert(json_array_size(recs) > 300, "%s", name);
+    size_t i;
+    const json_t *r;
+    json_array_foreach(recs, i, r)
+    {
+        check_record(enc, json_object_get(r, "text"), r, 0);
+    }
+    simdbpe_encoder_free(enc);
+    const json_t *added = json_object_get(answers, "added");
+    if (added) { /* tokens added at run time, as HF's addTokens and addSpecialTokens */
+        simdbpe_added_token add[16];
+        size_t n = 0;
+        const json_t *t;
+        json_array_foreach(json_object_get(added, "tokens"), i, t)
+        {
+            add[n++] = (simdbpe_added_token){json_string_value(t), json_string_length(t),
+                                             SIMDBPE_ADDED_NORMALIZED};
+        }
+        json_array_foreach(json_object_get(added, "special_tokens"), i, t)
+        {
+            add[n++] = (simdbpe_added_token){json_string_value(t), json_string_length(t),
+                                             SIMDBPE_ADDED_SPECIAL};
+        }
+        simdbpe_model *m2;
+        cr_assert_eq(simdbpe_model_add_tokens(m, add, n, &m2, NULL, &err), SIMDBPE_OK, "%s: %s",
+                     name, err.message);
+        enc = tu_encoder(m2);
+        json_array_foreach(json_object_get(added, "encodings"), i, r)
+        {
+            check_record(enc, json_object_get(r, "text"), r, 1);
+        }
+        simdbpe_encoder_free(enc);
+        simdbpe_model_free(m2);
+    }
+    simdbpe_model_free(m);
+}
+
+/* Every model written whole in the answers, or as a file of tests/data
+ * with another normalizer: the SentencePiece-style sp_small and its
+ * variants, byte-level BPE under normalizer chains. */
+Test(offsets, sentencepiece_and_normalizer_chain_spans_are_hfs)
+{
+    json_t *g = golden(SIMDBPE_TEST_DATA_DIR "/hf/sp_offsets.json.gz");
+    size_t i, n = 0;
+    const json_t *a;
+    json_array_foreach(json_object_get(g, "models"), i, a)
+    {
+        const json_t *t = json_object_get(a, "tokenizer"), *base = json_object_get(a, "base");
+        if (t) {
+            check_sp_model(a, json_string_value(t), json_string_length(t));
+        } else if (base) {
+            char path[512];
+            snprintf(path, sizeof path, SIMDBPE_TEST_DATA_DIR "/%s", json_string_value(base));
+            json_t *j = golden(path);
+            json_object_set(j, "normalizer", json_object_get(a, "normalizer"));
+            char *text = json_dumps(j, 0);
+            check_sp_model(a, text, strlen(text));
+            free(text);
+            json_decref(j);
+        } else {
+            continue; /* a shared model: below */
+        }
+        n++;
+    }
+    cr_assert_geq(n, 13);
+    json_decref(g);
+}
+
+/* A shared model's answers, when $SIMDBPE_CORPUS_DIR/models (or
+ * <project>/../shared/models) has it; skipped, saying so, when not. */
+static void check_shared_sp_model(const char *name)
+{
+    const char *env = getenv("SIMDBPE_CORPUS_DIR");
+    char path[1200];
+    snprintf(path, sizeof path, "%s/models/%s/tokenizer.json.zst",
+             env && *env ? env : SIMDBPE_SOURCE_DIR "/../shared", name);
+    if (access(path, R_OK) != 0) {
+        fprintf(stderr, "SIMDBPE SHARED MODEL SKIPPED: %s not found (set SIMDBPE_CORPUS_DIR to "
+                        "a folder with models/)\n", path);
+        cr_skip_test("%s not available", path);
+    }
+    size_t len;
+    char *json = read_gz(path, &len); /* the reader decompresses zstd too */
+    json_t *g = golden(SIMDBPE_TEST_DATA_DIR "/hf/sp_offsets.json.gz");
+    check_sp_model(sp_answers(g, name), json, len);
+    free(json);
+    json_decref(g);
+}
+
+Test(offsets, sentencepiece_spans_of_mistral_v1_are_hfs) { check_shared_sp_model("mistral_v1"); }
+Test(offsets, sentencepiece_spans_of_gemma3_are_hfs) { check_shared_sp_model("gemma3"); }
+
+/* sp_small without the token <0xF0> (renamed "<0xF0>x"): a character with
+ * that byte is unknown. HF tokenizers 0.23.2 gives (npm tokenizers,
+ * encode(text, null, {addSpecialTokens: false})): "\U0001F600\U0001F600 x"
+ * -> [0,1] [0,2] [2,3] [3,4] ("\u2581", "<unk>", "\u2581", "x"), and
+ * "\U0001F600\u00e9" -> [0,1] [0,1] [1,2]. Where HF writes the unknown
+ * token after the byte tokens of a later character ("a\U0001F600b" ->
+ * "\u2581a", "<0x62>", "<unk>"), the tokens are out of the text's order:
+ * refused, not given spans HF would not give. */
+Test(offsets, sentencepiece_unknown_characters_without_their_byte_tokens)
+{
+    size_t len;
+    char *text = tu_read(SIMDBPE_TEST_DATA_DIR "/hf/sp_small.tokenizer.json", &len);
+    json_error_t jerr;
+    json_t *j = json_loadb(text, len, 0, &jerr);
+    cr_assert(j, "%s", jerr.text);
+    free(text);
+    json_t *vocab = json_object_get(json_object_get(j, "model"), "vocab");
+    json_object_set(vocab, "<0xF0>x", json_object_get(vocab, "<0xF0>"));
+    json_object_del(vocab, "<0xF0>");
+    text = json_dumps(j, 0);
+    simdbpe_model *m;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_model_load_buffer(text, strlen(text), "tokenizer.json", &m, &err),
+                 SIMDBPE_OK, "%s", err.message);
+    simdbpe_encoder *enc = tu_encoder(m);
+    static const struct {
+        const char *text;
+        size_t n, spans[4][2]; /* bytes */
+    } cases[] = {
+        {"\xF0\x9F\x98\x80\xF0\x9F\x98\x80 x", 4, {{0, 4}, {0, 8}, {8, 9}, {9, 10}}},
+        {"\xF0\x9F\x98\x80\xC3\xA9", 3, {{0, 4}, {0, 4}, {4, 6}}},
+    };
+    for (size_t c = 0; c < 2; c++) {
+        const uint32_t *ids;
+        simdbpe_span *spans;
+        size_t n;
+        cr_assert_eq(simdbpe_encode_offsets(enc, cases[c].text, strlen(cases[c].text), NULL, &ids,
+                                            &spans, &n, &err),
+                     SIMDBPE_OK, "%s", err.message);
+        cr_assert_eq(n, cases[c].n);
+        for (size_t i = 0; i < n; i++)
+            cr_assert(spans[i].start == cases[c].spans[i][0] &&
+                          spans[i].end == cases[c].spans[i][1],
+                      "case %zu token %zu: [%zu, %zu)", c, i, spans[i].start, spans[i].end);
+        free(spans);
+    }
+    const uint32_t *ids;
+    simdbpe_span *spans;
+    size_t n;
+    cr_assert_eq(simdbpe_encode_offsets(enc, "a\xF0\x9F\x98\x80" "b", 6, NULL, &ids, &spans, &n,
+                                        &err),
+                 SIMDBPE_ERR_UNSUPPORTED);
+    simdbpe_encoder_free(enc);
+    simdbpe_model_free(m);
+    free(text);
+    json_decref(j);
 }

@@ -110,6 +110,23 @@ def main():
         # bytes with invalid UTF-8, offsets in bytes
         ids, offs, pieces = enc._model.encode_offsets(b"ab\xffc", 1, 1, 0)
         assert offs[-2:] == [(2, 3), (3, 4)], offs
+        # a SentencePiece-style model, and one under a normalizer chain
+        # (offsets as HF tokenizers 0.23.2 gives them)
+        sp_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "hf",
+                               "sp_small.tokenizer.json")
+        sp = simdbpe.Tokenizer.from_file(sp_path)
+        out = sp.encode("hello<tool> world", add_special_tokens=False)
+        assert out.tokens == ["\u2581hello", "<tool>", "\u2581", "\u2581world"], out.tokens
+        assert out.offsets == [(0, 5), (5, 11), (11, 12), (11, 17)], out.offsets
+        assert sp.decode(out.ids) == "hello<tool>  world"
+        with open(sp_path, encoding="utf-8") as f:
+            tj_sp = json.load(f)
+        tj_sp["normalizer"] = {"type": "Sequence", "normalizers": [{"type": "Lowercase"}]}
+        lower = simdbpe.Tokenizer.from_str(json.dumps(tj_sp))
+        out = lower.encode("\u0130a", add_special_tokens=False)
+        assert out.offsets == [(0, 1), (0, 1), (0, 1), (1, 2)], out.offsets
+        ids, offs, pieces = sp._model.encode_offsets(b"a\xffb", 1, 1, 0)
+        assert offs[0][0] == 0 and offs[-1] == (2, 3), offs
 
         # an encoding built from ranks (tiktoken's constructor), pickled
         ranks = {bytes([b]): b for b in range(256)}
