@@ -136,3 +136,20 @@ export function corpusSample(project, count, limit) {
   }
   return { docs, skipped: null };
 }
+
+// simdbpe decode (BIN) of every document's ids (one line each; the CLI
+// writes the texts separated by "\n") against HF's decode of the same ids,
+// joined alike: null if they agree, else where they first differ.
+export function decodeDifference(bin, work, label, model, idLists, hfTexts) {
+  const ids = path.join(work, `${label}.ids`);
+  fs.writeFileSync(ids, idLists.map((l) => l.join(' ')).join('\n') + '\n');
+  const got = execFileSync(bin, ['decode', '-q', '-m', model, ids], { maxBuffer: 1 << 30 })
+    .toString();
+  const want = hfTexts.join('\n');
+  if (got === want)
+    return null;
+  let k = 0;
+  while (k < got.length && got[k] === want[k]) k++;
+  return `decoding differs from HF's at character ${k}: ` +
+    `HF ${JSON.stringify(want.slice(k, k + 40))} | simdbpe ${JSON.stringify(got.slice(k, k + 40))}`;
+}

@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { machineTexts, randomStrings, corpusSample } from './documents.mjs';
+import { machineTexts, randomStrings, corpusSample, decodeDifference } from './documents.mjs';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require('tokenizers');
@@ -73,24 +73,16 @@ function compareIds(label, model, want) {
   if (bad) failed++; else passed++;
   console.error(`${label}: ${docs.length - bad} of ${docs.length} documents identical`);
 }
-// simdbpe decode of every document's ids (one line each; the CLI writes the
-// texts separated by "\n") against HF's decode of the same ids.
+// Decoding against HF's (documents.mjs), counted.
 function compareDecode(label, model, idLists, hfTexts) {
-  const ids = path.join(work, `${label}.ids`);
-  fs.writeFileSync(ids, idLists.map((l) => l.join(' ')).join('\n') + '\n');
-  const got = execFileSync(bin, ['decode', '-q', '-m', model, ids], { maxBuffer: 1 << 30 })
-    .toString();
-  const want = hfTexts.join('\n');
-  if (got === want) {
+  const diff = decodeDifference(bin, work, label, model, idLists, hfTexts);
+  if (diff === null) {
     passed++;
     console.error(`${label}: decoding ${idLists.length} documents gives HF's text`);
-    return;
+  } else {
+    failed++;
+    console.error(`${label}: ${diff}`);
   }
-  failed++;
-  let k = 0;
-  while (k < got.length && got[k] === want[k]) k++;
-  console.error(`${label}: decoding differs from HF's at character ${k}: ` +
-    `HF ${JSON.stringify(want.slice(k, k + 40))} | simdbpe ${JSON.stringify(got.slice(k, k + 40))}`);
 }
 // The model in `file` (JSON text json): its ids through the file and its
 // .sbpe, and decode.
