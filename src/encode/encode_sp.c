@@ -141,13 +141,11 @@ static simdbpe_status encode_words(simdbpe_encoder *e, const uint8_t *s, size_t 
 {
     const simdbpe_model *m = e->m;
     for (size_t w = 0; w < len;) {
+        /* with a split, the word ends at the next marker, sp_cut_before's
+         * first cut */
         size_t end = len;
         if (m->sp & SIMDBPE__SP_META_SPLIT)
-            for (end = w + 1; end + 3 <= len; end++)
-                if (s[end] == 0xE2 && s[end + 1] == 0x96 && s[end + 2] == 0x81)
-                    break;
-        if (end + 3 > len)
-            end = len;
+            end = simdbpe__sp_cut_before(m, s, len, w + 1);
         uint64_t lo, hi;
         simdbpe__short_words(s + w, end - w < 16 ? end - w : 16, &lo, &hi);
         uint32_t id = simdbpe__whole_find(m, s + w, end - w, simdbpe__piece_hash(s + w, end - w),

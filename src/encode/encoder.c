@@ -20,7 +20,6 @@
  * for AVX2); the tables it uses are described in encoder.h.
  */
 #include <stdlib.h>
-#include <stdio.h>
 
 #include "encoder.h"
 #include "../common/nfc.h"

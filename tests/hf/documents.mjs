@@ -139,17 +139,20 @@ export function corpusSample(project, count, limit) {
 
 // simdbpe decode (BIN) of every document's ids (one line each; the CLI
 // writes the texts separated by "\n") against HF's decode of the same ids,
-// joined alike: null if they agree, else where they first differ.
-export function decodeDifference(bin, work, label, model, idLists, hfTexts) {
+// joined alike; says which on stderr and returns whether they agree.
+export function decodeMatches(bin, work, label, model, idLists, hfTexts) {
   const ids = path.join(work, `${label}.ids`);
   fs.writeFileSync(ids, idLists.map((l) => l.join(' ')).join('\n') + '\n');
   const got = execFileSync(bin, ['decode', '-q', '-m', model, ids], { maxBuffer: 1 << 30 })
     .toString();
   const want = hfTexts.join('\n');
-  if (got === want)
-    return null;
+  if (got === want) {
+    console.error(`${label}: decoding ${idLists.length} documents gives HF's text`);
+    return true;
+  }
   let k = 0;
   while (k < got.length && got[k] === want[k]) k++;
-  return `decoding differs from HF's at character ${k}: ` +
-    `HF ${JSON.stringify(want.slice(k, k + 40))} | simdbpe ${JSON.stringify(got.slice(k, k + 40))}`;
+  console.error(`${label}: decoding differs from HF's at character ${k}: ` +
+    `HF ${JSON.stringify(want.slice(k, k + 40))} | simdbpe ${JSON.stringify(got.slice(k, k + 40))}`);
+  return false;
 }

@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { machineTexts, randomStrings, corpusSample, decodeDifference } from './documents.mjs';
+import { machineTexts, randomStrings, corpusSample, decodeMatches } from './documents.mjs';
 
 const require = createRequire(import.meta.url);
 const { Tokenizer } = require('tokenizers');
@@ -73,17 +73,6 @@ function compareIds(label, model, want) {
   if (bad) failed++; else passed++;
   console.error(`${label}: ${docs.length - bad} of ${docs.length} documents identical`);
 }
-// Decoding against HF's (documents.mjs), counted.
-function compareDecode(label, model, idLists, hfTexts) {
-  const diff = decodeDifference(bin, work, label, model, idLists, hfTexts);
-  if (diff === null) {
-    passed++;
-    console.error(`${label}: decoding ${idLists.length} documents gives HF's text`);
-  } else {
-    failed++;
-    console.error(`${label}: ${diff}`);
-  }
-}
 // The model in `file` (JSON text json): its ids through the file and its
 // .sbpe, and decode.
 async function check(label, file, json) {
@@ -103,7 +92,7 @@ async function check(label, file, json) {
   // is opened as the image it compiles to.
   const texts = [];
   for (const ids of all) texts.push(await tok.decode(ids, false));
-  compareDecode(label, sbpe, all, texts);
+  if (decodeMatches(bin, work, label, sbpe, all, texts)) passed++; else failed++;
 }
 
 for (const [name, pkg] of MODELS) {

@@ -631,6 +631,30 @@ Test(model_files, a_normalizer_chain_applies_to_the_whole_text_which_is_never_cu
     json_decref(j);
 }
 
+/* A Replace regex that backtracks past Oniguruma's retry limit on a text
+ * fails the encode, as HF's does, saying so. */
+Test(model_files, a_replace_regex_that_gives_up_says_so)
+{
+    json_t *j = qwen3_small();
+    json_object_set_new(j, "normalizer",
+                        json_loads("{\"type\": \"Replace\", \"pattern\": {\"Regex\": "
+                                   "\"(a+)+b\"}, \"content\": \"x\"}",
+                                   0, NULL));
+    simdbpe_model *m = load_ok(j);
+    simdbpe_encoder *e = tu_encoder(m);
+    char text[41];
+    memset(text, 'a', 40);
+    text[40] = '\0';
+    const uint32_t *ids;
+    size_t n;
+    simdbpe_error err;
+    cr_assert_eq(simdbpe_encode(e, text, 40, NULL, &ids, &n, &err), SIMDBPE_ERR_TOO_LARGE);
+    cr_assert(strstr(err.message, "Replace regex gave up"), "%s", err.message);
+    simdbpe_encoder_free(e);
+    simdbpe_model_free(m);
+    json_decref(j);
+}
+
 /* An added token whose content is a token of model.vocab keeps that
  * token's bytes: "\u00c5" is the byte token of 0xC5 (it was refused: "no
  * token for byte 0xC5"), and "\u0120the" the token " the", which BPE
